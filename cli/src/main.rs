@@ -1,1 +1,400 @@
-fn main(){}
+//! `slm`: convert, inspect, verify, render, tokenize, logits, generate.
+//! Every command has `--json`. Errors go to stderr with a non-zero exit code
+//! (2 for usage, 1 for everything else); with `--json` the error is a JSON object.
+
+mod progress;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{json, Value};
+use slm_runtime::engine::{Engine, TextSide};
+use slm_runtime::format::reader::SlmFile;
+use slm_runtime::format::writer::{self, QuantPolicy};
+use slm_runtime::{import, Result, SlmError};
+
+#[derive(Parser)]
+#[command(
+    name = "slm",
+    version,
+    about = "TinyRustLM: convert and run small instruct models faithfully"
+)]
+struct Cli {
+    /// Machine-readable output (and errors) as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Convert a GGUF file or a Hugging Face directory into one .slm file.
+    Convert {
+        src: PathBuf,
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Storage type for weight matrices: f32, q8_0 or q4_0.
+        #[arg(long, default_value = "f32")]
+        quant: String,
+    },
+    /// Show the manifest, provenance, checksums and sizes.
+    Inspect { model: PathBuf },
+    /// Re-hash every chunk and the data region; names the first bad chunk.
+    Verify { model: PathBuf },
+    /// Render messages through the model's chat template, byte for byte, to stdout.
+    Render {
+        model: PathBuf,
+        #[command(flatten)]
+        chat: ChatArgs,
+    },
+    /// Token ids of --text or of rendered --messages.
+    Tokenize {
+        model: PathBuf,
+        #[arg(long, conflicts_with = "messages")]
+        text: Option<String>,
+        #[command(flatten)]
+        chat: OptChatArgs,
+    },
+    /// Logits after prefill of the rendered prompt, raw little-endian f32.
+    Logits {
+        model: PathBuf,
+        #[command(flatten)]
+        chat: ChatArgs,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Greedy generation until an EOS id or --max-tokens.
+    Generate {
+        model: PathBuf,
+        #[command(flatten)]
+        chat: ChatArgs,
+        #[arg(long, default_value_t = 256)]
+        max_tokens: usize,
+    },
+}
+
+#[derive(Args)]
+struct ChatArgs {
+    /// OpenAI-style messages JSON file ("-" for stdin).
+    #[arg(long)]
+    messages: PathBuf,
+    /// Tools JSON file (a list of function schemas).
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// Do not append the assistant turn opener.
+    #[arg(long)]
+    no_generation_prompt: bool,
+    /// Unix time for templates that call strftime_now (default: now).
+    #[arg(long)]
+    now: Option<i64>,
+}
+
+#[derive(Args)]
+struct OptChatArgs {
+    #[arg(long)]
+    messages: Option<PathBuf>,
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    #[arg(long)]
+    no_generation_prompt: bool,
+    #[arg(long)]
+    now: Option<i64>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json_mode = cli.json;
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if json_mode {
+                eprintln!(
+                    "{}",
+                    json!({"error": {"kind": e.kind(), "message": e.to_string()}})
+                );
+            } else {
+                eprintln!("error: {e}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn read_json_file(p: &Path) -> Result<Value> {
+    let mut s = String::new();
+    if p == Path::new("-") {
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| SlmError::io("stdin", e))?;
+    } else {
+        let b = std::fs::read(p).map_err(|e| SlmError::io(p.display(), e))?;
+        s = String::from_utf8(b)
+            .map_err(|_| SlmError::Invalid(format!("{} is not UTF-8", p.display())))?;
+    }
+    serde_json::from_str(&s).map_err(|e| SlmError::Invalid(format!("{}: {e}", p.display())))
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Render `messages` (+tools) through the model's template.
+fn render(
+    text: &TextSide,
+    messages: &Path,
+    tools: &Option<PathBuf>,
+    no_gen: bool,
+    now: Option<i64>,
+) -> Result<String> {
+    let m = read_json_file(messages)?;
+    let t = tools.as_deref().map(read_json_file).transpose()?;
+    text.render(&m, t.as_ref(), !no_gen, now.unwrap_or_else(now_unix))
+}
+
+fn open_text(model: &Path) -> Result<TextSide> {
+    TextSide::new(SlmFile::open(model)?.manifest)
+}
+
+fn stdout_write(b: &[u8]) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    o.write_all(b)
+        .and_then(|_| o.flush())
+        .map_err(|e| SlmError::io("stdout", e))
+}
+
+fn print_json(v: &Value) -> Result<()> {
+    stdout_write(format!("{}\n", serde_json::to_string_pretty(v).unwrap()).as_bytes())
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Convert { src, out, quant } => {
+            let q = QuantPolicy::parse(&quant).ok_or_else(|| {
+                SlmError::Invalid(format!("--quant {quant}: expected f32, q8_0 or q4_0"))
+            })?;
+            let mut bar = progress::Bar::new("hashing source", cli.json);
+            let imported = import::open(&src, &mut |d, t| bar.set(d, t))?;
+            bar.finish();
+            let mut bar = progress::Bar::new("writing tensors", cli.json);
+            let summary =
+                writer::write(imported, q, &out, slm_runtime::CONVERTER, &mut |i, n, _| {
+                    bar.set(i as u64, n as u64)
+                })?;
+            bar.finish();
+            let m = &summary.manifest;
+            if cli.json {
+                print_json(
+                    &json!({"out": out, "bytes": summary.file_bytes, "tensors": m.tensors.len(), "quant": q.name(), "data_sha256": m.data.sha256}),
+                )
+            } else {
+                println!(
+                    "wrote {} ({} bytes, {} tensors, {} chunks, quant {})",
+                    out.display(),
+                    summary.file_bytes,
+                    m.tensors.len(),
+                    m.data.chunk_sha256.len(),
+                    q.name()
+                );
+                Ok(())
+            }
+        }
+        Cmd::Inspect { model } => {
+            let f = SlmFile::open(&model)?;
+            let m = &f.manifest;
+            let mut by_type = std::collections::BTreeMap::<&str, (usize, u64)>::new();
+            for t in &m.tensors {
+                let e = by_type.entry(t.dtype.name()).or_default();
+                e.0 += 1;
+                e.1 += t.length;
+            }
+            if cli.json {
+                let mut v = serde_json::to_value(m).unwrap();
+                // The tokenizer graph is large; inspect reports its size and hash instead.
+                let tj = &m.tokenizer.tokenizer_json;
+                v["tokenizer"]["tokenizer_json"] = json!({"bytes": tj.len(), "sha256": slm_runtime::format::layout::sha256_hex(tj.as_bytes())});
+                v["file"] = json!({"bytes": f.file_len, "data_offset": f.data_offset(), "manifest_bytes": f.header.manifest_len});
+                print_json(&v)
+            } else {
+                let c = &m.model;
+                println!("file          {} ({} bytes)", model.display(), f.file_len);
+                println!("format        {} v{}", m.format, m.format_version);
+                println!("architecture  {:?}", c.architecture);
+                println!(
+                    "shape         {} layers, hidden {}, ffn {}, heads {} / kv {}, head_dim {}, vocab {}",
+                    c.num_layers, c.hidden_size, c.intermediate_size, c.num_heads, c.num_kv_heads, c.head_dim, c.vocab_size
+                );
+                println!(
+                    "rope          theta {}, scaling {}",
+                    c.rope_theta,
+                    c.rope_scaling
+                        .as_ref()
+                        .map(|s| format!("{s:?}"))
+                        .unwrap_or("none".into())
+                );
+                println!("norm eps      {}", c.rms_norm_eps);
+                println!("context       {}", c.max_position_embeddings);
+                println!("tied head     {}", c.tie_word_embeddings);
+                println!("qkv bias      {}", c.attention_bias);
+                println!(
+                    "eos ids       {:?} ({})",
+                    m.stop.eos_token_ids, m.stop.source
+                );
+                println!(
+                    "special       {}",
+                    serde_json::to_string(&m.tokenizer.special_tokens).unwrap()
+                );
+                println!(
+                    "chat template {}",
+                    m.tokenizer
+                        .chat_template
+                        .as_ref()
+                        .map(|t| format!("{} bytes", t.len()))
+                        .unwrap_or("none".into())
+                );
+                println!("tokenizer     {} bytes", m.tokenizer.tokenizer_json.len());
+                let p = &m.provenance;
+                println!(
+                    "provenance    {:?}, converter {}, quant {}, quality gate {}",
+                    p.source_kind, p.converter, p.quant, p.quality_gate
+                );
+                for s in &p.source_files {
+                    println!(
+                        "  source      {} {} bytes sha256 {}",
+                        s.name, s.bytes, s.sha256
+                    );
+                }
+                for (k, (n, b)) in &by_type {
+                    println!("tensors       {n} × {k}, {b} bytes");
+                }
+                println!(
+                    "data          {} bytes in {} chunks of {}, sha256 {}",
+                    m.data.length,
+                    m.data.chunk_sha256.len(),
+                    m.data.chunk_size,
+                    m.data.sha256
+                );
+                Ok(())
+            }
+        }
+        Cmd::Verify { model } => {
+            let mut f = SlmFile::open(&model)?;
+            let mut bar = progress::Bar::new("verifying", cli.json);
+            let file_sha = f.verify(&mut |d, t| bar.set(d, t))?;
+            bar.finish();
+            let n = f.manifest.data.chunk_sha256.len();
+            if cli.json {
+                print_json(
+                    &json!({"ok": true, "chunks": n, "data_sha256": f.manifest.data.sha256, "file_sha256": file_sha}),
+                )
+            } else {
+                println!("ok: manifest and {n} chunks verified; file sha256 {file_sha}");
+                Ok(())
+            }
+        }
+        Cmd::Render { model, chat } => {
+            let text = open_text(&model)?;
+            let r = render(
+                &text,
+                &chat.messages,
+                &chat.tools,
+                chat.no_generation_prompt,
+                chat.now,
+            )?;
+            if cli.json {
+                print_json(
+                    &json!({"rendered": r, "sha256": slm_runtime::format::layout::sha256_hex(r.as_bytes())}),
+                )
+            } else {
+                stdout_write(r.as_bytes())
+            }
+        }
+        Cmd::Tokenize { model, text, chat } => {
+            let side = open_text(&model)?;
+            let (ids, rendered) = match (text, &chat.messages) {
+                (Some(t), None) => (side.tokenizer.encode(&t, true)?, None),
+                (None, Some(m)) => {
+                    let r = render(&side, m, &chat.tools, chat.no_generation_prompt, chat.now)?;
+                    (side.encode_rendered(&r)?, Some(r))
+                }
+                _ => {
+                    return Err(SlmError::Invalid(
+                        "give exactly one of --text or --messages".into(),
+                    ))
+                }
+            };
+            if cli.json {
+                print_json(&json!({"ids": ids, "rendered": rendered}))
+            } else {
+                stdout_write(
+                    format!(
+                        "{}\n",
+                        ids.iter()
+                            .map(|i| i.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )
+                    .as_bytes(),
+                )
+            }
+        }
+        Cmd::Logits { model, chat, out } => {
+            let eng = Engine::load_file(&model)?;
+            let r = render(
+                &eng.text,
+                &chat.messages,
+                &chat.tools,
+                chat.no_generation_prompt,
+                chat.now,
+            )?;
+            let ids = eng.text.encode_rendered(&r)?;
+            let logits = eng.first_logits(&ids)?;
+            let bytes: Vec<u8> = logits.iter().flat_map(|v| v.to_le_bytes()).collect();
+            std::fs::write(&out, bytes).map_err(|e| SlmError::io(out.display(), e))?;
+            let top = slm_runtime::engine::argmax(&logits);
+            if cli.json {
+                print_json(
+                    &json!({"out": out, "vocab": logits.len(), "prompt_tokens": ids.len(), "top1": top}),
+                )
+            } else {
+                eprintln!(
+                    "wrote {} logits for {} prompt tokens to {} (top-1 {top})",
+                    logits.len(),
+                    ids.len(),
+                    out.display()
+                );
+                Ok(())
+            }
+        }
+        Cmd::Generate {
+            model,
+            chat,
+            max_tokens,
+        } => {
+            let eng = Engine::load_file(&model)?;
+            let r = render(
+                &eng.text,
+                &chat.messages,
+                &chat.tools,
+                chat.no_generation_prompt,
+                chat.now,
+            )?;
+            let ids = eng.text.encode_rendered(&r)?;
+            let g = eng.greedy(&ids, max_tokens)?;
+            if cli.json {
+                print_json(
+                    &json!({"ids": g.ids, "text": g.text, "stop_reason": g.stop_reason, "prompt_tokens": ids.len()}),
+                )
+            } else {
+                stdout_write(format!("{}\n", g.text).as_bytes())?;
+                eprintln!("[stop: {}, {} tokens]", g.stop_reason, g.ids.len());
+                Ok(())
+            }
+        }
+    }
+}

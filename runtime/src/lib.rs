@@ -1,1 +1,26 @@
-pub fn hello() {}
+//! TinyRustLM runtime: everything needed to convert, load and run a small instruct
+//! model, with no web dependencies (builds for native and wasm32-unknown-unknown).
+//!
+//! Modules, in pipeline order:
+//! - [`import`]: GGUF and HF-directory readers → HF-named tensors + tokenizer bundle;
+//! - [`format`]: the `.slm` container (manifest, chunk hashes, streaming writer, reader);
+//! - [`tokenizer`]: the tokenizer.json graph via the HF `tokenizers` crate;
+//! - [`template`]: chat templates via minijinja;
+//! - [`model`]: config, weights, RoPE, KV cache and the forward pass;
+//! - [`quant`]: block formats and scalar kernels;
+//! - [`engine`]: the pieces above assembled for a loaded `.slm` (render → ids → logits → greedy);
+//! - [`error`]: the one error type.
+
+pub mod engine;
+pub mod error;
+pub mod format;
+pub mod import;
+pub mod model;
+pub mod quant;
+pub mod template;
+pub mod tokenizer;
+
+pub use error::{Result, SlmError};
+
+/// Converter identification written into every `.slm` provenance.
+pub const CONVERTER: &str = concat!("tinyrustlm-slm ", env!("CARGO_PKG_VERSION"));

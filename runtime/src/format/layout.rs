@@ -1,0 +1,157 @@
+//! Byte layout of a `.slm` file (docs/slm-format.md):
+//!
+//! ```text
+//! 0   8   magic  "TRLMSLM\0"
+//! 8   4   u32 LE format version (1)
+//! 12  4   u32 LE flags (0)
+//! 16  8   u64 LE manifest length M
+//! 24  32  SHA-256 of the manifest bytes
+//! 56  M   manifest, UTF-8 JSON
+//! ..      zero padding up to a multiple of 64
+//! D   ..  data region: tensors at their manifest offsets, zero padding between them
+//! ```
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Result, SlmError};
+use crate::format::manifest::{Manifest, FORMAT_NAME, FORMAT_VERSION};
+
+pub const MAGIC: &[u8; 8] = b"TRLMSLM\0";
+pub const HEADER_LEN: u64 = 56;
+pub const DATA_ALIGN: u64 = 64;
+pub const DEFAULT_CHUNK: u64 = 1 << 20;
+/// A manifest larger than this is refused before it is read (tokenizer.json of a
+/// 150k-vocab model is ~7 MB; the chunk table of a 4 GB model ~300 KB).
+pub const MAX_MANIFEST: u64 = 64 << 20;
+
+pub struct Header {
+    pub version: u32,
+    pub manifest_len: u64,
+    pub manifest_sha256: [u8; 32],
+}
+
+impl Header {
+    pub fn encode(&self) -> [u8; HEADER_LEN as usize] {
+        let mut b = [0u8; HEADER_LEN as usize];
+        b[0..8].copy_from_slice(MAGIC);
+        b[8..12].copy_from_slice(&self.version.to_le_bytes());
+        b[16..24].copy_from_slice(&self.manifest_len.to_le_bytes());
+        b[24..56].copy_from_slice(&self.manifest_sha256);
+        b
+    }
+
+    /// Decode the fixed header; `file_len` bounds the manifest length when known.
+    pub fn decode(b: &[u8], file_len: Option<u64>) -> Result<Header> {
+        if b.len() < HEADER_LEN as usize {
+            return Err(SlmError::malformed(
+                ".slm",
+                format!("file is {} bytes, shorter than the 56-byte header", b.len()),
+            ));
+        }
+        if &b[0..8] != MAGIC {
+            return Err(SlmError::malformed(
+                ".slm",
+                "bad magic: not a TinyRustLM .slm file",
+            ));
+        }
+        let version = u32::from_le_bytes(b[8..12].try_into().unwrap());
+        if version != FORMAT_VERSION {
+            return Err(SlmError::unsupported(
+                "format_version",
+                version,
+                "this build reads .slm version 1",
+            ));
+        }
+        let manifest_len = u64::from_le_bytes(b[16..24].try_into().unwrap());
+        if manifest_len == 0
+            || manifest_len > MAX_MANIFEST
+            || file_len.is_some_and(|n| HEADER_LEN + manifest_len > n)
+        {
+            return Err(SlmError::malformed(
+                ".slm",
+                format!("manifest length {manifest_len} is impossible for this file"),
+            ));
+        }
+        Ok(Header {
+            version,
+            manifest_len,
+            manifest_sha256: b[24..56].try_into().unwrap(),
+        })
+    }
+
+    pub fn data_offset(&self) -> u64 {
+        (HEADER_LEN + self.manifest_len).div_ceil(DATA_ALIGN) * DATA_ALIGN
+    }
+}
+
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+pub fn sha256_hex(b: &[u8]) -> String {
+    hex(&Sha256::digest(b))
+}
+
+/// Check the manifest bytes against the header hash, parse them, and check that the
+/// tensor directory and chunk table are consistent with each other and `data_len`.
+pub fn parse_manifest(h: &Header, bytes: &[u8], data_len: Option<u64>) -> Result<Manifest> {
+    let got: [u8; 32] = Sha256::digest(bytes).into();
+    if got != h.manifest_sha256 {
+        return Err(SlmError::Checksum {
+            detail: format!(
+                "manifest SHA-256 is {}, header says {}",
+                hex(&got),
+                hex(&h.manifest_sha256)
+            ),
+            chunk: None,
+        });
+    }
+    let m: Manifest =
+        serde_json::from_slice(bytes).map_err(|e| SlmError::malformed(".slm manifest", e))?;
+    if m.format != FORMAT_NAME || m.format_version != FORMAT_VERSION {
+        return Err(SlmError::unsupported(
+            "format",
+            &m.format,
+            "not a tinyrustlm.slm v1 manifest",
+        ));
+    }
+    m.model.validate()?;
+    let d = &m.data;
+    if let Some(n) = data_len {
+        if n != d.length {
+            return Err(SlmError::malformed(
+                ".slm",
+                format!(
+                    "data region is {n} bytes, manifest says {} (truncated or padded file)",
+                    d.length
+                ),
+            ));
+        }
+    }
+    if d.chunk_size == 0
+        || d.chunk_size % DATA_ALIGN != 0
+        || d.length.div_ceil(d.chunk_size) != d.chunk_sha256.len() as u64
+    {
+        return Err(SlmError::malformed(
+            ".slm manifest",
+            "chunk table does not cover the data region",
+        ));
+    }
+    for t in &m.tensors {
+        let n = t.shape.iter().try_fold(1u64, |a, &x| a.checked_mul(x));
+        let want = n.and_then(|n| t.dtype.bytes_for(n));
+        if want != Some(t.length)
+            || t.offset % DATA_ALIGN != 0
+            || t.offset.checked_add(t.length).is_none_or(|e| e > d.length)
+        {
+            return Err(SlmError::malformed(
+                ".slm manifest",
+                format!(
+                    "tensor {} ({:?} {:?}) has an inconsistent size or offset",
+                    t.name, t.dtype, t.shape
+                ),
+            ));
+        }
+    }
+    Ok(m)
+}

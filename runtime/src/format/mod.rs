@@ -1,0 +1,6 @@
+//! The `.slm` v1 container (docs/slm-format.md).
+
+pub mod layout;
+pub mod manifest;
+pub mod reader;
+pub mod writer;

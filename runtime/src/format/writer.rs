@@ -1,0 +1,280 @@
+//! Streaming `.slm` writer. Tensor sizes are known before any data is read, so the
+//! manifest is written first with placeholder hashes of the final length, the data is
+//! streamed tensor by tensor (one tensor in memory at a time), and the manifest is
+//! rewritten in place once the hashes are known. The output appears under its final
+//! name only when complete; on any error the partial file is removed.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::layout::{hex, Header, DATA_ALIGN, DEFAULT_CHUNK, HEADER_LEN};
+use super::manifest::{
+    DataSection, Manifest, Provenance, TensorEntry, FORMAT_NAME, FORMAT_VERSION, TENSOR_ALIGN,
+};
+use crate::error::{Result, SlmError};
+use crate::import::{Imported, TensorData};
+use crate::quant::{self, DType};
+
+/// What `--quant` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuantPolicy {
+    F32,
+    Q8_0,
+    Q4_0,
+}
+
+impl QuantPolicy {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "f32" => QuantPolicy::F32,
+            "q8_0" => QuantPolicy::Q8_0,
+            "q4_0" => QuantPolicy::Q4_0,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            QuantPolicy::F32 => "f32",
+            QuantPolicy::Q8_0 => "q8_0",
+            QuantPolicy::Q4_0 => "q4_0",
+        }
+    }
+    /// Storage type of one tensor. Vectors (norms, biases) always stay f32. Under q4_0 the
+    /// embedding table is q8_0, as llama.cpp's quantizer does. A matrix whose rows are not
+    /// whole blocks stays f32 (visible per tensor in the manifest).
+    pub fn dtype_for(self, name: &str, shape: &[u64]) -> DType {
+        let row = shape.last().copied().unwrap_or(0);
+        if shape.len() != 2 || row % quant::QK as u64 != 0 {
+            return DType::F32;
+        }
+        match self {
+            QuantPolicy::F32 => DType::F32,
+            QuantPolicy::Q8_0 => DType::Q8_0,
+            QuantPolicy::Q4_0 if name == "model.embed_tokens.weight" => DType::Q8_0,
+            QuantPolicy::Q4_0 => DType::Q4_0,
+        }
+    }
+}
+
+/// Hashes the data region in fixed-size chunks as it streams past.
+struct ChunkHasher {
+    chunk_size: u64,
+    in_chunk: u64,
+    chunk: Sha256,
+    whole: Sha256,
+    done: Vec<String>,
+}
+
+impl ChunkHasher {
+    fn new(chunk_size: u64) -> Self {
+        ChunkHasher {
+            chunk_size,
+            in_chunk: 0,
+            chunk: Sha256::new(),
+            whole: Sha256::new(),
+            done: Vec::new(),
+        }
+    }
+    fn update(&mut self, mut b: &[u8]) {
+        self.whole.update(b);
+        while !b.is_empty() {
+            let take = ((self.chunk_size - self.in_chunk) as usize).min(b.len());
+            self.chunk.update(&b[..take]);
+            self.in_chunk += take as u64;
+            b = &b[take..];
+            if self.in_chunk == self.chunk_size {
+                self.done
+                    .push(hex(&std::mem::take(&mut self.chunk).finalize()));
+                self.in_chunk = 0;
+            }
+        }
+    }
+    fn finish(mut self) -> (Vec<String>, String) {
+        if self.in_chunk > 0 {
+            self.done.push(hex(&self.chunk.finalize()));
+        }
+        (self.done, hex(&self.whole.finalize()))
+    }
+}
+
+pub struct WriteSummary {
+    pub manifest: Manifest,
+    pub file_bytes: u64,
+}
+
+/// Progress callback: (tensor index, tensor count, tensor name).
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
+
+pub fn write(
+    mut src: Imported,
+    quant: QuantPolicy,
+    out: &Path,
+    converter: &str,
+    progress: Progress,
+) -> Result<WriteSummary> {
+    let partial = out.with_extension("slm.partial");
+    let r = write_inner(&mut src, quant, &partial, converter, progress);
+    match r {
+        Ok(s) => {
+            std::fs::rename(&partial, out).map_err(|e| SlmError::io(out.display(), e))?;
+            Ok(s)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            Err(e)
+        }
+    }
+}
+
+fn write_inner(
+    src: &mut Imported,
+    quant: QuantPolicy,
+    path: &Path,
+    converter: &str,
+    progress: Progress,
+) -> Result<WriteSummary> {
+    let io = |e| SlmError::io(path.display(), e);
+    // 1. Directory: dtype, size and aligned offset of every tensor.
+    let mut tensors = Vec::new();
+    let mut offset = 0u64;
+    for t in src.weights.tensors() {
+        let dtype = quant.dtype_for(&t.name, &t.shape);
+        let n: u64 = t.shape.iter().product();
+        let length = dtype
+            .bytes_for(n)
+            .ok_or_else(|| SlmError::malformed("model", format!("tensor {} size", t.name)))?;
+        tensors.push(TensorEntry {
+            name: t.name.clone(),
+            dtype,
+            shape: t.shape.clone(),
+            offset,
+            length,
+        });
+        offset = (offset + length).div_ceil(TENSOR_ALIGN) * TENSOR_ALIGN;
+    }
+    let data_len = tensors.last().map(|t| t.offset + t.length).unwrap_or(0);
+    let chunk_size = DEFAULT_CHUNK;
+    let n_chunks = data_len.div_ceil(chunk_size) as usize;
+    let zero_hash = "0".repeat(64);
+    let mut manifest = Manifest {
+        format: FORMAT_NAME.into(),
+        format_version: FORMAT_VERSION,
+        model: src.config.clone(),
+        tokenizer: src.tokenizer.clone(),
+        generation_config: src.generation_config.clone(),
+        stop: src.stop.clone(),
+        provenance: Provenance {
+            source_kind: src.kind,
+            source_files: src.source_files.clone(),
+            converter: converter.into(),
+            quant: quant.name().into(),
+            quality_gate: "unverified".into(),
+        },
+        tensors,
+        data: DataSection {
+            length: data_len,
+            chunk_size,
+            chunk_sha256: vec![zero_hash.clone(); n_chunks],
+            sha256: zero_hash,
+        },
+    };
+    let placeholder =
+        serde_json::to_vec(&manifest).map_err(|e| SlmError::malformed("manifest", e))?;
+    let header = Header {
+        version: FORMAT_VERSION,
+        manifest_len: placeholder.len() as u64,
+        manifest_sha256: [0; 32],
+    };
+    let data_offset = header.data_offset();
+
+    let mut f = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
+    f.write_all(&header.encode()).map_err(io)?;
+    f.write_all(&placeholder).map_err(io)?;
+    f.write_all(&vec![
+        0u8;
+        (data_offset - HEADER_LEN - placeholder.len() as u64)
+            as usize
+    ])
+    .map_err(io)?;
+
+    // 2. Stream the tensors.
+    let mut hasher = ChunkHasher::new(chunk_size);
+    let mut written = 0u64;
+    let count = manifest.tensors.len();
+    let mut buf = Vec::new();
+    for i in 0..count {
+        let entry = &manifest.tensors[i];
+        progress(i, count, &entry.name);
+        let pad = entry.offset - written;
+        let zeros = vec![0u8; pad as usize];
+        f.write_all(&zeros).map_err(io)?;
+        hasher.update(&zeros);
+        buf.clear();
+        let want_raw = src.weights.tensors()[i].lossless == Some(entry.dtype);
+        match src.weights.read(i, want_raw)? {
+            TensorData::Encoded(dt, bytes) if dt == entry.dtype => buf = bytes,
+            TensorData::Encoded(dt, bytes) => {
+                let mut f32s = vec![0f32; bytes.len() / dt.block().1 * dt.block().0];
+                quant::dequantize(dt, &bytes, &mut f32s);
+                quant::quantize(entry.dtype, &f32s, &mut buf);
+            }
+            TensorData::F32(v) => {
+                if let Some(bad) = v.iter().position(|x| !x.is_finite()) {
+                    return Err(SlmError::malformed(
+                        "model",
+                        format!(
+                            "tensor {} has a non-finite weight at index {bad}",
+                            entry.name
+                        ),
+                    ));
+                }
+                quant::quantize(entry.dtype, &v, &mut buf);
+            }
+        }
+        if buf.len() as u64 != entry.length {
+            return Err(SlmError::malformed(
+                "model",
+                format!(
+                    "tensor {}: {} bytes, expected {}",
+                    entry.name,
+                    buf.len(),
+                    entry.length
+                ),
+            ));
+        }
+        f.write_all(&buf).map_err(io)?;
+        hasher.update(&buf);
+        written = entry.offset + entry.length;
+    }
+    progress(count, count, "");
+
+    // 3. Hashes into the manifest, rewritten in place at the same length.
+    let (chunks, whole) = hasher.finish();
+    manifest.data.chunk_sha256 = chunks;
+    manifest.data.sha256 = whole;
+    let final_manifest =
+        serde_json::to_vec(&manifest).map_err(|e| SlmError::malformed("manifest", e))?;
+    assert_eq!(
+        final_manifest.len(),
+        placeholder.len(),
+        "hex hashes have a fixed length"
+    );
+    let header = Header {
+        version: FORMAT_VERSION,
+        manifest_len: final_manifest.len() as u64,
+        manifest_sha256: Sha256::digest(&final_manifest).into(),
+    };
+    f.seek(SeekFrom::Start(0)).map_err(io)?;
+    f.write_all(&header.encode()).map_err(io)?;
+    f.write_all(&final_manifest).map_err(io)?;
+    let file = f.into_inner().map_err(|e| io(e.into_error()))?;
+    file.sync_all().map_err(io)?;
+    debug_assert_eq!(data_offset % DATA_ALIGN, 0);
+    Ok(WriteSummary {
+        manifest,
+        file_bytes: data_offset + data_len,
+    })
+}

@@ -1,0 +1,49 @@
+//! The model's tokenizer: the whole `tokenizer.json` graph (normalizer, pre-tokenizer,
+//! BPE model, added tokens, post-processor, decoder), run by the HF `tokenizers` crate.
+
+use std::str::FromStr;
+
+use crate::error::{Result, SlmError};
+use crate::format::manifest::TokenizerSection;
+
+pub struct Tokenizer {
+    inner: tokenizers::Tokenizer,
+}
+
+impl Tokenizer {
+    pub fn from_json(json: &str) -> Result<Tokenizer> {
+        let inner = tokenizers::Tokenizer::from_str(json)
+            .map_err(|e| SlmError::Tokenizer(format!("tokenizer.json: {e}")))?;
+        Ok(Tokenizer { inner })
+    }
+
+    pub fn from_section(t: &TokenizerSection) -> Result<Tokenizer> {
+        Self::from_json(&t.tokenizer_json)
+    }
+
+    /// Token ids of `text`. Added-token strings in the text (e.g. `<|im_end|>`) become
+    /// their ids, as transformers does by default. `add_special_tokens` runs the
+    /// post-processor (BOS/EOS insertion) — true for plain text, false for a rendered
+    /// chat template, which already contains its special tokens.
+    pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
+        self.inner
+            .encode_fast(text, add_special_tokens)
+            .map(|e| e.get_ids().to_vec())
+            .map_err(|e| SlmError::Tokenizer(format!("encode: {e}")))
+    }
+
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
+        self.inner
+            .decode(ids, skip_special_tokens)
+            .map_err(|e| SlmError::Tokenizer(format!("decode: {e}")))
+    }
+
+    /// The vocabulary entry of `id` (byte-level pieces look like `Ġhello`).
+    pub fn piece(&self, id: u32) -> Option<String> {
+        self.inner.id_to_token(id)
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.inner.get_vocab_size(true)
+    }
+}
