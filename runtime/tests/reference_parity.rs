@@ -1,0 +1,88 @@
+//! Parity with HF transformers on real models: rendered prompt bytes, token ids,
+//! first-step f32 logits (max |diff| ≤ 1e-4, top-1 equal) and greedy continuations.
+//! Goldens: reference/goldens/*.json, made by reference/make_goldens.py.
+
+mod common;
+
+use common::*;
+use slm_runtime::engine::{argmax, Engine};
+
+const LOGIT_TOL: f32 = 1e-4;
+
+fn check_model(name: &str) {
+    let g = golden(name);
+    let eng = Engine::load_file(&slm(name, "f32")).unwrap();
+    assert_eq!(u32s(&g["eos_token_ids"]), eng.text.manifest.stop.eos_token_ids, "{name}: EOS set");
+    let mut failures = Vec::new();
+    let mut worst = 0f32;
+    for case in g["cases"].as_array().unwrap() {
+        let cname = case["name"].as_str().unwrap();
+        let tools = if case["tools"].is_null() { None } else { Some(&case["tools"]) };
+        // 1. Rendered bytes, with and without the generation prompt.
+        let rendered = eng.text.render(&case["messages"], tools, true, NOW).unwrap();
+        if rendered != case["rendered"].as_str().unwrap() {
+            failures.push(format!("{cname}: rendered prompt differs:\n ours: {rendered:?}\n ref:  {:?}", case["rendered"]));
+            continue;
+        }
+        let nogen = eng.text.render(&case["messages"], tools, false, NOW).unwrap();
+        if nogen != case["rendered_no_generation_prompt"].as_str().unwrap() {
+            failures.push(format!("{cname}: rendered prompt without generation prompt differs"));
+        }
+        // 2. Token ids of the rendered prompt and of each raw user text.
+        let ids = eng.text.encode_rendered(&rendered).unwrap();
+        if ids != u32s(&case["ids"]) {
+            failures.push(format!("{cname}: prompt ids differ:\n ours: {ids:?}\n ref:  {:?}", u32s(&case["ids"])));
+            continue;
+        }
+        for tc in case["text_cases"].as_array().unwrap() {
+            let t = tc["text"].as_str().unwrap();
+            let got = eng.text.tokenizer.encode(t, true).unwrap();
+            if got != u32s(&tc["ids"]) {
+                failures.push(format!("{cname}: text ids differ for {t:?}: {got:?} vs {:?}", u32s(&tc["ids"])));
+            }
+        }
+        // 3. First-step logits.
+        let logits = eng.first_logits(&ids).unwrap();
+        let l = &case["logits"];
+        assert_eq!(logits.len() as u64, l["vocab"].as_u64().unwrap());
+        let mut maxdiff = 0f32;
+        for (id, want) in u32s(&l["top_ids"]).iter().zip(f32s(&l["top_values"])) {
+            maxdiff = maxdiff.max((logits[*id as usize] - want).abs());
+        }
+        let stride = l["probe_stride"].as_u64().unwrap() as usize;
+        for (k, want) in f32s(&l["probe_values"]).into_iter().enumerate() {
+            maxdiff = maxdiff.max((logits[k * stride] - want).abs());
+        }
+        worst = worst.max(maxdiff);
+        if maxdiff > LOGIT_TOL {
+            failures.push(format!("{cname}: logits max |diff| {maxdiff:e} > {LOGIT_TOL:e}"));
+        }
+        let top1 = u32s(&l["top_ids"])[0];
+        if argmax(&logits) != top1 {
+            failures.push(format!("{cname}: top-1 {} vs reference {top1}", argmax(&logits)));
+        }
+        // 4. Greedy continuation.
+        if let Some(gr) = case.get("greedy") {
+            let max_new = gr["max_new_tokens"].as_u64().unwrap() as usize;
+            let out = eng.greedy(&ids, max_new).unwrap();
+            if out.ids != u32s(&gr["ids"]) || out.stop_reason != gr["stop_reason"].as_str().unwrap() {
+                failures.push(format!(
+                    "{cname}: greedy differs:\n ours: {:?} ({})\n ref:  {:?} ({})",
+                    out.ids, out.stop_reason, gr["ids"], gr["stop_reason"]
+                ));
+            }
+        }
+    }
+    eprintln!("{name}: {} cases, worst logit |diff| {worst:e}", g["cases"].as_array().unwrap().len());
+    assert!(failures.is_empty(), "{name}: {} mismatches:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn smollm2_matches_transformers() {
+    check_model("smollm2");
+}
+
+#[test]
+fn qwen25_matches_transformers() {
+    check_model("qwen2.5");
+}
