@@ -75,8 +75,13 @@ def run_model(name, tok, model, eos_ids, ids_tokenizer=None, extra=None):
 
     cases = []
     for cname, messages, tools in CASES:
-        rendered = tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
-        rendered_nogen = tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=False)
+        try:
+            rendered = tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
+            rendered_nogen = tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=False)
+        except Exception as e:  # the template refused (raise_exception): the runtime must refuse too
+            cases.append({"name": cname, "messages": messages, "tools": tools, "render_error": str(e)})
+            print(f"  {cname}: template error {e}", flush=True)
+            continue
         ids = encode(rendered, False)
         rec = {
             "name": cname,
@@ -88,11 +93,18 @@ def run_model(name, tok, model, eos_ids, ids_tokenizer=None, extra=None):
             "ids": ids,
             "text_cases": [],
         }
-        if ids_tokenizer is not None:
-            rec["transformers_gguf_ids"] = tok(rendered, add_special_tokens=False)["input_ids"]
+        # Where the reference ids come from the tokenizer.json graph, also record what
+        # transformers' own tokenizer gives when it differs (docs/architecture.md).
+        tf_ids = tok(rendered, add_special_tokens=False)["input_ids"]
+        if tf_ids != ids:
+            rec["transformers_ids"] = tf_ids
         for m in messages:
             if m["role"] == "user":
-                rec["text_cases"].append({"text": m["content"], "ids": encode(m["content"], True)})
+                tc = {"text": m["content"], "ids": encode(m["content"], True)}
+                tf = tok(m["content"])["input_ids"]
+                if tf != tc["ids"]:
+                    tc["transformers_ids"] = tf
+                rec["text_cases"].append(tc)
         with torch.no_grad():
             out = model(torch.tensor([ids]))
             rec["logits"] = logits_record(out.logits[0, -1].float().numpy())
@@ -164,7 +176,11 @@ def main():
                 model.eval()
                 gen = json.load(open(os.path.join(d, "generation_config.json")))
                 eos = gen["eos_token_id"] if isinstance(gen["eos_token_id"], list) else [gen["eos_token_id"]]
-                run_model(f"fixture-{fx['name']}", tok, model, sorted(eos), None, {"fixture": fx["name"]})
+                # Reference ids: the fixture's tokenizer.json run by HF tokenizers. transformers 5
+                # rebuilds some pipelines (LlamaTokenizer: Metaspace instead of the file's
+                # Prepend+Replace normalizer), which differs on leading spaces.
+                ids_tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
+                run_model(f"fixture-{fx['name']}", tok, model, sorted(eos), ids_tok, {"fixture": fx["name"]})
         else:
             sys.exit(f"unknown golden set {w!r}")
 

@@ -1,11 +1,8 @@
 //! A loaded `.slm`: the text side (template + tokenizer, from the manifest alone) and
 //! the model. Greedy generation lives here until the sampling/session layer lands.
 
-use std::path::Path;
-
 use crate::error::{Result, SlmError};
 use crate::format::manifest::Manifest;
-use crate::format::reader::SlmFile;
 use crate::model::{Model, Scratch};
 use crate::template::{ChatTemplate, RenderInput};
 use crate::tokenizer::Tokenizer;
@@ -96,25 +93,35 @@ pub struct Generated {
 }
 
 impl Engine {
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn load_file(path: &Path) -> Result<Engine> {
-        let mut f = SlmFile::open(path)?;
-        let manifest = f.manifest.clone();
-        let mut read = |name: &str| {
-            let t = manifest
-                .tensor(name)
-                .expect("Model::load asks only for tensors it found")
-                .clone();
-            f.read_tensor(&t)
-        };
-        let mut model = Model::load(&manifest, &mut read)?;
-        model.threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
+    /// Load from a parsed manifest; `read` returns each tensor's stored bytes (from a
+    /// file natively, from verified chunks in the browser).
+    pub fn load(
+        manifest: Manifest,
+        read: &mut dyn FnMut(&str) -> Result<Vec<u8>>,
+    ) -> Result<Engine> {
+        let model = Model::load(&manifest, read)?;
         Ok(Engine {
             text: TextSide::new(manifest)?,
             model,
         })
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn load_file(path: &std::path::Path) -> Result<Engine> {
+        let mut f = crate::format::reader::SlmFile::open(path)?;
+        let manifest = f.manifest.clone();
+        let mut read = |name: &str| match manifest.tensor(name) {
+            Some(t) => f.read_tensor(&t.clone()),
+            None => Err(SlmError::malformed(
+                ".slm",
+                format!("tensor {name} is missing"),
+            )),
+        };
+        let mut eng = Engine::load(manifest.clone(), &mut read)?;
+        eng.model.threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        Ok(eng)
     }
 
     pub fn context_len(&self) -> usize {

@@ -131,13 +131,10 @@ impl PyJson {
         }
     }
 
+    /// The item separator. With an indent the default is "," (chosen in `tojson`);
+    /// explicit separators are used verbatim, trailing space and all, as Python does.
     fn sep(&self) -> &str {
-        // With an indent, Python strips the trailing space of the item separator at line ends.
-        if self.indent.is_some() {
-            self.item_sep.trim_end()
-        } else {
-            &self.item_sep
-        }
+        &self.item_sep
     }
 
     fn write(&self, v: &serde_json::Value, depth: usize, out: &mut String) {

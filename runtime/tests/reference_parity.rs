@@ -12,33 +12,77 @@ const LOGIT_TOL: f32 = 1e-4;
 fn check_model(name: &str) {
     let g = golden(name);
     let eng = Engine::load_file(&slm(name, "f32")).unwrap();
-    assert_eq!(u32s(&g["eos_token_ids"]), eng.text.manifest.stop.eos_token_ids, "{name}: EOS set");
+    assert_eq!(
+        u32s(&g["eos_token_ids"]),
+        eng.text.manifest.stop.eos_token_ids,
+        "{name}: EOS set"
+    );
     let mut failures = Vec::new();
     let mut worst = 0f32;
     for case in g["cases"].as_array().unwrap() {
         let cname = case["name"].as_str().unwrap();
-        let tools = if case["tools"].is_null() { None } else { Some(&case["tools"]) };
-        // 1. Rendered bytes, with and without the generation prompt.
-        let rendered = eng.text.render(&case["messages"], tools, true, NOW).unwrap();
+        let tools = if case["tools"].is_null() {
+            None
+        } else {
+            Some(&case["tools"])
+        };
+        // 1. Rendered bytes, with and without the generation prompt. Where the reference
+        // template refused (raise_exception), ours must refuse with the same message.
+        let rendered = match (
+            eng.text.render(&case["messages"], tools, true, NOW),
+            case.get("render_error"),
+        ) {
+            (Err(e), Some(want)) => {
+                if !e.to_string().contains(want.as_str().unwrap()) {
+                    failures.push(format!("{cname}: template error {e} does not carry {want}"));
+                }
+                continue;
+            }
+            (Ok(r), Some(want)) => {
+                failures.push(format!(
+                    "{cname}: rendered {r:?} but the reference refused: {want}"
+                ));
+                continue;
+            }
+            (Err(e), None) => {
+                failures.push(format!("{cname}: render failed: {e}"));
+                continue;
+            }
+            (Ok(r), None) => r,
+        };
         if rendered != case["rendered"].as_str().unwrap() {
-            failures.push(format!("{cname}: rendered prompt differs:\n ours: {rendered:?}\n ref:  {:?}", case["rendered"]));
+            failures.push(format!(
+                "{cname}: rendered prompt differs:\n ours: {rendered:?}\n ref:  {:?}",
+                case["rendered"]
+            ));
             continue;
         }
-        let nogen = eng.text.render(&case["messages"], tools, false, NOW).unwrap();
+        let nogen = eng
+            .text
+            .render(&case["messages"], tools, false, NOW)
+            .unwrap();
         if nogen != case["rendered_no_generation_prompt"].as_str().unwrap() {
-            failures.push(format!("{cname}: rendered prompt without generation prompt differs"));
+            failures.push(format!(
+                "{cname}: rendered prompt without generation prompt differs"
+            ));
         }
         // 2. Token ids of the rendered prompt and of each raw user text.
         let ids = eng.text.encode_rendered(&rendered).unwrap();
         if ids != u32s(&case["ids"]) {
-            failures.push(format!("{cname}: prompt ids differ:\n ours: {ids:?}\n ref:  {:?}", u32s(&case["ids"])));
+            failures.push(format!(
+                "{cname}: prompt ids differ:\n ours: {ids:?}\n ref:  {:?}",
+                u32s(&case["ids"])
+            ));
             continue;
         }
         for tc in case["text_cases"].as_array().unwrap() {
             let t = tc["text"].as_str().unwrap();
             let got = eng.text.tokenizer.encode(t, true).unwrap();
             if got != u32s(&tc["ids"]) {
-                failures.push(format!("{cname}: text ids differ for {t:?}: {got:?} vs {:?}", u32s(&tc["ids"])));
+                failures.push(format!(
+                    "{cname}: text ids differ for {t:?}: {got:?} vs {:?}",
+                    u32s(&tc["ids"])
+                ));
             }
         }
         // 3. First-step logits.
@@ -55,17 +99,23 @@ fn check_model(name: &str) {
         }
         worst = worst.max(maxdiff);
         if maxdiff > LOGIT_TOL {
-            failures.push(format!("{cname}: logits max |diff| {maxdiff:e} > {LOGIT_TOL:e}"));
+            failures.push(format!(
+                "{cname}: logits max |diff| {maxdiff:e} > {LOGIT_TOL:e}"
+            ));
         }
         let top1 = u32s(&l["top_ids"])[0];
         if argmax(&logits) != top1 {
-            failures.push(format!("{cname}: top-1 {} vs reference {top1}", argmax(&logits)));
+            failures.push(format!(
+                "{cname}: top-1 {} vs reference {top1}",
+                argmax(&logits)
+            ));
         }
         // 4. Greedy continuation.
         if let Some(gr) = case.get("greedy") {
             let max_new = gr["max_new_tokens"].as_u64().unwrap() as usize;
             let out = eng.greedy(&ids, max_new).unwrap();
-            if out.ids != u32s(&gr["ids"]) || out.stop_reason != gr["stop_reason"].as_str().unwrap() {
+            if out.ids != u32s(&gr["ids"]) || out.stop_reason != gr["stop_reason"].as_str().unwrap()
+            {
                 failures.push(format!(
                     "{cname}: greedy differs:\n ours: {:?} ({})\n ref:  {:?} ({})",
                     out.ids, out.stop_reason, gr["ids"], gr["stop_reason"]
@@ -73,8 +123,16 @@ fn check_model(name: &str) {
             }
         }
     }
-    eprintln!("{name}: {} cases, worst logit |diff| {worst:e}", g["cases"].as_array().unwrap().len());
-    assert!(failures.is_empty(), "{name}: {} mismatches:\n{}", failures.len(), failures.join("\n"));
+    eprintln!(
+        "{name}: {} cases, worst logit |diff| {worst:e}",
+        g["cases"].as_array().unwrap().len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{name}: {} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -85,4 +143,19 @@ fn smollm2_matches_transformers() {
 #[test]
 fn qwen25_matches_transformers() {
     check_model("qwen2.5");
+}
+
+#[test]
+fn fixture_llama3_untied_bf16_matches_transformers() {
+    check_model("fixture-llama3-untied-bf16");
+}
+
+#[test]
+fn fixture_llama2_tied_f16_matches_transformers() {
+    check_model("fixture-llama2-tied-f16");
+}
+
+#[test]
+fn fixture_qwen2_with_qwen3_tokenizer_matches_transformers() {
+    check_model("fixture-qwen3tok-qwen2-f32");
 }

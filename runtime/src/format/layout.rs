@@ -18,12 +18,14 @@ use crate::format::manifest::{Manifest, FORMAT_NAME, FORMAT_VERSION};
 
 pub const MAGIC: &[u8; 8] = b"TRLMSLM\0";
 pub const HEADER_LEN: u64 = 56;
+/// Alignment of the data region and of every tensor inside it.
 pub const DATA_ALIGN: u64 = 64;
 pub const DEFAULT_CHUNK: u64 = 1 << 20;
 /// A manifest larger than this is refused before it is read (tokenizer.json of a
 /// 150k-vocab model is ~7 MB; the chunk table of a 4 GB model ~300 KB).
 pub const MAX_MANIFEST: u64 = 64 << 20;
 
+#[derive(Debug)]
 pub struct Header {
     pub version: u32,
     pub manifest_len: u64,
@@ -60,6 +62,14 @@ impl Header {
                 "format_version",
                 version,
                 "this build reads .slm version 1",
+            ));
+        }
+        let flags = u32::from_le_bytes(b[12..16].try_into().unwrap());
+        if flags != 0 {
+            return Err(SlmError::unsupported(
+                "header.flags",
+                flags,
+                "version 1 defines no flags",
             ));
         }
         let manifest_len = u64::from_le_bytes(b[16..24].try_into().unwrap());

@@ -82,12 +82,10 @@ pub struct TensorEntry {
     pub dtype: DType,
     /// Row-major, outermost first: a linear layer is `[out_features, in_features]`.
     pub shape: Vec<u64>,
-    /// Byte offset from the start of the data region (a multiple of [`TENSOR_ALIGN`]).
+    /// Byte offset from the start of the data region (a multiple of 64, `layout::DATA_ALIGN`).
     pub offset: u64,
     pub length: u64,
 }
-
-pub const TENSOR_ALIGN: u64 = 64;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DataSection {

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::layout::{hex, Header, DATA_ALIGN, DEFAULT_CHUNK, HEADER_LEN};
 use super::manifest::{
-    DataSection, Manifest, Provenance, TensorEntry, FORMAT_NAME, FORMAT_VERSION, TENSOR_ALIGN,
+    DataSection, Manifest, Provenance, TensorEntry, FORMAT_NAME, FORMAT_VERSION,
 };
 use crate::error::{Result, SlmError};
 use crate::import::{Imported, TensorData};
@@ -153,7 +153,7 @@ fn write_inner(
             offset,
             length,
         });
-        offset = (offset + length).div_ceil(TENSOR_ALIGN) * TENSOR_ALIGN;
+        offset = (offset + length).div_ceil(DATA_ALIGN) * DATA_ALIGN;
     }
     let data_len = tensors.last().map(|t| t.offset + t.length).unwrap_or(0);
     let chunk_size = DEFAULT_CHUNK;
@@ -221,19 +221,9 @@ fn write_inner(
                 quant::dequantize(dt, &bytes, &mut f32s);
                 quant::quantize(entry.dtype, &f32s, &mut buf);
             }
-            TensorData::F32(v) => {
-                if let Some(bad) = v.iter().position(|x| !x.is_finite()) {
-                    return Err(SlmError::malformed(
-                        "model",
-                        format!(
-                            "tensor {} has a non-finite weight at index {bad}",
-                            entry.name
-                        ),
-                    ));
-                }
-                quant::quantize(entry.dtype, &v, &mut buf);
-            }
+            TensorData::F32(v) => quant::quantize(entry.dtype, &v, &mut buf),
         }
+        check_finite(entry, &buf)?;
         if buf.len() as u64 != entry.length {
             return Err(SlmError::malformed(
                 "model",
@@ -277,4 +267,27 @@ fn write_inner(
         manifest,
         file_bytes: data_offset + data_len,
     })
+}
+
+/// Refuse NaN/Inf weights (including block scales of raw-copied tensors): they would
+/// poison every logit silently.
+fn check_finite(entry: &TensorEntry, encoded: &[u8]) -> Result<()> {
+    const BLOCKS: usize = 1024;
+    let (bw, bb) = entry.dtype.block();
+    let mut vals = vec![0f32; bw * BLOCKS];
+    for (ci, c) in encoded.chunks(bb * BLOCKS).enumerate() {
+        let n = c.len() / bb * bw;
+        quant::dequantize(entry.dtype, c, &mut vals[..n]);
+        if let Some(i) = vals[..n].iter().position(|x| !x.is_finite()) {
+            return Err(SlmError::malformed(
+                "model",
+                format!(
+                    "tensor {} has a non-finite weight at index {}",
+                    entry.name,
+                    ci * bw * BLOCKS + i
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

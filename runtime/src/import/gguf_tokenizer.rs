@@ -233,6 +233,13 @@ pub fn build(g: &GgufFile) -> Result<GgufTokenizer> {
     eos_ids.extend(eos);
     eos_ids.sort_unstable();
     eos_ids.dedup();
+    if eos_ids.is_empty() {
+        return Err(SlmError::unsupported(
+            "tokenizer.ggml.eos_token_id",
+            "<missing>",
+            "no EOS or end-of-generation token: generation could never stop",
+        ));
+    }
 
     Ok(GgufTokenizer {
         tokenizer_json: serde_json::to_string(&tk).expect("JSON values always serialize"),

@@ -12,7 +12,9 @@ use slm_runtime::import;
 pub fn cache_dir() -> PathBuf {
     match std::env::var_os("TINYRUSTLM_CACHE") {
         Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/tinyrustlm"),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/tinyrustlm")
+        }
     }
 }
 
@@ -20,7 +22,9 @@ pub fn source_path(name: &str) -> PathBuf {
     let p = match name {
         "smollm2" => cache_dir().join("models/SmolLM2-135M-Instruct.Q4_1.gguf"),
         "qwen2.5" => cache_dir().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
-        fixture => cache_dir().join("fixtures").join(fixture.trim_start_matches("fixture-")),
+        fixture => cache_dir()
+            .join("fixtures")
+            .join(fixture.trim_start_matches("fixture-")),
     };
     assert!(
         p.exists(),
@@ -42,28 +46,46 @@ pub fn slm(name: &str, quant: &str) -> PathBuf {
     // Rebuild when the test binary (and so the converter) changed.
     let exe = std::env::current_exe().unwrap();
     let exe_time = std::fs::metadata(&exe).and_then(|m| m.modified()).ok();
-    let fresh = out.exists() && std::fs::metadata(&stamp).and_then(|m| m.modified()).ok() >= exe_time;
+    let fresh =
+        out.exists() && std::fs::metadata(&stamp).and_then(|m| m.modified()).ok() >= exe_time;
     if !fresh {
-        let src = import::open(&source_path(name), &mut |_, _| {}).unwrap_or_else(|e| panic!("import {name}: {e}"));
-        writer::write(src, QuantPolicy::parse(quant).unwrap(), &out, "test", &mut |_, _, _| {})
-            .unwrap_or_else(|e| panic!("convert {name}: {e}"));
+        let src = import::open(&source_path(name), &mut |_, _| {})
+            .unwrap_or_else(|e| panic!("import {name}: {e}"));
+        writer::write(
+            src,
+            QuantPolicy::parse(quant).unwrap(),
+            &out,
+            "test",
+            &mut |_, _, _| {},
+        )
+        .unwrap_or_else(|e| panic!("convert {name}: {e}"));
         std::fs::write(&stamp, b"").unwrap();
     }
     out
 }
 
 pub fn golden(name: &str) -> serde_json::Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/goldens").join(format!("{name}.json"));
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../reference/goldens")
+        .join(format!("{name}.json"));
     let s = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     serde_json::from_str(&s).unwrap()
 }
 
 pub fn u32s(v: &serde_json::Value) -> Vec<u32> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as u32)
+        .collect()
 }
 
 pub fn f32s(v: &serde_json::Value) -> Vec<f32> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
 }
 
 /// Fixed clock for templates that call strftime_now (none of the goldens depend on it).

@@ -1,0 +1,269 @@
+//! Truncated, corrupted and forged inputs get a clear error: no panic, no huge
+//! allocation. Synthetic files are built here byte by byte; the real-model cases use the
+//! converted SmolLM2.
+
+mod common;
+
+use std::io::Cursor;
+
+use slm_runtime::format::layout::{parse_manifest, Header, HEADER_LEN};
+use slm_runtime::format::reader::SlmFile;
+use slm_runtime::import::gguf::GgufFile;
+use slm_runtime::SlmError;
+
+// ---- a tiny GGUF writer, just for building hostile files ----
+
+fn gstr(b: &mut Vec<u8>, s: &str) {
+    b.extend((s.len() as u64).to_le_bytes());
+    b.extend(s.as_bytes());
+}
+
+/// A valid GGUF v3 with two metadata entries and one 32-element F32 tensor.
+fn small_gguf() -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend(b"GGUF");
+    b.extend(3u32.to_le_bytes());
+    b.extend(1u64.to_le_bytes()); // tensors
+    b.extend(2u64.to_le_bytes()); // kv
+    gstr(&mut b, "general.architecture");
+    b.extend(8u32.to_le_bytes());
+    gstr(&mut b, "llama");
+    gstr(&mut b, "tokenizer.ggml.tokens");
+    b.extend(9u32.to_le_bytes());
+    b.extend(8u32.to_le_bytes());
+    b.extend(2u64.to_le_bytes());
+    gstr(&mut b, "a");
+    gstr(&mut b, "b");
+    gstr(&mut b, "w");
+    b.extend(1u32.to_le_bytes());
+    b.extend(32u64.to_le_bytes());
+    b.extend(0u32.to_le_bytes()); // F32
+    b.extend(0u64.to_le_bytes());
+    while b.len() % 32 != 0 {
+        b.push(0);
+    }
+    for i in 0..32 {
+        b.extend((i as f32).to_le_bytes());
+    }
+    b
+}
+
+fn parse(b: &[u8]) -> Result<GgufFile, SlmError> {
+    GgufFile::read(&mut Cursor::new(b.to_vec()))
+}
+
+#[test]
+fn gguf_valid_file_parses() {
+    let g = parse(&small_gguf()).unwrap();
+    assert_eq!(g.tensors.len(), 1);
+    assert_eq!(
+        g.get("general.architecture").unwrap().as_str(),
+        Some("llama")
+    );
+}
+
+#[test]
+fn gguf_every_truncation_is_a_clear_error() {
+    let full = small_gguf();
+    for n in 0..full.len() {
+        let e = parse(&full[..n]).expect_err("a truncated GGUF must not parse");
+        assert!(matches!(e, SlmError::Malformed { .. }), "prefix {n}: {e}");
+    }
+}
+
+#[test]
+fn gguf_bad_magic_is_named() {
+    let mut b = small_gguf();
+    b[0] = b'X';
+    let e = parse(&b).unwrap_err().to_string();
+    assert!(e.contains("magic"), "{e}");
+}
+
+#[test]
+fn gguf_forged_counts_do_not_allocate() {
+    // Array count 2^60 and string length 2^62: refused before any allocation.
+    let mut b = small_gguf();
+    let pos = b.windows(8).position(|w| w == 2u64.to_le_bytes()).unwrap();
+    let arr = b
+        .windows(21)
+        .position(|w| w == b"tokenizer.ggml.tokens")
+        .unwrap()
+        + 21
+        + 4
+        + 4;
+    let mut forged = b.clone();
+    forged[arr..arr + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    assert!(parse(&forged)
+        .unwrap_err()
+        .to_string()
+        .contains("exceeds the file"));
+    forged = b.clone();
+    forged[pos..pos + 8].copy_from_slice(&(1u64 << 62).to_le_bytes());
+    assert!(parse(&forged).is_err());
+    // Tensor count beyond what the file could describe.
+    b[8 + 4..8 + 4 + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(parse(&b).unwrap_err().to_string().contains("cannot fit"));
+}
+
+#[test]
+fn gguf_tensor_past_the_end_is_refused() {
+    let mut b = small_gguf();
+    // The tensor's dims: 32 → 2^40 elements, far past the file.
+    let name = b
+        .windows(9)
+        .position(|w| w == [1, 0, 0, 0, 0, 0, 0, 0, b'w'])
+        .unwrap()
+        + 9;
+    let dims = name + 4;
+    b[dims..dims + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let e = parse(&b).unwrap_err().to_string();
+    assert!(e.contains("past the end"), "{e}");
+}
+
+#[test]
+fn gguf_random_corruption_never_panics() {
+    let full = small_gguf();
+    let mut x = 0x9E3779B97F4A7C15u64;
+    for _ in 0..5000 {
+        let mut b = full.clone();
+        for _ in 0..3 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let i = (x as usize) % b.len();
+            b[i] = (x >> 32) as u8;
+        }
+        let _ = parse(&b);
+    }
+}
+
+// ---- .slm ----
+
+fn smol_bytes() -> Vec<u8> {
+    std::fs::read(common::slm("smollm2", "q4_0")).unwrap()
+}
+
+#[test]
+fn slm_header_rejects_bad_magic_and_absurd_lengths() {
+    let b = smol_bytes();
+    let mut bad = b[..HEADER_LEN as usize].to_vec();
+    bad[0] = b'x';
+    assert!(Header::decode(&bad, Some(b.len() as u64))
+        .unwrap_err()
+        .to_string()
+        .contains("magic"));
+    let mut huge = b[..HEADER_LEN as usize].to_vec();
+    huge[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(Header::decode(&huge, Some(b.len() as u64))
+        .unwrap_err()
+        .to_string()
+        .contains("impossible"));
+    assert!(Header::decode(&b[..10], None).is_err());
+}
+
+#[test]
+fn slm_manifest_tamper_is_a_checksum_error_and_bad_json_is_malformed() {
+    let b = smol_bytes();
+    let h = Header::decode(&b, Some(b.len() as u64)).unwrap();
+    let m = &b[HEADER_LEN as usize..(HEADER_LEN + h.manifest_len) as usize];
+    let mut t = m.to_vec();
+    t[100] ^= 1;
+    assert!(matches!(
+        parse_manifest(&h, &t, None),
+        Err(SlmError::Checksum { .. })
+    ));
+    // A forged header hash over invalid JSON: the parser, not the hash, must refuse it.
+    let junk = b"{\"format\": \"tinyrustlm.slm\", \"format_version\": ";
+    use sha2::Digest;
+    let forged = Header {
+        version: 1,
+        manifest_len: junk.len() as u64,
+        manifest_sha256: sha2::Sha256::digest(junk).into(),
+    };
+    let e = parse_manifest(&forged, junk, None).unwrap_err();
+    assert!(matches!(e, SlmError::Malformed { .. }), "{e}");
+}
+
+#[test]
+fn slm_truncated_file_is_refused_on_open() {
+    let dir = tempdir();
+    let b = smol_bytes();
+    for cut in [10usize, 60, 5000, b.len() / 2, b.len() - 1] {
+        let p = dir.join(format!("cut{cut}.slm"));
+        std::fs::write(&p, &b[..cut]).unwrap();
+        let e = SlmFile::open(&p)
+            .err()
+            .unwrap_or_else(|| panic!("cut at {cut} opened"));
+        assert!(
+            matches!(e, SlmError::Malformed { .. } | SlmError::Io { .. }),
+            "cut {cut}: {e}"
+        );
+    }
+}
+
+#[test]
+fn slm_verify_names_the_first_bad_chunk() {
+    let dir = tempdir();
+    let mut b = smol_bytes();
+    let f = SlmFile::open(&common::slm("smollm2", "q4_0")).unwrap();
+    let chunk = f.manifest.data.chunk_size as usize;
+    let at = f.data_offset() as usize + 7 * chunk + 123;
+    b[at] ^= 0x40;
+    b[at + 3 * chunk] ^= 0x40;
+    let p = dir.join("flipped.slm");
+    std::fs::write(&p, &b).unwrap();
+    let mut f = SlmFile::open(&p).unwrap();
+    match f.verify(&mut |_, _| {}) {
+        Err(SlmError::Checksum {
+            chunk: Some(7),
+            detail,
+        }) => assert!(detail.contains("chunk 7"), "{detail}"),
+        other => panic!("expected chunk 7 to be named, got {:?}", other.map(|_| ())),
+    }
+}
+
+// ---- safetensors ----
+
+#[test]
+fn safetensors_forged_headers_are_refused() {
+    use slm_runtime::import;
+    let src = common::source_path("fixture-llama2-tied-f16");
+    let dir = tempdir().join("st");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in [
+        "config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "generation_config.json",
+    ] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let good = std::fs::read(src.join("model.safetensors")).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", vec![]),
+        ("absurd header length", {
+            let mut b = good.clone();
+            b[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+            b
+        }),
+        ("bad JSON", {
+            let mut b = good.clone();
+            b[8] = b'!';
+            b
+        }),
+        ("truncated data", good[..good.len() - 100].to_vec()),
+    ];
+    for (what, bytes) in cases {
+        std::fs::write(dir.join("model.safetensors"), &bytes).unwrap();
+        match import::open(&dir, &mut |_, _| {}) {
+            Ok(_) => panic!("{what}: accepted"),
+            Err(e) => assert!(matches!(e, SlmError::Malformed { .. }), "{what}: {e}"),
+        }
+    }
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hostile");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
