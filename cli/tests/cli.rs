@@ -9,7 +9,9 @@ use serde_json::Value;
 fn cache() -> PathBuf {
     std::env::var_os("TINYRUSTLM_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/tinyrustlm"))
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/tinyrustlm")
+        })
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -19,7 +21,10 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn slm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_slm")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_slm"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn stderr(o: &Output) -> String {
@@ -37,7 +42,14 @@ fn smol_slm() -> PathBuf {
     static ONCE: std::sync::Once = std::sync::Once::new();
     let out = tmp("smol-q8_0.slm");
     ONCE.call_once(|| {
-        let o = slm(&["convert", smol_gguf().to_str().unwrap(), "-o", out.to_str().unwrap(), "--quant", "q8_0"]);
+        let o = slm(&[
+            "convert",
+            smol_gguf().to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--quant",
+            "q8_0",
+        ]);
         assert!(o.status.success(), "convert failed: {}", stderr(&o));
     });
     out
@@ -46,7 +58,13 @@ fn smol_slm() -> PathBuf {
 fn golden_case(name: &str) -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/goldens/smollm2.json");
     let g: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-    g["cases"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap().clone()
+    g["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap()
+        .clone()
 }
 
 fn write_messages(name: &str, case: &Value) -> PathBuf {
@@ -64,7 +82,8 @@ fn fixture_with(name: &str, key: &str, value: Value) -> PathBuf {
         let e = e.unwrap();
         std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
     }
-    let mut cfg: Value = serde_json::from_str(&std::fs::read_to_string(dst.join("config.json")).unwrap()).unwrap();
+    let mut cfg: Value =
+        serde_json::from_str(&std::fs::read_to_string(dst.join("config.json")).unwrap()).unwrap();
     cfg[key] = value;
     std::fs::write(dst.join("config.json"), cfg.to_string()).unwrap();
     dst
@@ -75,11 +94,29 @@ fn render_is_byte_identical_to_transformers() {
     for name in ["multi_turn_system", "emoji_zwj", "tabs_crlf"] {
         let case = golden_case(name);
         let m = write_messages(name, &case);
-        let o = slm(&["render", smol_slm().to_str().unwrap(), "--messages", m.to_str().unwrap()]);
+        let o = slm(&[
+            "render",
+            smol_slm().to_str().unwrap(),
+            "--messages",
+            m.to_str().unwrap(),
+        ]);
         assert!(o.status.success(), "{}", stderr(&o));
-        assert_eq!(String::from_utf8(o.stdout).unwrap(), case["rendered"].as_str().unwrap(), "{name}");
-        let o = slm(&["render", smol_slm().to_str().unwrap(), "--messages", m.to_str().unwrap(), "--no-generation-prompt"]);
-        assert_eq!(String::from_utf8(o.stdout).unwrap(), case["rendered_no_generation_prompt"].as_str().unwrap());
+        assert_eq!(
+            String::from_utf8(o.stdout).unwrap(),
+            case["rendered"].as_str().unwrap(),
+            "{name}"
+        );
+        let o = slm(&[
+            "render",
+            smol_slm().to_str().unwrap(),
+            "--messages",
+            m.to_str().unwrap(),
+            "--no-generation-prompt",
+        ]);
+        assert_eq!(
+            String::from_utf8(o.stdout).unwrap(),
+            case["rendered_no_generation_prompt"].as_str().unwrap()
+        );
     }
 }
 
@@ -87,14 +124,26 @@ fn render_is_byte_identical_to_transformers() {
 fn tokenize_json_gives_ids_and_rendered_text() {
     let case = golden_case("special_in_text");
     let m = write_messages("tok", &case);
-    let o = slm(&["--json", "tokenize", smol_slm().to_str().unwrap(), "--messages", m.to_str().unwrap()]);
+    let o = slm(&[
+        "--json",
+        "tokenize",
+        smol_slm().to_str().unwrap(),
+        "--messages",
+        m.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ids"], case["ids"]);
     assert_eq!(v["rendered"], case["rendered"]);
     // --text parses special-token strings, as transformers does by default.
     let tc = &case["text_cases"][0];
-    let o = slm(&["--json", "tokenize", smol_slm().to_str().unwrap(), "--text", tc["text"].as_str().unwrap()]);
+    let o = slm(&[
+        "--json",
+        "tokenize",
+        smol_slm().to_str().unwrap(),
+        "--text",
+        tc["text"].as_str().unwrap(),
+    ]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ids"], tc["ids"]);
 }
@@ -103,12 +152,23 @@ fn tokenize_json_gives_ids_and_rendered_text() {
 fn generate_json_reports_ids_text_and_stop_reason() {
     let case = golden_case("plain_ascii");
     let m = write_messages("gen", &case);
-    let o = slm(&["--json", "generate", smol_slm().to_str().unwrap(), "--messages", m.to_str().unwrap(), "--max-tokens", "3"]);
+    let o = slm(&[
+        "--json",
+        "generate",
+        smol_slm().to_str().unwrap(),
+        "--messages",
+        m.to_str().unwrap(),
+        "--max-tokens",
+        "3",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ids"].as_array().unwrap().len(), 3);
     assert_eq!(v["stop_reason"], "max_tokens");
-    assert!(v["text"].as_str().unwrap().starts_with("The capital"), "{v}");
+    assert!(
+        v["text"].as_str().unwrap().starts_with("The capital"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -116,13 +176,27 @@ fn logits_file_is_vocab_sized_f32() {
     let case = golden_case("plain_ascii");
     let m = write_messages("logits", &case);
     let out = tmp("plain.f32");
-    let o = slm(&["logits", smol_slm().to_str().unwrap(), "--messages", m.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = slm(&[
+        "logits",
+        smol_slm().to_str().unwrap(),
+        "--messages",
+        m.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let b = std::fs::read(&out).unwrap();
     assert_eq!(b.len(), 49152 * 4);
-    let l: Vec<f32> = b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    let l: Vec<f32> = b
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     let top = (0..l.len()).max_by(|&a, &b| l[a].total_cmp(&l[b])).unwrap();
-    assert_eq!(top as u64, case["logits"]["top_ids"][0].as_u64().unwrap(), "q8_0 keeps top-1 here");
+    assert_eq!(
+        top as u64,
+        case["logits"]["top_ids"][0].as_u64().unwrap(),
+        "q8_0 keeps top-1 here"
+    );
 }
 
 #[test]
@@ -133,7 +207,10 @@ fn inspect_and_verify_json() {
     assert_eq!(v["model"]["num_layers"], 30);
     assert_eq!(v["model"]["num_kv_heads"], 3);
     assert_eq!(v["stop"]["eos_token_ids"], serde_json::json!([0, 2]));
-    assert_eq!(v["provenance"]["source_files"][0]["sha256"], "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53");
+    assert_eq!(
+        v["provenance"]["source_files"][0]["sha256"],
+        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    );
     assert_eq!(v["provenance"]["quality_gate"], "unverified");
     let o = slm(&["--json", "verify", smol_slm().to_str().unwrap()]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -152,24 +229,55 @@ fn verify_names_the_bad_chunk_with_nonzero_exit() {
     assert_eq!(o.status.code(), Some(1));
     let e: Value = serde_json::from_str(stderr(&o).trim()).unwrap();
     assert_eq!(e["error"]["kind"], "checksum");
-    assert!(e["error"]["message"].as_str().unwrap().contains("chunk"), "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("chunk"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unsupported_models_are_refused_by_field_with_no_output_left() {
     let cases = [
-        ("arch", "architectures", serde_json::json!(["MistralForCausalLM"]), "architectures"),
-        ("rope", "rope_scaling", serde_json::json!({"rope_type": "yarn", "factor": 4.0}), "rope_scaling.rope_type = yarn"),
-        ("act", "hidden_act", serde_json::json!("gelu"), "hidden_act = gelu"),
-        ("swa", "use_sliding_window", serde_json::json!(true), "use_sliding_window"),
+        (
+            "arch",
+            "architectures",
+            serde_json::json!(["MistralForCausalLM"]),
+            "architectures",
+        ),
+        (
+            "rope",
+            "rope_scaling",
+            serde_json::json!({"rope_type": "yarn", "factor": 4.0}),
+            "rope_scaling.rope_type = yarn",
+        ),
+        (
+            "act",
+            "hidden_act",
+            serde_json::json!("gelu"),
+            "hidden_act = gelu",
+        ),
+        (
+            "swa",
+            "use_sliding_window",
+            serde_json::json!(true),
+            "use_sliding_window",
+        ),
     ];
     for (name, key, value, want) in cases {
         let dir = fixture_with(&format!("bad-{name}"), key, value);
         let out = tmp(&format!("bad-{name}.slm"));
-        let o = slm(&["convert", dir.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        let o = slm(&[
+            "convert",
+            dir.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
         assert_eq!(o.status.code(), Some(1), "{name}");
         assert!(stderr(&o).contains(want), "{name}: {}", stderr(&o));
-        assert!(!out.exists() && !out.with_extension("slm.partial").exists(), "{name}: output left behind");
+        assert!(
+            !out.exists() && !out.with_extension("slm.partial").exists(),
+            "{name}: output left behind"
+        );
     }
 }
 
@@ -179,20 +287,61 @@ fn bad_input_gets_clear_errors_not_panics() {
     let bad_json = tmp("bad.json");
     std::fs::write(&bad_json, "[{\"role\": \"user\", \"content\": ").unwrap();
     let not_utf8 = tmp("latin1.json");
-    std::fs::write(&not_utf8, b"[{\"role\": \"user\", \"content\": \"caf\xe9\"}]").unwrap();
+    std::fs::write(
+        &not_utf8,
+        b"[{\"role\": \"user\", \"content\": \"caf\xe9\"}]",
+    )
+    .unwrap();
     let no_role = tmp("norole.json");
     std::fs::write(&no_role, "[{\"content\": \"hi\"}]").unwrap();
     let gguf = smol_gguf();
     let not_slm = tmp("not.slm");
     std::fs::write(&not_slm, b"hello").unwrap();
     let runs: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["render", model.to_str().unwrap(), "--messages", bad_json.to_str().unwrap()], "EOF"),
-        (vec!["render", model.to_str().unwrap(), "--messages", not_utf8.to_str().unwrap()], "not UTF-8"),
-        (vec!["render", model.to_str().unwrap(), "--messages", no_role.to_str().unwrap()], "role"),
+        (
+            vec![
+                "render",
+                model.to_str().unwrap(),
+                "--messages",
+                bad_json.to_str().unwrap(),
+            ],
+            "EOF",
+        ),
+        (
+            vec![
+                "render",
+                model.to_str().unwrap(),
+                "--messages",
+                not_utf8.to_str().unwrap(),
+            ],
+            "not UTF-8",
+        ),
+        (
+            vec![
+                "render",
+                model.to_str().unwrap(),
+                "--messages",
+                no_role.to_str().unwrap(),
+            ],
+            "role",
+        ),
         (vec!["inspect", not_slm.to_str().unwrap()], "header"),
         (vec!["inspect", "/nonexistent.slm"], "No such file"),
-        (vec!["convert", "/nonexistent.gguf", "-o", "/tmp/x.slm"], "no such file"),
-        (vec!["convert", gguf.to_str().unwrap(), "-o", "/tmp/x.slm", "--quant", "q3"], "--quant q3"),
+        (
+            vec!["convert", "/nonexistent.gguf", "-o", "/tmp/x.slm"],
+            "no such file",
+        ),
+        (
+            vec![
+                "convert",
+                gguf.to_str().unwrap(),
+                "-o",
+                "/tmp/x.slm",
+                "--quant",
+                "q3",
+            ],
+            "--quant q3",
+        ),
     ];
     for (args, want) in runs {
         let o = slm(&args);
@@ -206,8 +355,17 @@ fn bad_input_gets_clear_errors_not_panics() {
 fn an_over_long_prompt_is_refused_with_the_numbers() {
     let long = "word ".repeat(9000);
     let m = tmp("long.json");
-    std::fs::write(&m, serde_json::json!([{"role": "user", "content": long}]).to_string()).unwrap();
-    let o = slm(&["generate", smol_slm().to_str().unwrap(), "--messages", m.to_str().unwrap()]);
+    std::fs::write(
+        &m,
+        serde_json::json!([{"role": "user", "content": long}]).to_string(),
+    )
+    .unwrap();
+    let o = slm(&[
+        "generate",
+        smol_slm().to_str().unwrap(),
+        "--messages",
+        m.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(e.contains("context holds 8192"), "{e}");

@@ -121,7 +121,8 @@ pub fn dequantize(dtype: DType, src: &[u8], dst: &mut [f32]) {
 }
 
 /// Encode f32 weights (a whole number of blocks) as `dtype`, appending to `out`.
-/// The rounding rules are llama.cpp's reference quantizers (`quantize_row_*_ref`).
+/// q8_0 and q4_1 follow llama.cpp's reference quantizers (`quantize_row_*_ref`); q4_0
+/// picks its scale by least squares (see `q4_0_scale`).
 pub fn quantize(dtype: DType, src: &[f32], out: &mut Vec<u8>) {
     match dtype {
         DType::F32 => {
@@ -156,12 +157,12 @@ pub fn quantize(dtype: DType, src: &[f32], out: &mut Vec<u8>) {
                         max = v;
                     }
                 }
-                let d = max / -8.0;
+                let d = q4_0_scale(x, max);
                 let id = if d != 0.0 { 1.0 / d } else { 0.0 };
                 out.extend_from_slice(&f16::from_f32(d).to_le_bytes());
                 for j in 0..16 {
-                    let q0 = ((x[j] * id + 8.5) as i32).clamp(0, 15) as u8;
-                    let q1 = ((x[j + 16] * id + 8.5) as i32).clamp(0, 15) as u8;
+                    let q0 = ((x[j] * id).round() as i32 + 8).clamp(0, 15) as u8;
+                    let q1 = ((x[j + 16] * id).round() as i32 + 8).clamp(0, 15) as u8;
                     out.push(q0 | (q1 << 4));
                 }
             }
@@ -182,6 +183,33 @@ pub fn quantize(dtype: DType, src: &[f32], out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// The q4_0 block scale. llama.cpp's reference maps the largest-magnitude weight to
+/// exactly −8·d; we search scales around that (as stored in f16) and keep the one with
+/// the least squared error, which matters when re-quantizing already-quantized GGUF
+/// weights whose grid does not line up with q4_0's. The block layout is unchanged.
+fn q4_0_scale(x: &[f32], max: f32) -> f32 {
+    let base = max / -8.0;
+    if base == 0.0 {
+        return 0.0;
+    }
+    let mut best = (f32::INFINITY, base);
+    for k in 0..=24 {
+        let d = f16::from_f32(base * (0.76 + 0.01 * k as f32)).to_f32();
+        let id = 1.0 / d;
+        let err: f32 = x
+            .iter()
+            .map(|v| {
+                let q = ((v * id).round()).clamp(-8.0, 7.0);
+                (v - d * q).powi(2)
+            })
+            .sum();
+        if err < best.0 {
+            best = (err, d);
+        }
+    }
+    best.1
 }
 
 /// Dot product of one encoded row with an f32 vector (scalar reference).
@@ -398,6 +426,40 @@ mod tests {
         assert_eq!(y[5], -2.0);
         assert_eq!(y[20], 1.0);
         assert_eq!(y[0], 0.0);
+    }
+
+    /// The least-squares q4_0 scale is never worse than llama.cpp's max/−8 rule.
+    #[test]
+    fn q4_0_scale_search_never_loses_to_the_reference_rule() {
+        let mut seed = 12345u64;
+        for _ in 0..500 {
+            let x: Vec<f32> = (0..32)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ((seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 3.0
+                })
+                .collect();
+            let mut enc = Vec::new();
+            quantize(DType::Q4_0, &x, &mut enc);
+            let mut y = vec![0f32; 32];
+            dequantize(DType::Q4_0, &enc, &mut y);
+            let searched: f32 = x.iter().zip(&y).map(|(a, b)| (a - b).powi(2)).sum();
+            let max = x
+                .iter()
+                .cloned()
+                .fold(0f32, |m, v| if v.abs() > m.abs() { v } else { m });
+            let d = f16::from_f32(max / -8.0).to_f32();
+            let reference: f32 = x
+                .iter()
+                .map(|v| (v - d * ((v / d).round().clamp(-8.0, 7.0))).powi(2))
+                .sum();
+            assert!(
+                searched <= reference * (1.0 + 1e-6),
+                "{searched} > {reference}"
+            );
+        }
     }
 
     #[test]

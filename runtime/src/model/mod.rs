@@ -300,28 +300,17 @@ impl Model {
             let kvd = cfg.kv_dim();
             for h in 0..nh {
                 let kvh = h / group;
-                let q = &s.q[h * hd..(h + 1) * hd];
-                let scores = &mut s.scores[..n];
-                let mut max = f32::NEG_INFINITY;
-                for (p, sc) in scores.iter_mut().enumerate() {
-                    let k = &ks[p * kvd + kvh * hd..p * kvd + (kvh + 1) * hd];
-                    *sc = weight::dot_f32(q, k) * scale;
-                    max = max.max(*sc);
-                }
-                let mut sum = 0f32;
-                for sc in scores.iter_mut() {
-                    *sc = (*sc - max).exp();
-                    sum += *sc;
-                }
-                let out = &mut s.att_out[h * hd..(h + 1) * hd];
-                out.fill(0.0);
-                for (p, sc) in scores.iter().enumerate() {
-                    let w = sc / sum;
-                    let v = &vs[p * kvd + kvh * hd..p * kvd + (kvh + 1) * hd];
-                    for (o, vv) in out.iter_mut().zip(v) {
-                        *o += w * vv;
-                    }
-                }
+                attend(
+                    &s.q[h * hd..(h + 1) * hd],
+                    ks,
+                    vs,
+                    kvd,
+                    kvh * hd,
+                    hd,
+                    scale,
+                    &mut s.scores[..n],
+                    &mut s.att_out[h * hd..(h + 1) * hd],
+                );
             }
             l.wo.matvec(&s.att_out, &mut s.xn, t);
             for (x, d) in s.x.iter_mut().zip(&s.xn) {
@@ -351,7 +340,8 @@ impl Model {
         Ok(())
     }
 
-    /// Prefill `tokens` after whatever the cache holds; logits of the last one in `s.logits`.
+    /// Prefill `tokens` after whatever the cache holds; logits of the last one in
+    /// `s.logits`. Runs in batches so each weight is read once per batch.
     pub fn prefill(&self, tokens: &[u32], cache: &mut KvCache, s: &mut Scratch) -> Result<()> {
         if cache.len + tokens.len() > cache.capacity {
             return Err(SlmError::Invalid(format!(
@@ -361,9 +351,183 @@ impl Model {
                 cache.capacity
             )));
         }
-        for (i, &tok) in tokens.iter().enumerate() {
-            self.forward(tok, cache, s, i + 1 == tokens.len())?;
+        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= self.cfg.vocab_size) {
+            return Err(SlmError::Invalid(format!(
+                "token id {bad} is outside the vocab ({})",
+                self.cfg.vocab_size
+            )));
+        }
+        let chunks = tokens.chunks(PREFILL_BATCH);
+        let last = chunks.len().saturating_sub(1);
+        for (i, chunk) in tokens.chunks(PREFILL_BATCH).enumerate() {
+            self.forward_batch(chunk, cache, s, i == last)?;
         }
         Ok(())
+    }
+
+    /// The forward pass for `toks.len()` consecutive positions at once (same math as
+    /// `forward`, with matrix-matrix products).
+    fn forward_batch(
+        &self,
+        toks: &[u32],
+        cache: &mut KvCache,
+        s: &mut Scratch,
+        want_logits: bool,
+    ) -> Result<()> {
+        let cfg = &self.cfg;
+        let n = toks.len();
+        let p0 = cache.len;
+        let (h, hd, nh, nkv) = (
+            cfg.hidden_size,
+            cfg.head_dim,
+            cfg.num_heads,
+            cfg.num_kv_heads,
+        );
+        let (qd, kvd, inter) = (cfg.q_dim(), cfg.kv_dim(), cfg.intermediate_size);
+        let eps = cfg.rms_norm_eps as f32;
+        let group = nh / nkv;
+        let scale = 1.0 / (hd as f32).sqrt();
+        let t = self.threads;
+        let half = hd / 2;
+
+        let mut x = vec![0f32; n * h];
+        for (i, &tok) in toks.iter().enumerate() {
+            self.embed.row(tok as usize, &mut x[i * h..(i + 1) * h]);
+        }
+        let mut cos = vec![0f32; n * half];
+        let mut sin = vec![0f32; n * half];
+        for i in 0..n {
+            self.rope.angles(
+                p0 + i,
+                &mut cos[i * half..(i + 1) * half],
+                &mut sin[i * half..(i + 1) * half],
+            );
+        }
+        let mut xn = vec![0f32; n * h];
+        let mut q = vec![0f32; n * qd];
+        let mut k = vec![0f32; n * kvd];
+        let mut v = vec![0f32; n * kvd];
+        let mut att = vec![0f32; n * qd];
+        let mut gate = vec![0f32; n * inter];
+        let mut up = vec![0f32; n * inter];
+        let mut scores = vec![0f32; p0 + n];
+
+        for (li, l) in self.layers.iter().enumerate() {
+            for i in 0..n {
+                rms_norm(
+                    &x[i * h..(i + 1) * h],
+                    &l.attn_norm,
+                    eps,
+                    &mut xn[i * h..(i + 1) * h],
+                );
+            }
+            l.wq.matmul(&xn, n, &mut q, t);
+            l.wk.matmul(&xn, n, &mut k, t);
+            l.wv.matmul(&xn, n, &mut v, t);
+            for i in 0..n {
+                let (qi, ki, vi) = (
+                    &mut q[i * qd..(i + 1) * qd],
+                    &mut k[i * kvd..(i + 1) * kvd],
+                    &mut v[i * kvd..(i + 1) * kvd],
+                );
+                add_bias(qi, &l.bq);
+                add_bias(ki, &l.bk);
+                add_bias(vi, &l.bv);
+                let (c, sn) = (
+                    &cos[i * half..(i + 1) * half],
+                    &sin[i * half..(i + 1) * half],
+                );
+                self.rope.apply(qi, hd, c, sn);
+                self.rope.apply(ki, hd, c, sn);
+                cache.store(li, p0 + i, ki, vi);
+            }
+            let (ks, vs) = cache.layer(li, p0 + n);
+            for i in 0..n {
+                let ctx = p0 + i + 1;
+                for head in 0..nh {
+                    let kvh = head / group;
+                    let qh = &q[i * qd + head * hd..i * qd + (head + 1) * hd];
+                    attend(
+                        qh,
+                        ks,
+                        vs,
+                        kvd,
+                        kvh * hd,
+                        hd,
+                        scale,
+                        &mut scores[..ctx],
+                        &mut att[i * qd + head * hd..i * qd + (head + 1) * hd],
+                    );
+                }
+            }
+            l.wo.matmul(&att, n, &mut xn, t);
+            for (a, d) in x.iter_mut().zip(&xn) {
+                *a += d;
+            }
+            for i in 0..n {
+                rms_norm(
+                    &x[i * h..(i + 1) * h],
+                    &l.ffn_norm,
+                    eps,
+                    &mut xn[i * h..(i + 1) * h],
+                );
+            }
+            l.w_gate.matmul(&xn, n, &mut gate, t);
+            l.w_up.matmul(&xn, n, &mut up, t);
+            for (g, u) in gate.iter_mut().zip(&up) {
+                *g = *g / (1.0 + (-*g).exp()) * u;
+            }
+            l.w_down.matmul(&gate, n, &mut xn, t);
+            for (a, d) in x.iter_mut().zip(&xn) {
+                *a += d;
+            }
+        }
+        cache.len = p0 + n;
+        if want_logits {
+            s.x.copy_from_slice(&x[(n - 1) * h..n * h]);
+            rms_norm(&s.x, &self.norm, eps, &mut s.xn);
+            self.lm_head
+                .as_ref()
+                .unwrap_or(&self.embed)
+                .matvec(&s.xn, &mut s.logits, t);
+        }
+        Ok(())
+    }
+}
+
+/// Prompt tokens per batched forward pass: bounds the activation buffers
+/// (`PREFILL_BATCH × intermediate` floats) while amortizing weight reads.
+const PREFILL_BATCH: usize = 128;
+
+/// One head's causal attention: softmax(q·Kᵀ·scale)·V over the `scores.len()` cached
+/// positions, reading head `off..off+hd` of each `kvd`-wide cache row.
+#[allow(clippy::too_many_arguments)]
+fn attend(
+    q: &[f32],
+    ks: &[f32],
+    vs: &[f32],
+    kvd: usize,
+    off: usize,
+    hd: usize,
+    scale: f32,
+    scores: &mut [f32],
+    out: &mut [f32],
+) {
+    let mut max = f32::NEG_INFINITY;
+    for (p, sc) in scores.iter_mut().enumerate() {
+        *sc = weight::dot_f32(q, &ks[p * kvd + off..p * kvd + off + hd]) * scale;
+        max = max.max(*sc);
+    }
+    let mut sum = 0f32;
+    for sc in scores.iter_mut() {
+        *sc = (*sc - max).exp();
+        sum += *sc;
+    }
+    out.fill(0.0);
+    for (p, sc) in scores.iter().enumerate() {
+        let w = sc / sum;
+        for (o, vv) in out.iter_mut().zip(&vs[p * kvd + off..p * kvd + off + hd]) {
+            *o += w * vv;
+        }
     }
 }

@@ -102,6 +102,56 @@ impl Weight {
     }
 }
 
+impl Weight {
+    /// Y = X · Wᵀ for a batch: `x` is `n × cols` row-major, `y` is `n × rows`. Each weight
+    /// row is decoded once and used for every token, so prefill reads the weights once per
+    /// batch instead of once per token. For f32 weights each output equals `matvec`'s.
+    pub fn matmul(&self, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
+        debug_assert_eq!(x.len(), n * self.cols);
+        debug_assert_eq!(y.len(), n * self.rows);
+        // Rows × tokens, so that each thread owns a contiguous slice; transposed below.
+        let mut yt = vec![0f32; self.rows * n];
+        let work = |first: usize, out: &mut [f32]| {
+            let mut row = vec![0f32; self.cols];
+            for (i, o) in out.chunks_exact_mut(n).enumerate() {
+                let r = first + i;
+                let w: &[f32] = match &self.data {
+                    WeightData::F32(v) => &v[r * self.cols..(r + 1) * self.cols],
+                    WeightData::Blocks(_) => {
+                        self.row(r, &mut row);
+                        &row
+                    }
+                };
+                for (t, v) in o.iter_mut().enumerate() {
+                    *v = dot_f32(w, &x[t * self.cols..(t + 1) * self.cols]);
+                }
+            }
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        if threads > 1 {
+            let per = self.rows.div_ceil(threads);
+            std::thread::scope(|s| {
+                for (k, chunk) in yt.chunks_mut(per * n).enumerate() {
+                    let work = &work;
+                    s.spawn(move || work(k * per, chunk));
+                }
+            });
+        } else {
+            work(0, &mut yt);
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = threads;
+            work(0, &mut yt);
+        }
+        for r in 0..self.rows {
+            for t in 0..n {
+                y[t * self.rows + r] = yt[r * n + t];
+            }
+        }
+    }
+}
+
 /// f32 dot product with 8 independent accumulators, so the compiler can vectorize
 /// it without reassociation flags.
 #[inline]
