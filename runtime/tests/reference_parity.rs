@@ -179,13 +179,25 @@ fn check_quant_bands(name: &str, f32_runs: &[(Vec<u32>, Vec<f32>)], floors: &[(&
 #[test]
 fn smollm2_matches_transformers() {
     let runs = check_model("smollm2");
-    check_quant_bands("smollm2", &runs, &[("q8_0", 0.9995, 0), ("q4_0", 0.0, 0)]);
+    // Measured: q8_0 0.999604 and 19/20 (the one flip is a 0.085-logit near-tie);
+    // q4_0 0.978006 and 11/20 (re-quantized from the GGUF's Q4_1 weights).
+    check_quant_bands(
+        "smollm2",
+        &runs,
+        &[("q8_0", 0.9995, 19), ("q4_0", 0.975, 11)],
+    );
 }
 
 #[test]
 fn qwen25_matches_transformers() {
     let runs = check_model("qwen2.5");
-    check_quant_bands("qwen2.5", &runs, &[("q8_0", 0.9995, 0), ("q4_0", 0.0, 0)]);
+    // Measured: q8_0 0.999923 and 20/20; q4_0 0.916908 and 17/20 (re-quantized from
+    // the GGUF's Q4_K/Q5_0/Q6_K mix; typical prompt cosine 0.975).
+    check_quant_bands(
+        "qwen2.5",
+        &runs,
+        &[("q8_0", 0.9995, 20), ("q4_0", 0.91, 17)],
+    );
 }
 
 #[test]
