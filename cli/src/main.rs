@@ -145,16 +145,22 @@ fn now_unix() -> i64 {
 }
 
 /// Render `messages` (+tools) through the model's template.
-fn render(
-    text: &TextSide,
-    messages: &Path,
-    tools: &Option<PathBuf>,
-    no_gen: bool,
-    now: Option<i64>,
-) -> Result<String> {
-    let m = read_json_file(messages)?;
-    let t = tools.as_deref().map(read_json_file).transpose()?;
-    text.render(&m, t.as_ref(), !no_gen, now.unwrap_or_else(now_unix))
+fn render(text: &TextSide, chat: &ChatArgs) -> Result<String> {
+    let m = read_json_file(&chat.messages)?;
+    let t = chat.tools.as_deref().map(read_json_file).transpose()?;
+    text.render(
+        &m,
+        t.as_ref(),
+        !chat.no_generation_prompt,
+        chat.now.unwrap_or_else(now_unix),
+    )
+}
+
+/// The rendered prompt and its token ids.
+fn prompt(text: &TextSide, chat: &ChatArgs) -> Result<(String, Vec<u32>)> {
+    let r = render(text, chat)?;
+    let ids = text.encode_rendered(&r)?;
+    Ok((r, ids))
 }
 
 fn open_text(model: &Path) -> Result<TextSide> {
@@ -299,13 +305,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Render { model, chat } => {
             let text = open_text(&model)?;
-            let r = render(
-                &text,
-                &chat.messages,
-                &chat.tools,
-                chat.no_generation_prompt,
-                chat.now,
-            )?;
+            let r = render(&text, &chat)?;
             if cli.json {
                 print_json(
                     &json!({"rendered": r, "sha256": slm_runtime::format::layout::sha256_hex(r.as_bytes())}),
@@ -316,11 +316,17 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Tokenize { model, text, chat } => {
             let side = open_text(&model)?;
-            let (ids, rendered) = match (text, &chat.messages) {
+            let (ids, rendered) = match (text, chat.messages) {
                 (Some(t), None) => (side.tokenizer.encode(&t, true)?, None),
-                (None, Some(m)) => {
-                    let r = render(&side, m, &chat.tools, chat.no_generation_prompt, chat.now)?;
-                    (side.encode_rendered(&r)?, Some(r))
+                (None, Some(messages)) => {
+                    let chat = ChatArgs {
+                        messages,
+                        tools: chat.tools,
+                        no_generation_prompt: chat.no_generation_prompt,
+                        now: chat.now,
+                    };
+                    let (r, ids) = prompt(&side, &chat)?;
+                    (ids, Some(r))
                 }
                 _ => {
                     return Err(SlmError::Invalid(
@@ -345,14 +351,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Logits { model, chat, out } => {
             let eng = Engine::load_file(&model)?;
-            let r = render(
-                &eng.text,
-                &chat.messages,
-                &chat.tools,
-                chat.no_generation_prompt,
-                chat.now,
-            )?;
-            let ids = eng.text.encode_rendered(&r)?;
+            let (_, ids) = prompt(&eng.text, &chat)?;
             let logits = eng.first_logits(&ids)?;
             let bytes: Vec<u8> = logits.iter().flat_map(|v| v.to_le_bytes()).collect();
             std::fs::write(&out, bytes).map_err(|e| SlmError::io(out.display(), e))?;
@@ -377,14 +376,7 @@ fn run(cli: Cli) -> Result<()> {
             max_tokens,
         } => {
             let eng = Engine::load_file(&model)?;
-            let r = render(
-                &eng.text,
-                &chat.messages,
-                &chat.tools,
-                chat.no_generation_prompt,
-                chat.now,
-            )?;
-            let ids = eng.text.encode_rendered(&r)?;
+            let (_, ids) = prompt(&eng.text, &chat)?;
             let g = eng.greedy(&ids, max_tokens)?;
             if cli.json {
                 print_json(

@@ -324,6 +324,16 @@ fn doy_jan(y: i64, m: i64, d: i64) -> i64 {
 mod tests {
     use super::*;
 
+    fn render(template: &str) -> Result<String> {
+        ChatTemplate::new(template)?.render(&RenderInput {
+            messages: &serde_json::json!([]),
+            tools: None,
+            add_generation_prompt: false,
+            special_tokens: &Map::new(),
+            now_unix: 0,
+        })
+    }
+
     #[test]
     fn strftime_known_dates() {
         // 2024-07-26 00:00:00 UTC was a Friday.
@@ -334,58 +344,54 @@ mod tests {
         assert_eq!(strftime(0, "%Y-%m-%d %A"), "1970-01-01 Thursday");
     }
 
+    /// Expected strings are Python's `json.dumps(x, ensure_ascii=False, ...)` output.
     #[test]
     fn tojson_is_python_json_dumps() {
-        let t = ChatTemplate::new("{{ x | tojson }}|{{ x | tojson(indent=2) }}").unwrap();
-        let _ = t;
-        let env_t =
-            ChatTemplate::new("{{ {'a': 1, 'b': [1.5, 'é<\"'], 'c': none, 'd': true} | tojson }}")
-                .unwrap();
-        let out = env_t
-            .render(&RenderInput {
-                messages: &serde_json::json!([]),
-                tools: None,
-                add_generation_prompt: false,
-                special_tokens: &Map::new(),
-                now_unix: 0,
-            })
-            .unwrap();
-        assert_eq!(out, r#"{"a": 1, "b": [1.5, "é<\""], "c": null, "d": true}"#);
+        let x =
+            r#"{'a': 1, 'b': [1.5, 'é<"'], 'c': none, 'd': true, 'e': 0.00001, 'f': 2.0, 'g': {}}"#;
+        let out = render(&format!("{{{{ {x} | tojson }}}}")).unwrap();
+        assert_eq!(
+            out,
+            r#"{"a": 1, "b": [1.5, "é<\""], "c": null, "d": true, "e": 1e-05, "f": 2.0, "g": {}}"#
+        );
+        let out = render(&format!("{{{{ {x} | tojson(indent=2) }}}}")).unwrap();
+        assert_eq!(
+            out,
+            "{\n  \"a\": 1,\n  \"b\": [\n    1.5,\n    \"é<\\\"\"\n  ],\n  \"c\": null,\n  \"d\": true,\n  \"e\": 1e-05,\n  \"f\": 2.0,\n  \"g\": {}\n}"
+        );
+        let out = render(&format!(
+            "{{{{ {x} | tojson(separators=[',', ':'], sort_keys=true) }}}}"
+        ))
+        .unwrap();
+        assert_eq!(
+            out,
+            r#"{"a":1,"b":[1.5,"é<\""],"c":null,"d":true,"e":1e-05,"f":2.0,"g":{}}"#
+        );
+        let out = render("{{ [1, 2] | tojson(indent=1, separators=[', ', ': ']) }}").unwrap();
+        assert_eq!(out, "[\n 1, \n 2\n]");
     }
 
     #[test]
     fn raise_exception_is_an_error_with_message() {
-        let t = ChatTemplate::new("{{ raise_exception('no system role') }}").unwrap();
-        let e = t
-            .render(&RenderInput {
-                messages: &serde_json::json!([]),
-                tools: None,
-                add_generation_prompt: false,
-                special_tokens: &Map::new(),
-                now_unix: 0,
-            })
-            .unwrap_err();
+        let e = render("{{ raise_exception('no system role') }}").unwrap_err();
         assert!(e.to_string().contains("no system role"), "{e}");
     }
 
     #[test]
     fn fuel_bounds_runaway_templates() {
-        let t = ChatTemplate::new(
+        let e = render(
             "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
         )
-        .unwrap();
-        let e = t
-            .render(&RenderInput {
-                messages: &serde_json::json!([]),
-                tools: None,
-                add_generation_prompt: false,
-                special_tokens: &Map::new(),
-                now_unix: 0,
-            })
-            .unwrap_err();
+        .unwrap_err();
         assert!(
             e.to_string().contains("fuel") || e.to_string().contains("range"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn template_syntax_errors_carry_the_line() {
+        let e = render("line one\n{% if %}").unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
     }
 }

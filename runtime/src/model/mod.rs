@@ -54,36 +54,46 @@ pub struct Model {
     pub threads: usize,
 }
 
-/// Working memory for one forward step, allocated once per session.
+/// Working memory for forward passes of up to `batch` tokens, allocated once per
+/// session so the decode loop allocates nothing.
 pub struct Scratch {
+    batch: usize,
+    /// [batch, hidden] residual stream, and its normalized / projected copy.
     x: Vec<f32>,
     xn: Vec<f32>,
+    /// [batch, q_dim], [batch, kv_dim], [batch, kv_dim], [batch, q_dim]
     q: Vec<f32>,
     k: Vec<f32>,
     v: Vec<f32>,
-    att_out: Vec<f32>,
-    scores: Vec<f32>,
+    att: Vec<f32>,
+    /// [batch, intermediate]
     gate: Vec<f32>,
     up: Vec<f32>,
+    /// [batch, head_dim/2]
     cos: Vec<f32>,
     sin: Vec<f32>,
+    /// [capacity] attention scores of one head.
+    scores: Vec<f32>,
+    /// [vocab] next-token logits of the last position.
     pub logits: Vec<f32>,
 }
 
 impl Scratch {
     pub fn new(cfg: &ModelConfig, capacity: usize) -> Scratch {
+        let b = PREFILL_BATCH.min(capacity.max(1));
         Scratch {
-            x: vec![0.0; cfg.hidden_size],
-            xn: vec![0.0; cfg.hidden_size],
-            q: vec![0.0; cfg.q_dim()],
-            k: vec![0.0; cfg.kv_dim()],
-            v: vec![0.0; cfg.kv_dim()],
-            att_out: vec![0.0; cfg.q_dim()],
+            batch: b,
+            x: vec![0.0; b * cfg.hidden_size],
+            xn: vec![0.0; b * cfg.hidden_size],
+            q: vec![0.0; b * cfg.q_dim()],
+            k: vec![0.0; b * cfg.kv_dim()],
+            v: vec![0.0; b * cfg.kv_dim()],
+            att: vec![0.0; b * cfg.q_dim()],
+            gate: vec![0.0; b * cfg.intermediate_size],
+            up: vec![0.0; b * cfg.intermediate_size],
+            cos: vec![0.0; b * cfg.head_dim / 2],
+            sin: vec![0.0; b * cfg.head_dim / 2],
             scores: vec![0.0; capacity],
-            gate: vec![0.0; cfg.intermediate_size],
-            up: vec![0.0; cfg.intermediate_size],
-            cos: vec![0.0; cfg.head_dim / 2],
-            sin: vec![0.0; cfg.head_dim / 2],
             logits: vec![0.0; cfg.vocab_size],
         }
     }
@@ -261,91 +271,14 @@ impl Model {
         s: &mut Scratch,
         want_logits: bool,
     ) -> Result<()> {
-        let cfg = &self.cfg;
-        let pos = cache.len;
-        if pos >= cache.capacity {
-            return Err(SlmError::Invalid(format!(
-                "context full: {} of {} positions used",
-                pos, cache.capacity
-            )));
-        }
-        if token as usize >= cfg.vocab_size {
-            return Err(SlmError::Invalid(format!(
-                "token id {token} is outside the vocab ({})",
-                cfg.vocab_size
-            )));
-        }
-        let eps = cfg.rms_norm_eps as f32;
-        let (hd, nh, nkv) = (cfg.head_dim, cfg.num_heads, cfg.num_kv_heads);
-        let group = nh / nkv;
-        let scale = 1.0 / (hd as f32).sqrt();
-        let t = self.threads;
-        self.embed.row(token as usize, &mut s.x);
-        self.rope.angles(pos, &mut s.cos, &mut s.sin);
-
-        for (li, l) in self.layers.iter().enumerate() {
-            // Attention block.
-            rms_norm(&s.x, &l.attn_norm, eps, &mut s.xn);
-            l.wq.matvec(&s.xn, &mut s.q, t);
-            l.wk.matvec(&s.xn, &mut s.k, t);
-            l.wv.matvec(&s.xn, &mut s.v, t);
-            add_bias(&mut s.q, &l.bq);
-            add_bias(&mut s.k, &l.bk);
-            add_bias(&mut s.v, &l.bv);
-            self.rope.apply(&mut s.q, hd, &s.cos, &s.sin);
-            self.rope.apply(&mut s.k, hd, &s.cos, &s.sin);
-            cache.store(li, pos, &s.k, &s.v);
-            let n = pos + 1;
-            let (ks, vs) = cache.layer(li, n);
-            let kvd = cfg.kv_dim();
-            for h in 0..nh {
-                let kvh = h / group;
-                attend(
-                    &s.q[h * hd..(h + 1) * hd],
-                    ks,
-                    vs,
-                    kvd,
-                    kvh * hd,
-                    hd,
-                    scale,
-                    &mut s.scores[..n],
-                    &mut s.att_out[h * hd..(h + 1) * hd],
-                );
-            }
-            l.wo.matvec(&s.att_out, &mut s.xn, t);
-            for (x, d) in s.x.iter_mut().zip(&s.xn) {
-                *x += d;
-            }
-
-            // SwiGLU MLP block.
-            rms_norm(&s.x, &l.ffn_norm, eps, &mut s.xn);
-            l.w_gate.matvec(&s.xn, &mut s.gate, t);
-            l.w_up.matvec(&s.xn, &mut s.up, t);
-            for (g, u) in s.gate.iter_mut().zip(&s.up) {
-                *g = *g / (1.0 + (-*g).exp()) * u;
-            }
-            l.w_down.matvec(&s.gate, &mut s.xn, t);
-            for (x, d) in s.x.iter_mut().zip(&s.xn) {
-                *x += d;
-            }
-        }
-        cache.len = pos + 1;
-        if want_logits {
-            rms_norm(&s.x, &self.norm, eps, &mut s.xn);
-            self.lm_head
-                .as_ref()
-                .unwrap_or(&self.embed)
-                .matvec(&s.xn, &mut s.logits, t);
-        }
-        Ok(())
+        self.check_room(&[token], cache)?;
+        self.forward_batch(&[token], cache, s, want_logits)
     }
 
-    /// Prefill `tokens` after whatever the cache holds; logits of the last one in
-    /// `s.logits`. Runs in batches so each weight is read once per batch.
-    pub fn prefill(&self, tokens: &[u32], cache: &mut KvCache, s: &mut Scratch) -> Result<()> {
+    fn check_room(&self, tokens: &[u32], cache: &KvCache) -> Result<()> {
         if cache.len + tokens.len() > cache.capacity {
             return Err(SlmError::Invalid(format!(
-                "prompt of {} tokens does not fit: {} of {} context positions already used",
+                "context full: {} tokens do not fit, {} of {} positions already used",
                 tokens.len(),
                 cache.len,
                 cache.capacity
@@ -357,10 +290,16 @@ impl Model {
                 self.cfg.vocab_size
             )));
         }
-        let chunks = tokens.chunks(PREFILL_BATCH);
-        let last = chunks.len().saturating_sub(1);
-        for (i, chunk) in tokens.chunks(PREFILL_BATCH).enumerate() {
-            self.forward_batch(chunk, cache, s, i == last)?;
+        Ok(())
+    }
+
+    /// Prefill `tokens` after whatever the cache holds; logits of the last one in
+    /// `s.logits`. Runs in batches so each weight is read once per batch.
+    pub fn prefill(&self, tokens: &[u32], cache: &mut KvCache, s: &mut Scratch) -> Result<()> {
+        self.check_room(tokens, cache)?;
+        let n = tokens.len().div_ceil(s.batch);
+        for (i, chunk) in tokens.chunks(s.batch).enumerate() {
+            self.forward_batch(chunk, cache, s, i + 1 == n)?;
         }
         Ok(())
     }
@@ -390,27 +329,38 @@ impl Model {
         let t = self.threads;
         let half = hd / 2;
 
-        let mut x = vec![0f32; n * h];
+        let Scratch {
+            x,
+            xn,
+            q,
+            k,
+            v,
+            att,
+            gate,
+            up,
+            cos,
+            sin,
+            scores,
+            logits,
+            ..
+        } = s;
+        let (x, xn) = (&mut x[..n * h], &mut xn[..n * h]);
+        let (q, k, v, att) = (
+            &mut q[..n * qd],
+            &mut k[..n * kvd],
+            &mut v[..n * kvd],
+            &mut att[..n * qd],
+        );
+        let (gate, up) = (&mut gate[..n * inter], &mut up[..n * inter]);
+        let (cos, sin) = (&mut cos[..n * half], &mut sin[..n * half]);
         for (i, &tok) in toks.iter().enumerate() {
             self.embed.row(tok as usize, &mut x[i * h..(i + 1) * h]);
-        }
-        let mut cos = vec![0f32; n * half];
-        let mut sin = vec![0f32; n * half];
-        for i in 0..n {
             self.rope.angles(
                 p0 + i,
                 &mut cos[i * half..(i + 1) * half],
                 &mut sin[i * half..(i + 1) * half],
             );
         }
-        let mut xn = vec![0f32; n * h];
-        let mut q = vec![0f32; n * qd];
-        let mut k = vec![0f32; n * kvd];
-        let mut v = vec![0f32; n * kvd];
-        let mut att = vec![0f32; n * qd];
-        let mut gate = vec![0f32; n * inter];
-        let mut up = vec![0f32; n * inter];
-        let mut scores = vec![0f32; p0 + n];
 
         for (li, l) in self.layers.iter().enumerate() {
             for i in 0..n {
@@ -421,9 +371,9 @@ impl Model {
                     &mut xn[i * h..(i + 1) * h],
                 );
             }
-            l.wq.matmul(&xn, n, &mut q, t);
-            l.wk.matmul(&xn, n, &mut k, t);
-            l.wv.matmul(&xn, n, &mut v, t);
+            l.wq.matmul(xn, n, q, t);
+            l.wk.matmul(xn, n, k, t);
+            l.wv.matmul(xn, n, v, t);
             for i in 0..n {
                 let (qi, ki, vi) = (
                     &mut q[i * qd..(i + 1) * qd],
@@ -460,8 +410,8 @@ impl Model {
                     );
                 }
             }
-            l.wo.matmul(&att, n, &mut xn, t);
-            for (a, d) in x.iter_mut().zip(&xn) {
+            l.wo.matmul(att, n, xn, t);
+            for (a, d) in x.iter_mut().zip(xn.iter()) {
                 *a += d;
             }
             for i in 0..n {
@@ -472,24 +422,24 @@ impl Model {
                     &mut xn[i * h..(i + 1) * h],
                 );
             }
-            l.w_gate.matmul(&xn, n, &mut gate, t);
-            l.w_up.matmul(&xn, n, &mut up, t);
-            for (g, u) in gate.iter_mut().zip(&up) {
+            l.w_gate.matmul(xn, n, gate, t);
+            l.w_up.matmul(xn, n, up, t);
+            for (g, u) in gate.iter_mut().zip(up.iter()) {
                 *g = *g / (1.0 + (-*g).exp()) * u;
             }
-            l.w_down.matmul(&gate, n, &mut xn, t);
-            for (a, d) in x.iter_mut().zip(&xn) {
+            l.w_down.matmul(gate, n, xn, t);
+            for (a, d) in x.iter_mut().zip(xn.iter()) {
                 *a += d;
             }
         }
         cache.len = p0 + n;
         if want_logits {
-            s.x.copy_from_slice(&x[(n - 1) * h..n * h]);
-            rms_norm(&s.x, &self.norm, eps, &mut s.xn);
+            let last = &x[(n - 1) * h..n * h];
+            rms_norm(last, &self.norm, eps, &mut xn[..h]);
             self.lm_head
                 .as_ref()
                 .unwrap_or(&self.embed)
-                .matvec(&s.xn, &mut s.logits, t);
+                .matvec(&xn[..h], logits, t);
         }
         Ok(())
     }

@@ -109,6 +109,10 @@ impl Weight {
     pub fn matmul(&self, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
         debug_assert_eq!(x.len(), n * self.cols);
         debug_assert_eq!(y.len(), n * self.rows);
+        if n == 1 {
+            // Decode: no transposition buffer, nothing allocated.
+            return self.matvec(x, y, threads);
+        }
         // Rows × tokens, so that each thread owns a contiguous slice; transposed below.
         let mut yt = vec![0f32; self.rows * n];
         let work = |first: usize, out: &mut [f32]| {
