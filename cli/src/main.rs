@@ -10,9 +10,11 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
-use slm_runtime::engine::{Engine, TextSide};
+use slm_runtime::engine::{Engine, GenerateOptions, TextSide};
 use slm_runtime::format::reader::SlmFile;
 use slm_runtime::format::writer::{self, QuantPolicy};
+use slm_runtime::sampling::SamplerConfig;
+use slm_runtime::stopping::LoopConfig;
 use slm_runtime::{import, Result, SlmError};
 
 #[derive(Parser)]
@@ -66,14 +68,116 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
-    /// Greedy generation until an EOS id or --max-tokens.
+    /// Generate a reply: greedy by default, or sampled with a preset and flags.
     Generate {
         model: PathBuf,
         #[command(flatten)]
         chat: ChatArgs,
-        #[arg(long, default_value_t = 256)]
-        max_tokens: usize,
+        #[command(flatten)]
+        gen: GenArgs,
     },
+}
+
+#[derive(Args)]
+struct GenArgs {
+    #[arg(long, default_value_t = 256)]
+    max_tokens: usize,
+    /// chat, precise, creative, code, json (greedy) or model (generation_config).
+    #[arg(long, default_value = "json")]
+    preset: String,
+    #[arg(long)]
+    temperature: Option<f32>,
+    #[arg(long)]
+    top_k: Option<usize>,
+    #[arg(long)]
+    top_p: Option<f32>,
+    #[arg(long)]
+    min_p: Option<f32>,
+    #[arg(long)]
+    typical_p: Option<f32>,
+    #[arg(long)]
+    repetition_penalty: Option<f32>,
+    #[arg(long)]
+    presence_penalty: Option<f32>,
+    #[arg(long)]
+    frequency_penalty: Option<f32>,
+    /// ID=BIAS, repeatable.
+    #[arg(long)]
+    logit_bias: Vec<String>,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Stop when the text contains this string (repeatable); it is not emitted.
+    #[arg(long)]
+    stop: Vec<String>,
+    /// Stop at this token id (repeatable), besides the model's EOS ids.
+    #[arg(long)]
+    stop_token: Vec<u32>,
+    /// Turn off the repeated n-gram detector.
+    #[arg(long)]
+    no_loop_detection: bool,
+    /// Write the per-step record (candidates, probabilities, draws) as JSON.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+}
+
+impl GenArgs {
+    fn options(&self, text: &TextSide) -> Result<GenerateOptions> {
+        let mut c = match self.preset.as_str() {
+            "model" => SamplerConfig::from_generation_config(&text.manifest.generation_config),
+            p => SamplerConfig::preset(p).ok_or_else(|| {
+                SlmError::Invalid(format!(
+                    "--preset {p}: expected model or one of {:?}",
+                    SamplerConfig::preset_names()
+                ))
+            })?,
+        };
+        if let Some(v) = self.temperature {
+            c.temperature = v;
+        }
+        if let Some(v) = self.top_k {
+            c.top_k = v;
+        }
+        if let Some(v) = self.top_p {
+            c.top_p = v;
+        }
+        if let Some(v) = self.min_p {
+            c.min_p = v;
+        }
+        if let Some(v) = self.typical_p {
+            c.typical_p = v;
+        }
+        if let Some(v) = self.repetition_penalty {
+            c.repetition_penalty = v;
+        }
+        if let Some(v) = self.presence_penalty {
+            c.presence_penalty = v;
+        }
+        if let Some(v) = self.frequency_penalty {
+            c.frequency_penalty = v;
+        }
+        for b in &self.logit_bias {
+            let bad = || SlmError::Invalid(format!("--logit-bias {b}: expected ID=BIAS"));
+            let (id, v) = b.split_once('=').ok_or_else(bad)?;
+            c.logit_bias.push((
+                id.parse().map_err(|_| bad())?,
+                v.parse().map_err(|_| bad())?,
+            ));
+        }
+        c.seed = self.seed;
+        c.validate()?;
+        Ok(GenerateOptions {
+            sampler: c,
+            max_tokens: self.max_tokens,
+            stop_strings: self.stop.clone(),
+            stop_token_ids: self.stop_token.clone(),
+            loop_detection: if self.no_loop_detection {
+                None
+            } else {
+                Some(LoopConfig::default())
+            },
+            trace: self.trace.is_some(),
+        })
+    }
 }
 
 #[derive(Args)]
@@ -370,21 +474,34 @@ fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
-        Cmd::Generate {
-            model,
-            chat,
-            max_tokens,
-        } => {
+        Cmd::Generate { model, chat, gen } => {
             let eng = Engine::load_file(&model)?;
+            let opts = gen.options(&eng.text)?;
             let (_, ids) = prompt(&eng.text, &chat)?;
-            let g = eng.greedy(&ids, max_tokens)?;
+            let stream = !cli.json;
+            let g = eng.generate(&ids, &opts, &mut |piece, _| {
+                if stream {
+                    let _ = stdout_write(piece.as_bytes());
+                }
+            })?;
+            if let Some(path) = &gen.trace {
+                let record = json!({"prompt_ids": ids, "sampler": opts.sampler, "steps": g.steps, "stop_reason": g.stop_reason, "stop_detail": g.stop_detail});
+                std::fs::write(path, serde_json::to_vec_pretty(&record).unwrap())
+                    .map_err(|e| SlmError::io(path.display(), e))?;
+            }
             if cli.json {
-                print_json(
-                    &json!({"ids": g.ids, "text": g.text, "stop_reason": g.stop_reason, "prompt_tokens": ids.len()}),
-                )
+                print_json(&json!({
+                    "ids": g.ids, "text": g.text, "stop_reason": g.stop_reason, "stop_detail": g.stop_detail,
+                    "prompt_tokens": g.prompt_tokens, "timings": g.timings,
+                }))
             } else {
-                stdout_write(format!("{}\n", g.text).as_bytes())?;
-                eprintln!("[stop: {}, {} tokens]", g.stop_reason, g.ids.len());
+                stdout_write(b"\n")?;
+                eprintln!(
+                    "[stop: {}, {} tokens, {}]",
+                    g.stop_reason.as_str(),
+                    g.ids.len(),
+                    g.stop_detail
+                );
                 Ok(())
             }
         }

@@ -370,3 +370,65 @@ fn an_over_long_prompt_is_refused_with_the_numbers() {
     let e = stderr(&o);
     assert!(e.contains("context holds 8192"), "{e}");
 }
+
+#[test]
+fn sampler_flags_are_validated_by_name() {
+    let case = golden_case("plain_ascii");
+    let m = write_messages("sampler", &case);
+    let model = smol_slm();
+    for (flags, want) in [
+        (vec!["--temperature", "-1"], "temperature"),
+        (vec!["--top-p", "1.5"], "top_p"),
+        (vec!["--min-p", "1"], "min_p"),
+        (vec!["--preset", "wild"], "--preset wild"),
+        (vec!["--logit-bias", "12"], "ID=BIAS"),
+    ] {
+        let mut args = vec![
+            "generate",
+            model.to_str().unwrap(),
+            "--messages",
+            m.to_str().unwrap(),
+        ];
+        args.extend(flags.iter());
+        let o = slm(&args);
+        assert_eq!(o.status.code(), Some(1), "{flags:?}");
+        assert!(stderr(&o).contains(want), "{flags:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn seeded_cli_runs_repeat_and_write_a_trace() {
+    let case = golden_case("plain_ascii");
+    let m = write_messages("seeded", &case);
+    let trace = tmp("trace.json");
+    let run = || {
+        let o = slm(&[
+            "--json",
+            "generate",
+            smol_slm().to_str().unwrap(),
+            "--messages",
+            m.to_str().unwrap(),
+            "--preset",
+            "creative",
+            "--seed",
+            "99",
+            "--max-tokens",
+            "12",
+            "--trace",
+            trace.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    let (a, b) = (run(), run());
+    let va: Value = serde_json::from_slice(&a).unwrap();
+    let vb: Value = serde_json::from_slice(&b).unwrap();
+    assert_eq!(va["ids"], vb["ids"]);
+    assert_eq!(va["text"], vb["text"]);
+    for key in ["stop_reason", "stop_detail", "prompt_tokens", "timings"] {
+        assert!(!va[key].is_null(), "{key} missing");
+    }
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert_eq!(t["sampler"]["seed"], 99);
+    assert!(t["steps"].as_array().unwrap().len() >= va["ids"].as_array().unwrap().len());
+}

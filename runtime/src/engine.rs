@@ -4,6 +4,8 @@
 use crate::error::{Result, SlmError};
 use crate::format::manifest::Manifest;
 use crate::model::{Model, Scratch};
+use crate::sampling::{Sampler, SamplerConfig, StepTrace};
+use crate::stopping::{LoopConfig, StopReason, TextStream};
 use crate::template::{ChatTemplate, RenderInput};
 use crate::tokenizer::Tokenizer;
 
@@ -85,11 +87,72 @@ pub struct Engine {
     pub model: Model,
 }
 
+/// What to generate and when to stop.
+#[derive(Clone, Debug)]
+pub struct GenerateOptions {
+    pub sampler: SamplerConfig,
+    pub max_tokens: usize,
+    pub stop_strings: Vec<String>,
+    pub stop_token_ids: Vec<u32>,
+    /// None disables loop detection.
+    pub loop_detection: Option<LoopConfig>,
+    /// Keep a per-step record (`Generation::steps`).
+    pub trace: bool,
+}
+
+impl GenerateOptions {
+    /// Greedy decoding until an EOS id or `max_tokens`, nothing else.
+    pub fn greedy(max_tokens: usize) -> GenerateOptions {
+        GenerateOptions {
+            sampler: SamplerConfig::preset("json").expect("built-in preset"),
+            max_tokens,
+            stop_strings: vec![],
+            stop_token_ids: vec![],
+            loop_detection: None,
+            trace: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Timings {
+    pub prefill_ms: f64,
+    pub decode_ms: f64,
+    pub prefill_tok_s: f64,
+    pub decode_tok_s: f64,
+}
+
 #[derive(Debug, serde::Serialize)]
-pub struct Generated {
+pub struct Generation {
+    /// Generated ids (the stopping EOS / stop token is not included).
     pub ids: Vec<u32>,
+    /// Decoded text without special tokens, cut before a matched stop string.
     pub text: String,
-    pub stop_reason: &'static str,
+    pub stop_reason: StopReason,
+    /// The token, stop string span or loop pattern that ended generation.
+    pub stop_detail: serde_json::Value,
+    pub prompt_tokens: usize,
+    pub timings: Timings,
+    /// Per-step record when `GenerateOptions::trace` is set.
+    pub steps: Vec<StepTrace>,
+}
+
+/// Milliseconds from a monotonic clock (wasm32 has none in std: timings read 0 there).
+fn now_ms() -> f64 {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use std::sync::OnceLock;
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        START
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_secs_f64()
+            * 1e3
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        0.0
+    }
 }
 
 impl Engine {
@@ -141,38 +204,114 @@ impl Engine {
         Ok(s.logits)
     }
 
-    /// Greedy decoding until an EOS id or `max_tokens`.
-    pub fn greedy(&self, ids: &[u32], max_tokens: usize) -> Result<Generated> {
+    /// Generate from prompt `ids`. `on_text` receives each newly showable piece of text
+    /// (never broken UTF-8, never part of a stop string) with the step's record.
+    pub fn generate(
+        &self,
+        ids: &[u32],
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> Result<Generation> {
         if ids.is_empty() {
             return Err(SlmError::Invalid("empty prompt".into()));
         }
         let ctx = self.context_len();
         check_fits(ids.len(), 1, ctx)?;
-        let cap = (ids.len() + max_tokens).min(ctx);
+        let mut sampler = Sampler::new(opts.sampler.clone())?;
+        let cap = (ids.len() + opts.max_tokens).min(ctx);
         let mut cache = self.model.new_cache(cap);
         let mut s = Scratch::new(&self.model.cfg, cap);
+        let t0 = now_ms();
         self.model.prefill(ids, &mut cache, &mut s)?;
+        let t1 = now_ms();
+        let mut context = ids.to_vec();
         let mut out = Vec::new();
-        let stop_reason = loop {
-            let next = argmax(&s.logits);
-            if self.text.is_eos(next) {
-                break "eos_token";
+        let mut steps = Vec::new();
+        let mut stream = TextStream::new(opts.stop_strings.clone());
+        let mut text = String::new();
+        let (reason, detail) = loop {
+            if out.len() >= opts.max_tokens {
+                break (
+                    StopReason::MaxTokens,
+                    serde_json::json!({"max_tokens": opts.max_tokens}),
+                );
             }
-            out.push(next);
-            if out.len() >= max_tokens {
-                break "max_tokens";
+            let step = sampler.sample(&s.logits, &context);
+            let tok = step.token;
+            if opts.trace {
+                steps.push(step.clone());
+            }
+            if self.text.is_eos(tok) {
+                break (StopReason::EosToken, serde_json::json!({"token": tok}));
+            }
+            if opts.stop_token_ids.contains(&tok) {
+                break (StopReason::StopTokenId, serde_json::json!({"token": tok}));
+            }
+            out.push(tok);
+            context.push(tok);
+            text = self.text.tokenizer.decode(&out, true)?;
+            if let Some(m) = stream.find_stop(&text) {
+                text.truncate(m.start);
+                break (StopReason::StopString, serde_json::to_value(&m).unwrap());
+            }
+            let piece = stream.advance(&text);
+            on_text(&piece, &step);
+            if let Some(l) = opts.loop_detection.as_ref().and_then(|c| c.check(&out)) {
+                let pattern_text = self
+                    .text
+                    .tokenizer
+                    .decode(&l.pattern, false)
+                    .unwrap_or_default();
+                break (
+                    StopReason::LoopDetected,
+                    serde_json::json!({"pattern": l.pattern, "pattern_text": pattern_text, "repeats": l.repeats}),
+                );
+            }
+            if out.len() >= opts.max_tokens {
+                break (
+                    StopReason::MaxTokens,
+                    serde_json::json!({"max_tokens": opts.max_tokens}),
+                );
             }
             if cache.len >= cap {
-                break "context_full";
+                break (
+                    StopReason::ContextFull,
+                    serde_json::json!({"context": ctx, "used": cache.len}),
+                );
             }
-            self.model.forward(next, &mut cache, &mut s, true)?;
+            self.model.forward(tok, &mut cache, &mut s, true)?;
         };
-        let text = self.text.tokenizer.decode(&out, true)?;
-        Ok(Generated {
+        if reason != StopReason::StopString {
+            let rest = stream.finish(&text);
+            if !rest.is_empty() {
+                on_text(&rest, &StepTrace::default());
+            }
+        }
+        // A run cut mid-character (max_tokens, loop, EOS after a partial byte sequence)
+        // ends with U+FFFD from the lossy decode: the text, like the stream, drops it.
+        text.truncate(text.trim_end_matches('\u{FFFD}').len());
+        let t2 = now_ms();
+        let rate = |n: usize, ms: f64| if ms > 0.0 { n as f64 * 1e3 / ms } else { 0.0 };
+        let timings = Timings {
+            prefill_ms: t1 - t0,
+            decode_ms: t2 - t1,
+            prefill_tok_s: rate(ids.len(), t1 - t0),
+            decode_tok_s: rate(out.len(), t2 - t1),
+        };
+        Ok(Generation {
             ids: out,
             text,
-            stop_reason,
+            stop_reason: reason,
+            stop_detail: detail,
+            prompt_tokens: ids.len(),
+            timings,
+            steps,
         })
+    }
+
+    /// Greedy decoding until an EOS id or `max_tokens`.
+    pub fn greedy(&self, ids: &[u32], max_tokens: usize) -> Result<Generation> {
+        self.generate(ids, &GenerateOptions::greedy(max_tokens), &mut |_, _| {})
     }
 }
 
@@ -185,6 +324,17 @@ pub fn check_fits(prompt: usize, min_new: usize, ctx: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Index of the largest finite value (lowest index on ties), or None if none is finite.
+pub fn argmax_finite(x: &[f32]) -> Option<u32> {
+    let mut best: Option<usize> = None;
+    for (i, v) in x.iter().enumerate() {
+        if v.is_finite() && best.is_none_or(|b| *v > x[b]) {
+            best = Some(i);
+        }
+    }
+    best.map(|b| b as u32)
 }
 
 /// Index of the largest logit; the lowest index wins ties (as torch.argmax).

@@ -8,6 +8,8 @@
 //! - [`template`]: chat templates via minijinja;
 //! - [`model`]: config, weights, RoPE, KV cache and the forward pass;
 //! - [`quant`]: block formats and scalar kernels;
+//! - [`sampling`]: next-token selection (HF/vLLM semantics, presets, seeded PRNG);
+//! - [`stopping`]: stop reasons, stop strings, loop detection, UTF-8-safe streaming;
 //! - [`engine`]: the pieces above assembled for a loaded `.slm` (render → ids → logits → greedy);
 //! - [`error`]: the one error type.
 
@@ -17,6 +19,8 @@ pub mod format;
 pub mod import;
 pub mod model;
 pub mod quant;
+pub mod sampling;
+pub mod stopping;
 pub mod template;
 pub mod tokenizer;
 

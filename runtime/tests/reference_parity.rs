@@ -117,11 +117,15 @@ fn check_model(name: &str) -> Vec<(Vec<u32>, Vec<f32>)> {
         if let Some(gr) = case.get("greedy") {
             let max_new = gr["max_new_tokens"].as_u64().unwrap() as usize;
             let out = eng.greedy(&ids, max_new).unwrap();
-            if out.ids != u32s(&gr["ids"]) || out.stop_reason != gr["stop_reason"].as_str().unwrap()
+            if out.ids != u32s(&gr["ids"])
+                || out.stop_reason.as_str() != gr["stop_reason"].as_str().unwrap()
             {
                 failures.push(format!(
                     "{cname}: greedy differs:\n ours: {:?} ({})\n ref:  {:?} ({})",
-                    out.ids, out.stop_reason, gr["ids"], gr["stop_reason"]
+                    out.ids,
+                    out.stop_reason.as_str(),
+                    gr["ids"],
+                    gr["stop_reason"]
                 ));
             }
         }

@@ -1,0 +1,641 @@
+//! Next-token selection with HF transformers / vLLM semantics.
+//!
+//! Processing order (one step, on a copy of the f32 logits):
+//! 1. logit bias: `logits[id] += bias` (OpenAI `logit_bias`);
+//! 2. repetition penalty over every id in the context (prompt + generated), each id
+//!    once: positive logits are divided by the penalty, negative ones multiplied (HF);
+//! 3. presence / frequency penalties over the *generated* ids (OpenAI / vLLM):
+//!    `logit -= presence · [count > 0] + frequency · count`;
+//! 4. greedy (temperature 0 or top-k 1) stops here: argmax, lowest id on ties;
+//! 5. temperature: `logits / T`;
+//! 6. top-k: drop logits below the k-th largest (ties at the boundary are kept);
+//! 7. top-p: drop the low tail whose cumulative probability is ≤ 1 − p (HF keeps the
+//!    smallest set with mass ≥ p, and at least one token);
+//! 8. min-p: drop tokens whose probability is below `min_p × p_max`;
+//! 9. typical-p: keep the tokens closest to the entropy until mass ≥ p (HF);
+//! 10. softmax over the survivors and one draw `u ∈ [0, 1)` from the seeded PRNG.
+//!
+//! Steps 5–9 are HF's warper order (`GenerationMixin._get_logits_processor`).
+//! Non-finite logits are treated as removed; if nothing survives, the step falls back
+//! to the argmax of the raw logits (or id 0 if none is finite) and says so.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, SlmError};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SamplerConfig {
+    /// 0 means greedy.
+    pub temperature: f32,
+    /// 0 disables.
+    pub top_k: usize,
+    /// In (0, 1]; 1 disables.
+    pub top_p: f32,
+    /// In [0, 1); 0 disables.
+    pub min_p: f32,
+    /// In (0, 1]; 1 disables.
+    pub typical_p: f32,
+    /// > 0; 1 disables.
+    pub repetition_penalty: f32,
+    pub presence_penalty: f32,
+    pub frequency_penalty: f32,
+    /// (token id, bias) pairs.
+    pub logit_bias: Vec<(u32, f32)>,
+    pub seed: u64,
+}
+
+impl Default for SamplerConfig {
+    fn default() -> Self {
+        SamplerConfig::preset("json").expect("built-in preset")
+    }
+}
+
+/// The named presets of issue 3 (temperature, top-k, top-p, min-p, typical-p,
+/// repetition, presence, frequency).
+const PRESETS: &[(&str, [f32; 8])] = &[
+    ("chat", [0.7, 40.0, 0.9, 0.05, 1.0, 1.05, 0.0, 0.0]),
+    ("precise", [0.15, 20.0, 0.95, 0.0, 1.0, 1.05, 0.0, 0.0]),
+    ("creative", [0.9, 80.0, 0.95, 0.03, 0.95, 1.03, 0.2, 0.1]),
+    ("code", [0.2, 50.0, 0.9, 0.0, 1.0, 1.03, 0.0, 0.0]),
+    ("json", [0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0]),
+];
+
+impl SamplerConfig {
+    pub fn preset_names() -> Vec<&'static str> {
+        PRESETS.iter().map(|p| p.0).collect()
+    }
+
+    pub fn preset(name: &str) -> Option<SamplerConfig> {
+        let (_, v) = PRESETS.iter().find(|p| p.0 == name)?;
+        Some(SamplerConfig {
+            temperature: v[0],
+            top_k: v[1] as usize,
+            top_p: v[2],
+            min_p: v[3],
+            typical_p: v[4],
+            repetition_penalty: v[5],
+            presence_penalty: v[6],
+            frequency_penalty: v[7],
+            logit_bias: vec![],
+            seed: 0,
+        })
+    }
+
+    /// The "model" preset: HF generation_config defaults over HF's own defaults
+    /// (do_sample false ⇒ greedy; temperature 1, top_k 50, top_p 1).
+    pub fn from_generation_config(g: &serde_json::Map<String, serde_json::Value>) -> SamplerConfig {
+        let f = |k: &str, d: f32| {
+            g.get(k)
+                .and_then(|v| v.as_f64())
+                .map(|v| v as f32)
+                .unwrap_or(d)
+        };
+        let sample = g
+            .get("do_sample")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        SamplerConfig {
+            temperature: if sample { f("temperature", 1.0) } else { 0.0 },
+            top_k: g.get("top_k").and_then(|v| v.as_u64()).unwrap_or(50) as usize,
+            top_p: f("top_p", 1.0),
+            min_p: f("min_p", 0.0),
+            typical_p: f("typical_p", 1.0),
+            repetition_penalty: f("repetition_penalty", 1.0),
+            presence_penalty: 0.0,
+            frequency_penalty: 0.0,
+            logit_bias: vec![],
+            seed: 0,
+        }
+    }
+
+    /// Every parameter in its domain, or an error naming the first one that is not.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |name: &str, v: f32, domain: &str| {
+            Err(SlmError::Invalid(format!("{name} = {v}: must be {domain}")))
+        };
+        if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
+            return bad("temperature", self.temperature, "≥ 0");
+        }
+        if !(self.top_p > 0.0 && self.top_p <= 1.0) {
+            return bad("top_p", self.top_p, "in (0, 1]");
+        }
+        if !(self.min_p >= 0.0 && self.min_p < 1.0) {
+            return bad("min_p", self.min_p, "in [0, 1)");
+        }
+        if !(self.typical_p > 0.0 && self.typical_p <= 1.0) {
+            return bad("typical_p", self.typical_p, "in (0, 1]");
+        }
+        if !(self.repetition_penalty > 0.0 && self.repetition_penalty.is_finite()) {
+            return bad("repetition_penalty", self.repetition_penalty, "> 0");
+        }
+        for (name, v) in [
+            ("presence_penalty", self.presence_penalty),
+            ("frequency_penalty", self.frequency_penalty),
+        ] {
+            if !(-2.0..=2.0).contains(&v) {
+                return bad(name, v, "in [-2, 2]");
+            }
+        }
+        if let Some((id, b)) = self.logit_bias.iter().find(|(_, b)| !b.is_finite()) {
+            return Err(SlmError::Invalid(format!(
+                "logit_bias for token {id} is {b}: must be finite"
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn is_greedy(&self) -> bool {
+        self.temperature == 0.0 || self.top_k == 1
+    }
+}
+
+/// xoshiro256** seeded through splitmix64: small, fast, and the same on every target.
+#[derive(Clone, Debug)]
+pub struct Rng {
+    s: [u64; 4],
+}
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        let mut z = seed;
+        let mut next = || {
+            z = z.wrapping_add(0x9E3779B97F4A7C15);
+            let mut x = z;
+            x = (x ^ (x >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94D049BB133111EB);
+            x ^ (x >> 31)
+        };
+        Rng {
+            s: [next(), next(), next(), next()],
+        }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let r = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        r
+    }
+
+    /// Uniform in [0, 1) with 53 random bits.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// What one step did, for the token console and the generation record.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StepTrace {
+    pub token: u32,
+    /// Probability of the chosen token after all filters (1 for greedy).
+    pub prob: f32,
+    /// The uniform draw (None for greedy).
+    pub draw: Option<f64>,
+    /// Surviving candidates after each filter, in order: (filter, count).
+    pub candidates: Vec<(&'static str, usize)>,
+    /// Top candidates after all filters: (id, probability), best first.
+    pub top: Vec<(u32, f32)>,
+    /// Set when the defined fallback was used (non-finite logits, empty candidate set).
+    pub fallback: Option<String>,
+}
+
+pub struct Sampler {
+    pub cfg: SamplerConfig,
+    rng: Rng,
+    /// Working copy of the logits and the sort order, reused every step.
+    work: Vec<f32>,
+    order: Vec<u32>,
+    counts: std::collections::HashMap<u32, u32>,
+}
+
+const NEG_INF: f32 = f32::NEG_INFINITY;
+
+impl Sampler {
+    pub fn new(cfg: SamplerConfig) -> Result<Sampler> {
+        cfg.validate()?;
+        let rng = Rng::new(cfg.seed);
+        Ok(Sampler {
+            cfg,
+            rng,
+            work: Vec::new(),
+            order: Vec::new(),
+            counts: Default::default(),
+        })
+    }
+
+    /// Record a generated token for presence / frequency penalties (`sample` does this
+    /// for the tokens it picks).
+    fn accept(&mut self, id: u32) {
+        *self.counts.entry(id).or_insert(0) += 1;
+    }
+
+    /// Apply steps 1–3 (bias and penalties) in place.
+    pub fn penalize(&self, logits: &mut [f32], context: &[u32]) {
+        for &(id, b) in &self.cfg.logit_bias {
+            if let Some(l) = logits.get_mut(id as usize) {
+                *l += b;
+            }
+        }
+        let p = self.cfg.repetition_penalty;
+        if p != 1.0 {
+            let mut seen = std::collections::HashSet::new();
+            for &id in context {
+                if seen.insert(id) {
+                    if let Some(l) = logits.get_mut(id as usize) {
+                        *l = if *l < 0.0 { *l * p } else { *l / p };
+                    }
+                }
+            }
+        }
+        let (pres, freq) = (self.cfg.presence_penalty, self.cfg.frequency_penalty);
+        if pres != 0.0 || freq != 0.0 {
+            for (&id, &c) in &self.counts {
+                if let Some(l) = logits.get_mut(id as usize) {
+                    *l -= pres + freq * c as f32;
+                }
+            }
+        }
+    }
+
+    /// Steps 5–9 on `work` (already penalized); removed entries become −∞.
+    /// Returns the candidate counts after each filter.
+    pub fn filter(
+        cfg: &SamplerConfig,
+        work: &mut [f32],
+        order: &mut Vec<u32>,
+    ) -> Vec<(&'static str, usize)> {
+        let mut counts = Vec::new();
+        let alive = |w: &[f32]| w.iter().filter(|v| v.is_finite()).count();
+        for v in work.iter_mut() {
+            if !v.is_finite() {
+                *v = NEG_INF;
+            }
+        }
+        if cfg.temperature != 1.0 {
+            for v in work.iter_mut() {
+                *v /= cfg.temperature;
+            }
+        }
+        counts.push(("temperature", alive(work)));
+        // Sort once, descending (stable by id), then filter on the sorted view.
+        order.clear();
+        order.extend(0..work.len() as u32);
+        order.sort_by(|&a, &b| {
+            work[b as usize]
+                .total_cmp(&work[a as usize])
+                .then(a.cmp(&b))
+        });
+        if cfg.top_k > 0 && cfg.top_k < work.len() {
+            let kth = work[order[cfg.top_k - 1] as usize];
+            for v in work.iter_mut() {
+                if *v < kth {
+                    *v = NEG_INF;
+                }
+            }
+            counts.push(("top_k", alive(work)));
+        }
+        if cfg.top_p < 1.0 {
+            let probs = softmax_sorted(work, order);
+            // HF: ascending cumulative sum; drop while cum ≤ 1 − p, keep at least one.
+            let mut cum = 0f32;
+            let n = probs.len();
+            for i in (0..n).rev() {
+                cum += probs[i];
+                if cum <= 1.0 - cfg.top_p && i != 0 {
+                    work[order[i] as usize] = NEG_INF;
+                }
+            }
+            counts.push(("top_p", alive(work)));
+        }
+        if cfg.min_p > 0.0 {
+            let probs = softmax_sorted(work, order);
+            let cut = cfg.min_p * probs[0];
+            for (i, p) in probs.iter().enumerate().skip(1) {
+                if *p < cut {
+                    work[order[i] as usize] = NEG_INF;
+                }
+            }
+            counts.push(("min_p", alive(work)));
+        }
+        if cfg.typical_p < 1.0 {
+            let probs = softmax_sorted(work, order);
+            let ent: f32 = probs
+                .iter()
+                .filter(|p| **p > 0.0)
+                .map(|p| -p * p.ln())
+                .sum();
+            // Order by |−log p − H| ascending (ties by id), keep until mass ≥ p.
+            let mut idx: Vec<usize> = (0..probs.len()).filter(|&i| probs[i] > 0.0).collect();
+            let shift = |i: usize| (-probs[i].ln() - ent).abs();
+            idx.sort_by(|&a, &b| shift(a).total_cmp(&shift(b)).then(order[a].cmp(&order[b])));
+            let mut cum = 0f32;
+            let mut last = idx.len().saturating_sub(1);
+            for (j, &i) in idx.iter().enumerate() {
+                cum += probs[i];
+                if cum >= cfg.typical_p {
+                    last = j;
+                    break;
+                }
+            }
+            let cutoff = shift(idx[last]);
+            for &i in &idx {
+                if shift(i) > cutoff {
+                    work[order[i] as usize] = NEG_INF;
+                }
+            }
+            counts.push(("typical_p", alive(work)));
+        }
+        counts
+    }
+
+    /// Choose the next token from `logits` given the full `context` (prompt + generated).
+    pub fn sample(&mut self, logits: &[f32], context: &[u32]) -> StepTrace {
+        self.work.clear();
+        self.work.extend_from_slice(logits);
+        let mut work = std::mem::take(&mut self.work);
+        self.penalize(&mut work, context);
+        let mut trace = StepTrace::default();
+        let fallback = |raw: &[f32], why: &str, trace: &mut StepTrace| {
+            let best = raw.iter().enumerate().filter(|(_, v)| v.is_finite()).fold(
+                None,
+                |b: Option<(usize, f32)>, (i, &v)| match b {
+                    Some((_, bv)) if bv >= v => b,
+                    _ => Some((i, v)),
+                },
+            );
+            trace.token = best.map_or(0, |b| b.0 as u32);
+            trace.prob = 1.0;
+            trace.fallback = Some(why.to_string());
+        };
+        if self.cfg.is_greedy() {
+            match crate::engine::argmax_finite(&work) {
+                Some(id) => {
+                    trace.token = id;
+                    trace.prob = 1.0;
+                }
+                None => fallback(logits, "no finite logit after penalties", &mut trace),
+            }
+        } else {
+            let mut order = std::mem::take(&mut self.order);
+            trace.candidates = Self::filter(&self.cfg, &mut work, &mut order);
+            let probs = softmax_sorted(&work, &order);
+            if probs.iter().all(|p| *p == 0.0 || !p.is_finite()) {
+                fallback(
+                    logits,
+                    "every candidate was filtered out or non-finite",
+                    &mut trace,
+                );
+            } else {
+                let u = self.rng.next_f64();
+                let mut cum = 0f64;
+                let mut pick = 0;
+                for (i, p) in probs.iter().enumerate() {
+                    if *p <= 0.0 {
+                        continue;
+                    }
+                    cum += *p as f64;
+                    pick = i;
+                    if u < cum {
+                        break;
+                    }
+                }
+                trace.token = order[pick];
+                trace.prob = probs[pick];
+                trace.draw = Some(u);
+                let mut top: Vec<(u32, f32)> = probs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| **p > 0.0)
+                    .map(|(i, p)| (order[i], *p))
+                    .collect();
+                top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                top.truncate(10);
+                trace.top = top;
+            }
+            self.order = order;
+        }
+        self.work = work;
+        self.accept(trace.token);
+        trace
+    }
+}
+
+/// Softmax of `work` listed in `order` (descending), f32 like torch.
+fn softmax_sorted(work: &[f32], order: &[u32]) -> Vec<f32> {
+    let max = work
+        .iter()
+        .cloned()
+        .filter(|v| v.is_finite())
+        .fold(f32::NEG_INFINITY, f32::max);
+    let mut p: Vec<f32> = order
+        .iter()
+        .map(|&i| {
+            let v = work[i as usize];
+            if v.is_finite() {
+                (v - max).exp()
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let s: f32 = p.iter().sum();
+    if s > 0.0 {
+        for x in p.iter_mut() {
+            *x /= s;
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    //! Small hand-checkable tables, in the style of llama.cpp's test-sampling.
+    use super::*;
+
+    fn cfg(f: impl FnOnce(&mut SamplerConfig)) -> SamplerConfig {
+        let mut c = SamplerConfig {
+            temperature: 1.0,
+            top_k: 0,
+            top_p: 1.0,
+            min_p: 0.0,
+            typical_p: 1.0,
+            repetition_penalty: 1.0,
+            presence_penalty: 0.0,
+            frequency_penalty: 0.0,
+            logit_bias: vec![],
+            seed: 1,
+        };
+        f(&mut c);
+        c
+    }
+
+    /// Which ids survive filtering, for probabilities given directly (logits = ln p).
+    fn survivors(c: &SamplerConfig, probs: &[f32]) -> Vec<u32> {
+        let mut w: Vec<f32> = probs.iter().map(|p| p.ln()).collect();
+        let mut order = Vec::new();
+        Sampler::filter(c, &mut w, &mut order);
+        (0..w.len() as u32)
+            .filter(|&i| w[i as usize].is_finite())
+            .collect()
+    }
+
+    const P: [f32; 4] = [0.1, 0.2, 0.3, 0.4];
+
+    #[test]
+    fn top_k_table() {
+        assert_eq!(survivors(&cfg(|c| c.top_k = 1), &P), vec![3]);
+        assert_eq!(survivors(&cfg(|c| c.top_k = 3), &P), vec![1, 2, 3]);
+        assert_eq!(survivors(&cfg(|c| c.top_k = 4), &P), vec![0, 1, 2, 3]);
+        assert_eq!(survivors(&cfg(|c| c.top_k = 0), &P), vec![0, 1, 2, 3]);
+        // Ties at the boundary are kept, as torch.topk's threshold does in HF.
+        assert_eq!(
+            survivors(&cfg(|c| c.top_k = 2), &[0.3, 0.3, 0.3, 0.1]),
+            vec![0, 1, 2]
+        );
+    }
+
+    #[test]
+    fn top_p_table() {
+        // Ascending cumsum 0.1, 0.3, 0.6, 1.0; drop while ≤ 1 − p (no case sits on a boundary).
+        assert_eq!(survivors(&cfg(|c| c.top_p = 0.4), &P), vec![3]);
+        assert_eq!(survivors(&cfg(|c| c.top_p = 0.65), &P), vec![2, 3]);
+        assert_eq!(survivors(&cfg(|c| c.top_p = 0.75), &P), vec![1, 2, 3]);
+        assert_eq!(survivors(&cfg(|c| c.top_p = 0.95), &P), vec![0, 1, 2, 3]);
+        assert_eq!(
+            survivors(&cfg(|c| c.top_p = 0.01), &P),
+            vec![3],
+            "always keeps one"
+        );
+    }
+
+    #[test]
+    fn min_p_table() {
+        // Cut = min_p × 0.4.
+        assert_eq!(survivors(&cfg(|c| c.min_p = 0.3), &P), vec![1, 2, 3]);
+        assert_eq!(survivors(&cfg(|c| c.min_p = 0.76), &P), vec![3]);
+        assert_eq!(survivors(&cfg(|c| c.min_p = 0.05), &P), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn typical_p_table() {
+        // H = 1.2799; |−ln p − H| = 1.0227, 0.3296, 0.0760, 0.3636: order 2, 1, 3, 0.
+        assert_eq!(survivors(&cfg(|c| c.typical_p = 0.25), &P), vec![2]);
+        assert_eq!(survivors(&cfg(|c| c.typical_p = 0.45), &P), vec![1, 2]);
+        assert_eq!(survivors(&cfg(|c| c.typical_p = 0.85), &P), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn penalties_table() {
+        let s = Sampler::new(cfg(|c| {
+            c.repetition_penalty = 2.0;
+            c.logit_bias = vec![(3, 1.0)];
+        }))
+        .unwrap();
+        let mut l = vec![2.0, -2.0, 1.0, 0.0];
+        s.penalize(&mut l, &[0, 1, 1, 3]);
+        // id 0: 2/2; id 1: −2·2 (once, despite repeats); id 2 untouched; id 3: (0+1)/2.
+        assert_eq!(l, vec![1.0, -4.0, 1.0, 0.5]);
+
+        let mut s = Sampler::new(cfg(|c| {
+            c.presence_penalty = 0.5;
+            c.frequency_penalty = 0.25;
+        }))
+        .unwrap();
+        s.accept(2);
+        s.accept(2);
+        s.accept(0);
+        let mut l = vec![1.0, 1.0, 1.0];
+        s.penalize(&mut l, &[]);
+        assert_eq!(l, vec![1.0 - 0.5 - 0.25, 1.0, 1.0 - 0.5 - 0.5]);
+    }
+
+    #[test]
+    fn temperature_scales_before_filters() {
+        // T = 0.5 squares the probabilities (∝ p²: .033, .133, .3, .533), so top-p 0.5
+        // keeps fewer tokens: ascending cumsum .033, .167, .467 are all ≤ 1 − 0.5.
+        assert_eq!(survivors(&cfg(|c| c.top_p = 0.5), &P), vec![2, 3]);
+        assert_eq!(
+            survivors(
+                &cfg(|c| {
+                    c.top_p = 0.5;
+                    c.temperature = 0.5
+                }),
+                &P
+            ),
+            vec![3]
+        );
+    }
+
+    #[test]
+    fn invalid_values_are_named() {
+        for (c, name) in [
+            (cfg(|c| c.temperature = -1.0), "temperature"),
+            (cfg(|c| c.top_p = 0.0), "top_p"),
+            (cfg(|c| c.top_p = 1.5), "top_p"),
+            (cfg(|c| c.min_p = 1.0), "min_p"),
+            (cfg(|c| c.typical_p = 0.0), "typical_p"),
+            (cfg(|c| c.repetition_penalty = 0.0), "repetition_penalty"),
+            (cfg(|c| c.presence_penalty = 3.0), "presence_penalty"),
+        ] {
+            let e = Sampler::new(c).err().expect("must be refused").to_string();
+            assert!(e.contains(name), "{e}");
+        }
+    }
+
+    #[test]
+    fn seeded_runs_repeat_and_seeds_differ() {
+        let logits: Vec<f32> = (0..50).map(|i| ((i * 7 % 13) as f32) / 3.0).collect();
+        let run = |seed| {
+            let mut s = Sampler::new(cfg(|c| c.seed = seed)).unwrap();
+            (0..40)
+                .map(|_| s.sample(&logits, &[]).token)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(7), run(7));
+        assert_ne!(run(7), run(8));
+    }
+
+    #[test]
+    fn draws_follow_the_distribution() {
+        // p = 0.1, 0.2, 0.3, 0.4: 20k draws land within 1.5% of each.
+        let logits: Vec<f32> = P.iter().map(|p| p.ln()).collect();
+        let mut s = Sampler::new(cfg(|_| {})).unwrap();
+        let mut n = [0usize; 4];
+        for _ in 0..20000 {
+            n[s.sample(&logits, &[]).token as usize] += 1;
+        }
+        for (i, p) in P.iter().enumerate() {
+            let f = n[i] as f32 / 20000.0;
+            assert!((f - p).abs() < 0.015, "id {i}: {f} vs {p}");
+        }
+    }
+
+    #[test]
+    fn non_finite_logits_fall_back_and_say_so() {
+        let mut s = Sampler::new(cfg(|_| {})).unwrap();
+        let t = s.sample(&[f32::NAN, f32::NAN], &[]);
+        assert_eq!(t.token, 0);
+        assert!(t.fallback.is_some());
+        let t = s.sample(&[f32::NAN, 1.0, f32::INFINITY], &[]);
+        assert_eq!(t.token, 1, "only finite logits compete");
+        let mut g = Sampler::new(SamplerConfig::preset("json").unwrap()).unwrap();
+        assert_eq!(
+            g.sample(&[1.0, 3.0, 3.0], &[]).token,
+            1,
+            "greedy: lowest id on ties"
+        );
+    }
+
+    #[test]
+    fn presets_are_valid() {
+        for name in SamplerConfig::preset_names() {
+            SamplerConfig::preset(name).unwrap().validate().unwrap();
+        }
+        assert!(SamplerConfig::preset("json").unwrap().is_greedy());
+    }
+}

@@ -1,0 +1,152 @@
+//! The generation contract on the real SmolLM2 (q8_0): seeded sampling repeats byte for
+//! byte, stop strings split across tokens stop exactly with nothing of them emitted,
+//! loops are detected and named, and the stream never breaks UTF-8.
+
+mod common;
+
+use common::*;
+use slm_runtime::engine::{Engine, GenerateOptions};
+use slm_runtime::sampling::SamplerConfig;
+use slm_runtime::stopping::{LoopConfig, StopReason};
+
+fn engine() -> Engine {
+    Engine::load_file(&slm("smollm2", "q8_0")).unwrap()
+}
+
+fn prompt(eng: &Engine, text: &str) -> Vec<u32> {
+    let r = eng
+        .text
+        .render(
+            &serde_json::json!([{"role": "user", "content": text}]),
+            None,
+            true,
+            NOW,
+        )
+        .unwrap();
+    eng.text.encode_rendered(&r).unwrap()
+}
+
+/// Run and also collect what the stream handed out.
+fn run(
+    eng: &Engine,
+    ids: &[u32],
+    opts: &GenerateOptions,
+) -> (slm_runtime::engine::Generation, String) {
+    let mut streamed = String::new();
+    let g = eng
+        .generate(ids, opts, &mut |piece, _| {
+            assert!(
+                !piece.contains('\u{FFFD}'),
+                "stream emitted a broken character: {piece:?}"
+            );
+            streamed.push_str(piece)
+        })
+        .unwrap();
+    (g, streamed)
+}
+
+#[test]
+fn seeded_sampling_is_reproducible() {
+    let eng = engine();
+    let ids = prompt(&eng, "Write a haiku about the sea.");
+    let mut opts = GenerateOptions::greedy(24);
+    opts.sampler = SamplerConfig {
+        seed: 1234,
+        ..SamplerConfig::preset("creative").unwrap()
+    };
+    let (a, sa) = run(&eng, &ids, &opts);
+    let (b, sb) = run(&eng, &ids, &opts);
+    assert_eq!(a.ids, b.ids);
+    assert_eq!(sa, sb);
+    assert_eq!(a.text, b.text);
+}
+
+#[test]
+fn stop_string_across_tokens_stops_exactly() {
+    let eng = engine();
+    let ids = prompt(&eng, "What is the capital of France?");
+    // Greedy answer: "The capital of France is Paris." — "l of Fr" spans three tokens.
+    let full = eng.greedy(&ids, 20).unwrap();
+    assert!(
+        full.text.starts_with("The capital of France"),
+        "{}",
+        full.text
+    );
+    let mut opts = GenerateOptions::greedy(20);
+    opts.stop_strings = vec!["l of Fr".into()];
+    let (g, streamed) = run(&eng, &ids, &opts);
+    assert_eq!(g.stop_reason, StopReason::StopString);
+    assert_eq!(g.text, "The capita");
+    assert_eq!(
+        streamed, "The capita",
+        "nothing of the stop string is emitted"
+    );
+    assert_eq!(g.stop_detail["start"], 10);
+}
+
+#[test]
+fn stop_token_id_is_recorded() {
+    let eng = engine();
+    let ids = prompt(&eng, "What is the capital of France?");
+    let full = eng.greedy(&ids, 20).unwrap();
+    let mut opts = GenerateOptions::greedy(20);
+    opts.stop_token_ids = vec![full.ids[2]];
+    let (g, _) = run(&eng, &ids, &opts);
+    assert_eq!(g.stop_reason, StopReason::StopTokenId);
+    assert_eq!(g.ids, full.ids[..2]);
+    assert_eq!(g.stop_detail["token"], full.ids[2]);
+}
+
+#[test]
+fn loop_detection_stops_a_degenerate_run_and_names_the_pattern() {
+    let eng = engine();
+    let ids = prompt(&eng, "Say hello.");
+    let hello = eng.text.tokenizer.encode("hello", false).unwrap();
+    assert_eq!(hello.len(), 1);
+    let mut opts = GenerateOptions::greedy(200);
+    opts.sampler.logit_bias = vec![(hello[0], 100.0)];
+    opts.loop_detection = Some(LoopConfig::default());
+    let (g, streamed) = run(&eng, &ids, &opts);
+    assert_eq!(g.stop_reason, StopReason::LoopDetected);
+    assert_eq!(g.stop_detail["pattern"], serde_json::json!([hello[0]]));
+    assert_eq!(g.stop_detail["pattern_text"], "hello");
+    assert_eq!(g.ids.len(), LoopConfig::default().min_span);
+    assert_eq!(streamed, g.text);
+}
+
+#[test]
+fn streaming_text_equals_the_final_text_for_cjk_and_emoji() {
+    let eng = engine();
+    for text in [
+        "\u{4f60}\u{597d}\u{ff0c}\u{4e16}\u{754c}\u{ff01}",
+        "Reply with three emoji: \u{1F600}\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
+    ] {
+        let ids = prompt(&eng, text);
+        let (g, streamed) = run(&eng, &ids, &GenerateOptions::greedy(40));
+        assert_eq!(streamed, g.text, "{text}");
+    }
+}
+
+#[test]
+fn trace_records_every_step() {
+    let eng = engine();
+    let ids = prompt(&eng, "Name a color.");
+    let mut opts = GenerateOptions::greedy(8);
+    opts.sampler = SamplerConfig {
+        seed: 5,
+        ..SamplerConfig::preset("chat").unwrap()
+    };
+    opts.trace = true;
+    let (g, _) = run(&eng, &ids, &opts);
+    // One step per generated token, plus the step that drew the EOS if it ended there.
+    let extra = (g.stop_reason == StopReason::EosToken) as usize;
+    assert_eq!(g.steps.len(), g.ids.len() + extra);
+    for (st, id) in g.steps.iter().zip(&g.ids) {
+        assert_eq!(st.token, *id);
+        assert!(st.draw.is_some_and(|u| (0.0..1.0).contains(&u)));
+        assert!(st.prob > 0.0 && st.prob <= 1.0);
+        assert_eq!(st.candidates.first().map(|c| c.0), Some("temperature"));
+        assert!(st.top.iter().any(|(t, _)| t == id));
+    }
+    assert!(g.timings.prefill_tok_s > 0.0);
+}
