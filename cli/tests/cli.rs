@@ -377,7 +377,7 @@ fn sampler_flags_are_validated_by_name() {
     let m = write_messages("sampler", &case);
     let model = smol_slm();
     for (flags, want) in [
-        (vec!["--temperature", "-1"], "temperature"),
+        (vec!["--temperature=-1"], "temperature"),
         (vec!["--top-p", "1.5"], "top_p"),
         (vec!["--min-p", "1"], "min_p"),
         (vec!["--preset", "wild"], "--preset wild"),
