@@ -3,6 +3,7 @@
 
 use crate::error::{Result, SlmError};
 use crate::format::manifest::Manifest;
+use crate::model::kv_cache::KvCache;
 use crate::model::{Model, Scratch};
 use crate::sampling::{Sampler, SamplerConfig, StepTrace};
 use crate::stopping::{LoopConfig, StopReason, TextStream};
@@ -132,6 +133,10 @@ pub struct Generation {
     /// The token, stop string span or loop pattern that ended generation.
     pub stop_detail: serde_json::Value,
     pub prompt_tokens: usize,
+    /// Prompt tokens whose K/V came from the cache (a chat session's common prefix).
+    pub reused_tokens: usize,
+    /// Prompt tokens run through the model for this generation.
+    pub prefilled_tokens: usize,
     pub timings: Timings,
     /// Per-step record when `GenerateOptions::trace` is set.
     pub steps: Vec<StepTrace>,
@@ -217,12 +222,35 @@ impl Engine {
         }
         let ctx = self.context_len();
         check_fits(ids.len(), 1, ctx)?;
-        let mut sampler = Sampler::new(opts.sampler.clone())?;
         let cap = (ids.len() + opts.max_tokens).min(ctx);
         let mut cache = self.model.new_cache(cap);
         let mut s = Scratch::new(&self.model.cfg, cap);
+        self.continue_from(&mut cache, &mut s, ids, opts, on_text)
+    }
+
+    /// Generate after `ids`, of which the first `cache.len` are already in `cache`
+    /// (a reused prefix): prefill the rest, then decode. On return the cache holds the
+    /// prompt and every generated token that was fed back.
+    pub fn continue_from(
+        &self,
+        cache: &mut KvCache,
+        s: &mut Scratch,
+        ids: &[u32],
+        opts: &GenerateOptions,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> Result<Generation> {
+        let reused = cache.len;
+        if reused >= ids.len() {
+            return Err(SlmError::Invalid(
+                "nothing to prefill: the cache already holds the whole prompt".into(),
+            ));
+        }
+        let ctx = self.context_len();
+        let cap = cache.capacity;
+        check_fits(ids.len(), 1, cap.min(ctx))?;
+        let mut sampler = Sampler::new(opts.sampler.clone())?;
         let t0 = now_ms();
-        self.model.prefill(ids, &mut cache, &mut s)?;
+        self.model.prefill(&ids[reused..], cache, s)?;
         let t1 = now_ms();
         let mut context = ids.to_vec();
         let mut out = Vec::new();
@@ -279,7 +307,7 @@ impl Engine {
                     serde_json::json!({"context": ctx, "used": cache.len}),
                 );
             }
-            self.model.forward(tok, &mut cache, &mut s, true)?;
+            self.model.forward(tok, cache, s, true)?;
         };
         if reason != StopReason::StopString {
             let rest = stream.finish(&text);
@@ -295,7 +323,7 @@ impl Engine {
         let timings = Timings {
             prefill_ms: t1 - t0,
             decode_ms: t2 - t1,
-            prefill_tok_s: rate(ids.len(), t1 - t0),
+            prefill_tok_s: rate(ids.len() - reused, t1 - t0),
             decode_tok_s: rate(out.len(), t2 - t1),
         };
         Ok(Generation {
@@ -304,6 +332,8 @@ impl Engine {
             stop_reason: reason,
             stop_detail: detail,
             prompt_tokens: ids.len(),
+            reused_tokens: reused,
+            prefilled_tokens: ids.len() - reused,
             timings,
             steps,
         })

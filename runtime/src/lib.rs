@@ -9,6 +9,7 @@
 //! - [`model`]: config, weights, RoPE, KV cache and the forward pass;
 //! - [`quant`]: block formats and scalar kernels;
 //! - [`sampling`]: next-token selection (HF/vLLM semantics, presets, seeded PRNG);
+//! - [`session`]: chat sessions with KV prefix reuse and the divergence flag;
 //! - [`stopping`]: stop reasons, stop strings, loop detection, UTF-8-safe streaming;
 //! - [`engine`]: the pieces above assembled for a loaded `.slm` (render → ids → logits → greedy);
 //! - [`error`]: the one error type.
@@ -20,6 +21,7 @@ pub mod import;
 pub mod model;
 pub mod quant;
 pub mod sampling;
+pub mod session;
 pub mod stopping;
 pub mod template;
 pub mod tokenizer;

@@ -150,3 +150,104 @@ fn trace_records_every_step() {
     }
     assert!(g.timings.prefill_tok_s > 0.0);
 }
+
+#[test]
+fn second_turn_prefills_only_its_new_tokens() {
+    use slm_runtime::session::Session;
+    let eng = engine();
+    let mut chat = Session::new(&eng, 2048);
+    let opts = GenerateOptions::greedy(24);
+    let t1 = chat
+        .send("What is the capital of France?", &opts, NOW, &mut |_, _| {})
+        .unwrap();
+    assert_eq!(t1.generation.reused_tokens, 0);
+    assert!(t1.divergence.is_none());
+    let held = chat.kv_len();
+    assert_eq!(held, t1.generation.prompt_tokens + t1.generation.ids.len());
+    assert!(
+        chat.divergence(NOW).unwrap().is_none(),
+        "the reply re-tokenizes to the same ids"
+    );
+
+    let t2 = chat
+        .send("And of Italy?", &opts, NOW, &mut |_, _| {})
+        .unwrap();
+    assert!(t2.divergence.is_none());
+    assert_eq!(
+        t2.generation.reused_tokens, held,
+        "every token of turn 1 is reused"
+    );
+    assert_eq!(
+        t2.generation.prefilled_tokens,
+        t2.generation.prompt_tokens - held
+    );
+    assert!(
+        t2.generation.prefilled_tokens < 20,
+        "only the new turn is prefilled"
+    );
+    // Same logits as a cold run of the whole transcript: prefix reuse changes nothing.
+    let cold = eng
+        .greedy(
+            &chat.transcript_ids(true, NOW).unwrap()[..t2.generation.prompt_tokens],
+            24,
+        )
+        .unwrap();
+    assert_eq!(cold.ids, t2.generation.ids);
+}
+
+#[test]
+fn reset_context_and_clear_transcript_do_different_things() {
+    use slm_runtime::session::Session;
+    let eng = engine();
+    let mut chat = Session::new(&eng, 2048);
+    let opts = GenerateOptions::greedy(12);
+    chat.send("Name a fruit.", &opts, NOW, &mut |_, _| {})
+        .unwrap();
+    let messages = chat.messages.len();
+
+    // Reset: the messages stay, the KV cache is empty, the next turn re-prefills all.
+    chat.reset_context();
+    assert_eq!(chat.kv_len(), 0);
+    assert_eq!(chat.messages.len(), messages);
+    let t = chat.send("Another?", &opts, NOW, &mut |_, _| {}).unwrap();
+    assert_eq!(t.generation.reused_tokens, 0);
+    assert_eq!(t.generation.prefilled_tokens, t.generation.prompt_tokens);
+
+    // Clear: the messages go, the cache stays, and the transcript no longer extends
+    // the context, so the divergence flag is raised and explained.
+    let kv = chat.kv_len();
+    chat.clear_transcript();
+    assert_eq!(chat.kv_len(), kv);
+    assert!(chat.messages.is_empty());
+    let t = chat.send("Hi", &opts, NOW, &mut |_, _| {}).unwrap();
+    let d = t
+        .divergence
+        .expect("divergence after clearing the transcript");
+    assert!(d.position > 0 && d.position < kv, "{d:?}");
+    assert!(d.explanation.contains("transcript"), "{}", d.explanation);
+    assert_eq!(
+        t.generation.reused_tokens, d.position,
+        "the common prefix (system prompt) is reused"
+    );
+}
+
+#[test]
+fn an_over_long_transcript_is_refused_before_compute_with_the_numbers() {
+    use slm_runtime::session::Session;
+    let eng = engine();
+    let mut chat = Session::new(&eng, 64);
+    let e = chat
+        .send(
+            &"word ".repeat(100),
+            &GenerateOptions::greedy(8),
+            NOW,
+            &mut |_, _| {},
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("positions") && e.contains("holds 64"), "{e}");
+    assert!(
+        chat.messages.is_empty(),
+        "a refused turn leaves the transcript as it was"
+    );
+}

@@ -1,0 +1,208 @@
+//! A chat session: the transcript (messages) goes through the model's template into
+//! tokens; the KV cache is reused for the longest common token prefix with what the
+//! runtime last computed, so a follow-up turn prefills only its new tokens.
+//!
+//! Two clears, two meanings:
+//! - `reset_context` forgets the KV cache and context tokens, keeps the messages (the
+//!   next turn re-prefills the whole transcript);
+//! - `clear_transcript` forgets the messages, keeps the KV cache (the next turn reuses
+//!   whatever prefix still matches, typically the system prompt).
+//!
+//! The divergence flag is raised whenever the rendered transcript's tokens are not an
+//! extension of the context tokens (e.g. the assistant's reply re-tokenizes differently,
+//! or the transcript was edited or cleared), with an explanation.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::engine::{check_fits, Engine, GenerateOptions, Generation};
+use crate::error::{Result, SlmError};
+use crate::model::kv_cache::KvCache;
+use crate::model::Scratch;
+use crate::sampling::StepTrace;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Divergence {
+    /// First token position where transcript and context disagree.
+    pub position: usize,
+    pub context_tokens: usize,
+    pub transcript_tokens: usize,
+    pub explanation: String,
+}
+
+pub struct Session<'e> {
+    engine: &'e Engine,
+    pub messages: Vec<Value>,
+    pub tools: Option<Value>,
+    /// Tokens whose K/V are in `cache` (always `cache.len` long).
+    context: Vec<u32>,
+    cache: KvCache,
+    scratch: Scratch,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Turn {
+    pub generation: Generation,
+    /// Set when this turn's transcript did not extend the previous context.
+    pub divergence: Option<Divergence>,
+}
+
+impl<'e> Session<'e> {
+    /// `capacity`: context positions to allocate (at most the model's context length).
+    pub fn new(engine: &'e Engine, capacity: usize) -> Session<'e> {
+        let cap = capacity.clamp(1, engine.context_len());
+        Session {
+            engine,
+            messages: Vec::new(),
+            tools: None,
+            context: Vec::new(),
+            cache: engine.model.new_cache(cap),
+            scratch: Scratch::new(&engine.model.cfg, cap),
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.cache.capacity
+    }
+
+    /// Tokens currently held in the KV cache.
+    pub fn kv_len(&self) -> usize {
+        self.cache.len
+    }
+
+    pub fn context_tokens(&self) -> &[u32] {
+        &self.context
+    }
+
+    pub fn reset_context(&mut self) {
+        self.cache.truncate(0);
+        self.context.clear();
+    }
+
+    pub fn clear_transcript(&mut self) {
+        self.messages.clear();
+    }
+
+    /// The transcript's token ids, with or without the assistant turn opener.
+    pub fn transcript_ids(&self, add_generation_prompt: bool, now_unix: i64) -> Result<Vec<u32>> {
+        let r = self.engine.text.render(
+            &Value::Array(self.messages.clone()),
+            self.tools.as_ref(),
+            add_generation_prompt,
+            now_unix,
+        )?;
+        self.engine.text.encode_rendered(&r)
+    }
+
+    /// Compare the transcript (as the next prompt would render it, without the opener)
+    /// with the runtime context. None: the transcript extends the context.
+    pub fn divergence(&self, now_unix: i64) -> Result<Option<Divergence>> {
+        if self.messages.is_empty() {
+            return Ok(None);
+        }
+        Ok(diverges(
+            &self.context,
+            &self.transcript_ids(false, now_unix)?,
+            &self.engine.text.tokenizer,
+        ))
+    }
+
+    /// Append a user message and generate the assistant's reply.
+    pub fn send(
+        &mut self,
+        user: &str,
+        opts: &GenerateOptions,
+        now_unix: i64,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> Result<Turn> {
+        self.messages.push(json!({"role": "user", "content": user}));
+        let r = self.reply(opts, now_unix, on_text);
+        if r.is_err() {
+            self.messages.pop();
+        }
+        r
+    }
+
+    /// Generate the assistant's reply to the transcript as it stands.
+    pub fn reply(
+        &mut self,
+        opts: &GenerateOptions,
+        now_unix: i64,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> Result<Turn> {
+        let ids = self.transcript_ids(true, now_unix)?;
+        // Budget: refuse before any compute when not even one output token fits.
+        check_fits(ids.len(), 1, self.cache.capacity).map_err(|e| match e {
+            SlmError::Invalid(m) => SlmError::Invalid(format!(
+                "{m} (session capacity; the model allows {})",
+                self.engine.context_len()
+            )),
+            e => e,
+        })?;
+        let divergence = diverges(&self.context, &ids, &self.engine.text.tokenizer);
+        let common = common_prefix(&self.context, &ids).min(ids.len() - 1);
+        self.cache.truncate(common);
+        self.context.truncate(common);
+        let g =
+            match self
+                .engine
+                .continue_from(&mut self.cache, &mut self.scratch, &ids, opts, on_text)
+            {
+                Ok(g) => g,
+                Err(e) => {
+                    // The cache may hold part of a failed prefill: forget it rather than trust it.
+                    self.reset_context();
+                    return Err(e);
+                }
+            };
+        self.context = ids;
+        self.context.extend(&g.ids);
+        self.context.truncate(self.cache.len);
+        self.messages
+            .push(json!({"role": "assistant", "content": g.text}));
+        Ok(Turn {
+            generation: g,
+            divergence,
+        })
+    }
+}
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+fn diverges(
+    context: &[u32],
+    transcript: &[u32],
+    tok: &crate::tokenizer::Tokenizer,
+) -> Option<Divergence> {
+    let p = common_prefix(context, transcript);
+    if p == context.len() {
+        return None;
+    }
+    let piece = |ids: &[u32], at: usize| {
+        ids.get(at)
+            .and_then(|&i| tok.piece(i))
+            .map(|s| format!("{s:?}"))
+            .unwrap_or_else(|| "end".into())
+    };
+    let explanation = if p == transcript.len() {
+        format!(
+            "the transcript ({} tokens) is shorter than the runtime context ({} tokens): messages were removed or edited; the model would still be conditioned on the old ones",
+            transcript.len(),
+            context.len()
+        )
+    } else {
+        format!(
+            "at token {p} the runtime context has {} but the transcript renders {}: the visible conversation is not what the model was conditioned on (a reply that re-tokenizes differently, or an edited/cleared transcript); the next turn re-prefills from token {p}",
+            piece(context, p),
+            piece(transcript, p)
+        )
+    };
+    Some(Divergence {
+        position: p,
+        context_tokens: context.len(),
+        transcript_tokens: transcript.len(),
+        explanation,
+    })
+}
