@@ -76,6 +76,18 @@ enum Cmd {
         #[command(flatten)]
         gen: GenArgs,
     },
+    /// Terminal chat: streams replies; /reset, /clear, /stats, /quit.
+    Chat {
+        model: PathBuf,
+        /// A system message to start the transcript with.
+        #[arg(long)]
+        system: Option<String>,
+        /// Context positions to allocate for the session.
+        #[arg(long, default_value_t = 4096)]
+        ctx: usize,
+        #[command(flatten)]
+        gen: GenArgs,
+    },
 }
 
 #[derive(Args)]
@@ -474,6 +486,12 @@ fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
+        Cmd::Chat {
+            model,
+            system,
+            ctx,
+            gen,
+        } => chat(&model, system, ctx, &gen, cli.json),
         Cmd::Generate { model, chat, gen } => {
             let eng = Engine::load_file(&model)?;
             let opts = gen.options(&eng.text)?;
@@ -506,4 +524,85 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
     }
+}
+
+/// The `slm chat` loop. Replies stream to stdout; status lines go to stderr.
+fn chat(
+    model: &Path,
+    system: Option<String>,
+    ctx: usize,
+    gen: &GenArgs,
+    json_mode: bool,
+) -> Result<()> {
+    use slm_runtime::session::Session;
+    use std::io::BufRead;
+    let eng = Engine::load_file(model)?;
+    let opts = gen.options(&eng.text)?;
+    let mut session = Session::new(&eng, ctx);
+    if let Some(sys) = system {
+        session
+            .messages
+            .push(json!({"role": "system", "content": sys}));
+    }
+    eprintln!(
+        "chat with {} (kv capacity {}): /reset /clear /stats /quit",
+        model.display(),
+        session.capacity()
+    );
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let line = line.map_err(|e| SlmError::io("stdin", e))?;
+        let status = |s: &Session| {
+            let div = s.divergence(now_unix()).ok().flatten();
+            json!({"kv_len": s.kv_len(), "capacity": s.capacity(), "messages": s.messages.len(), "divergence": div})
+        };
+        match line.trim() {
+            "" => continue,
+            "/quit" | "/exit" => break,
+            "/reset" => {
+                session.reset_context();
+                eprintln!("[context reset: KV cache cleared, {} messages kept; the next turn re-prefills them]", session.messages.len());
+            }
+            "/clear" => {
+                session.clear_transcript();
+                eprintln!("[transcript cleared: KV cache kept ({} tokens); the next turn reuses what still matches]", session.kv_len());
+            }
+            "/stats" => eprintln!("{}", status(&session)),
+            text => {
+                let turn = session.send(text, &opts, now_unix(), &mut |piece, _| {
+                    if !json_mode {
+                        let _ = stdout_write(piece.as_bytes());
+                    }
+                });
+                match turn {
+                    Ok(t) => {
+                        let g = &t.generation;
+                        if json_mode {
+                            print_json(&json!({
+                                "text": g.text, "ids": g.ids, "stop_reason": g.stop_reason, "stop_detail": g.stop_detail,
+                                "prompt_tokens": g.prompt_tokens, "reused_tokens": g.reused_tokens,
+                                "prefilled_tokens": g.prefilled_tokens, "timings": g.timings,
+                                "kv_len": session.kv_len(), "divergence": t.divergence,
+                            }))?;
+                        } else {
+                            stdout_write(b"\n")?;
+                            eprintln!(
+                                "[stop: {}, {} tokens; prompt {} = {} reused + {} prefilled; kv {}/{}; decode {:.1} tok/s]",
+                                g.stop_reason.as_str(), g.ids.len(), g.prompt_tokens, g.reused_tokens, g.prefilled_tokens,
+                                session.kv_len(), session.capacity(), g.timings.decode_tok_s
+                            );
+                            if let Some(d) = &t.divergence {
+                                eprintln!(
+                                    "[divergence at token {}: {}]",
+                                    d.position, d.explanation
+                                );
+                            }
+                        }
+                    }
+                    Err(e) => eprintln!("error: {e}"),
+                }
+            }
+        }
+    }
+    Ok(())
 }

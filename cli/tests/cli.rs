@@ -432,3 +432,52 @@ fn seeded_cli_runs_repeat_and_write_a_trace() {
     assert_eq!(t["sampler"]["seed"], 99);
     assert!(t["steps"].as_array().unwrap().len() >= va["ids"].as_array().unwrap().len());
 }
+
+#[test]
+fn chat_reuses_the_cache_and_flags_divergence() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_slm"))
+        .args([
+            "--json",
+            "chat",
+            smol_slm().to_str().unwrap(),
+            "--max-tokens",
+            "24",
+            "--ctx",
+            "1024",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"What is the capital of France?\n/stats\nAnd of Italy?\n/clear\nHi\n/quit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let turns: Vec<Value> = serde_json::Deserializer::from_slice(&o.stdout)
+        .into_iter()
+        .map(|v| v.unwrap())
+        .collect();
+    assert_eq!(turns.len(), 3);
+    assert!(turns[0]["text"].as_str().unwrap().contains("Paris"));
+    assert_eq!(turns[0]["reused_tokens"], 0);
+    // Turn 2 reuses all of turn 1 (prompt + reply) and prefills only the new turn.
+    let held = turns[0]["prompt_tokens"].as_u64().unwrap()
+        + turns[0]["ids"].as_array().unwrap().len() as u64;
+    assert_eq!(turns[1]["reused_tokens"], held);
+    assert!(turns[1]["divergence"].is_null());
+    // After /clear the transcript no longer extends the context: flagged and explained.
+    assert!(turns[2]["divergence"]["explanation"]
+        .as_str()
+        .unwrap()
+        .contains("transcript"));
+    assert!(
+        stderr(&o).contains("\"kv_len\""),
+        "/stats prints the session state"
+    );
+}
