@@ -503,7 +503,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             })?;
             if let Some(path) = &gen.trace {
-                let record = json!({"prompt_ids": ids, "sampler": opts.sampler, "steps": g.steps, "stop_reason": g.stop_reason, "stop_detail": g.stop_detail});
+                let record = generation_record(&eng, &chat, &ids, &opts, &g)?;
                 std::fs::write(path, serde_json::to_vec_pretty(&record).unwrap())
                     .map_err(|e| SlmError::io(path.display(), e))?;
             }
@@ -605,4 +605,55 @@ fn chat(
         }
     }
     Ok(())
+}
+
+/// The diagnostics record of one generation (issue 3): model identity, the exact
+/// prompt, every sampling step, the stop reason, timings and memory.
+fn generation_record(
+    eng: &Engine,
+    chat: &ChatArgs,
+    ids: &[u32],
+    opts: &GenerateOptions,
+    g: &slm_runtime::engine::Generation,
+) -> Result<Value> {
+    use slm_runtime::format::layout::sha256_hex;
+    let m = &eng.text.manifest;
+    let rendered = render(&eng.text, chat)?;
+    let tok: Value = serde_json::from_str(&m.tokenizer.tokenizer_json).unwrap_or(Value::Null);
+    let special: std::collections::BTreeSet<u64> = tok["added_tokens"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|t| t["special"] == true)
+                .filter_map(|t| t["id"].as_u64())
+                .collect()
+        })
+        .unwrap_or_default();
+    let used: Vec<Value> = ids
+        .iter()
+        .filter(|i| special.contains(&(**i as u64)))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|&i| json!({"id": i, "text": eng.text.tokenizer.piece(i)}))
+        .collect();
+    let kv_len = g.prompt_tokens + g.ids.len();
+    Ok(json!({
+        "model": {
+            "data_sha256": m.data.sha256,
+            "tokenizer_sha256": sha256_hex(m.tokenizer.tokenizer_json.as_bytes()),
+            "source_files": m.provenance.source_files,
+            "architecture": m.model.architecture,
+            "num_heads": m.model.num_heads,
+            "num_kv_heads": m.model.num_kv_heads,
+            "quant": m.provenance.quant,
+        },
+        "prompt": {"rendered_sha256": sha256_hex(rendered.as_bytes()), "ids": ids, "special_tokens_used": used},
+        "sampler": opts.sampler,
+        "steps": g.steps,
+        "stop_reason": g.stop_reason,
+        "stop_detail": g.stop_detail,
+        "timings": g.timings,
+        "kv_len": kv_len,
+        "memory": {"weight_bytes": eng.model.weight_bytes(), "kv_bytes_per_token": eng.model.cfg.num_layers * eng.model.cfg.kv_dim() * 8},
+    }))
 }

@@ -430,6 +430,18 @@ fn seeded_cli_runs_repeat_and_write_a_trace() {
     }
     let t: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     assert_eq!(t["sampler"]["seed"], 99);
+    assert_eq!(t["model"]["num_kv_heads"], 3);
+    assert_eq!(t["prompt"]["ids"], case["ids"]);
+    assert_eq!(t["prompt"]["rendered_sha256"], case["rendered_sha256"]);
+    assert!(t["prompt"]["special_tokens_used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["text"] == "<|im_start|>"));
+    let step = &t["steps"][0];
+    assert_eq!(step["position"], case["ids"].as_array().unwrap().len());
+    assert_eq!(step["top_logits_raw"].as_array().unwrap().len(), 10);
+    assert!(step["draw"].is_number() && step["candidates"].is_array());
     assert!(t["steps"].as_array().unwrap().len() >= va["ids"].as_array().unwrap().len());
 }
 

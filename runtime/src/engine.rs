@@ -249,6 +249,7 @@ impl Engine {
         let cap = cache.capacity;
         check_fits(ids.len(), 1, cap.min(ctx))?;
         let mut sampler = Sampler::new(opts.sampler.clone())?;
+        sampler.record = opts.trace;
         let t0 = now_ms();
         self.model.prefill(&ids[reused..], cache, s)?;
         let t1 = now_ms();

@@ -191,6 +191,8 @@ impl Rng {
 /// What one step did, for the token console and the generation record.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct StepTrace {
+    /// Context position of the chosen token.
+    pub position: usize,
     pub token: u32,
     /// Probability of the chosen token after all filters (1 for greedy).
     pub prob: f32,
@@ -202,10 +204,35 @@ pub struct StepTrace {
     pub top: Vec<(u32, f32)>,
     /// Set when the defined fallback was used (non-finite logits, empty candidate set).
     pub fallback: Option<String>,
+    /// With `Sampler::record`: the top logits before and after bias/penalties.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub top_logits_raw: Vec<(u32, f32)>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub top_logits_penalized: Vec<(u32, f32)>,
+}
+
+/// The `n` largest finite values with their ids, best first (lowest id on ties).
+pub fn top_n(x: &[f32], n: usize) -> Vec<(u32, f32)> {
+    let mut v: Vec<(u32, f32)> = x
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(i, v)| (i as u32, *v))
+        .collect();
+    let n = n.min(v.len());
+    if n == 0 {
+        return vec![];
+    }
+    v.select_nth_unstable_by(n - 1, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.truncate(n);
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
 }
 
 pub struct Sampler {
     pub cfg: SamplerConfig,
+    /// Record the top logits before and after penalties in every `StepTrace`.
+    pub record: bool,
     rng: Rng,
     /// Working copy of the logits and the sort order, reused every step.
     work: Vec<f32>,
@@ -221,6 +248,7 @@ impl Sampler {
         let rng = Rng::new(cfg.seed);
         Ok(Sampler {
             cfg,
+            record: false,
             rng,
             work: Vec::new(),
             order: Vec::new(),
@@ -359,7 +387,14 @@ impl Sampler {
         self.work.extend_from_slice(logits);
         let mut work = std::mem::take(&mut self.work);
         self.penalize(&mut work, context);
-        let mut trace = StepTrace::default();
+        let mut trace = StepTrace {
+            position: context.len(),
+            ..Default::default()
+        };
+        if self.record {
+            trace.top_logits_raw = top_n(logits, 10);
+            trace.top_logits_penalized = top_n(&work, 10);
+        }
         let fallback = |raw: &[f32], why: &str, trace: &mut StepTrace| {
             let best = raw.iter().enumerate().filter(|(_, v)| v.is_finite()).fold(
                 None,
