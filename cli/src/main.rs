@@ -143,29 +143,22 @@ impl GenArgs {
                 ))
             })?,
         };
-        if let Some(v) = self.temperature {
-            c.temperature = v;
+        let overrides = [
+            (self.temperature, &mut c.temperature),
+            (self.top_p, &mut c.top_p),
+            (self.min_p, &mut c.min_p),
+            (self.typical_p, &mut c.typical_p),
+            (self.repetition_penalty, &mut c.repetition_penalty),
+            (self.presence_penalty, &mut c.presence_penalty),
+            (self.frequency_penalty, &mut c.frequency_penalty),
+        ];
+        for (flag, field) in overrides {
+            if let Some(v) = flag {
+                *field = v;
+            }
         }
-        if let Some(v) = self.top_k {
-            c.top_k = v;
-        }
-        if let Some(v) = self.top_p {
-            c.top_p = v;
-        }
-        if let Some(v) = self.min_p {
-            c.min_p = v;
-        }
-        if let Some(v) = self.typical_p {
-            c.typical_p = v;
-        }
-        if let Some(v) = self.repetition_penalty {
-            c.repetition_penalty = v;
-        }
-        if let Some(v) = self.presence_penalty {
-            c.presence_penalty = v;
-        }
-        if let Some(v) = self.frequency_penalty {
-            c.frequency_penalty = v;
+        if let Some(k) = self.top_k {
+            c.top_k = k;
         }
         for b in &self.logit_bias {
             let bad = || SlmError::Invalid(format!("--logit-bias {b}: expected ID=BIAS"));
