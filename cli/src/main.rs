@@ -181,6 +181,7 @@ impl GenArgs {
                 Some(LoopConfig::default())
             },
             trace: self.trace.is_some(),
+            abort: None,
         })
     }
 }

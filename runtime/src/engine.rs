@@ -99,6 +99,9 @@ pub struct GenerateOptions {
     pub loop_detection: Option<LoopConfig>,
     /// Keep a per-step record (`Generation::steps`).
     pub trace: bool,
+    /// Set from another thread (or a worker message handler) to stop after the
+    /// current step with `StopReason::Aborted`.
+    pub abort: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl GenerateOptions {
@@ -111,6 +114,7 @@ impl GenerateOptions {
             stop_token_ids: vec![],
             loop_detection: None,
             trace: false,
+            abort: None,
         }
     }
 }
@@ -265,6 +269,16 @@ impl Engine {
                     serde_json::json!({"max_tokens": opts.max_tokens}),
                 );
             }
+            if opts
+                .abort
+                .as_ref()
+                .is_some_and(|a| a.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                break (
+                    StopReason::Aborted,
+                    serde_json::json!({"after_tokens": out.len()}),
+                );
+            }
             let step = sampler.sample(&s.logits, &context);
             let tok = step.token;
             if opts.trace {
@@ -278,7 +292,16 @@ impl Engine {
             }
             out.push(tok);
             context.push(tok);
-            text = self.text.tokenizer.decode(&out, true)?;
+            text = match self.text.tokenizer.decode(&out, true) {
+                Ok(t) => t,
+                // Keep what was generated; the record says why it ended.
+                Err(e) => {
+                    break (
+                        StopReason::Error,
+                        serde_json::json!({"message": e.to_string()}),
+                    )
+                }
+            };
             if let Some(m) = stream.find_stop(&text) {
                 text.truncate(m.start);
                 break (StopReason::StopString, serde_json::to_value(&m).unwrap());
@@ -308,7 +331,12 @@ impl Engine {
                     serde_json::json!({"context": ctx, "used": cache.len}),
                 );
             }
-            self.model.forward(tok, cache, s, true)?;
+            if let Err(e) = self.model.forward(tok, cache, s, true) {
+                break (
+                    StopReason::Error,
+                    serde_json::json!({"message": e.to_string()}),
+                );
+            }
         };
         if reason != StopReason::StopString {
             let rest = stream.finish(&text);

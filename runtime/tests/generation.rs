@@ -251,3 +251,26 @@ fn an_over_long_transcript_is_refused_before_compute_with_the_numbers() {
         "a refused turn leaves the transcript as it was"
     );
 }
+
+#[test]
+fn abort_ends_with_its_own_reason_and_keeps_the_text() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let eng = engine();
+    let ids = prompt(&eng, "Count from one to twenty.");
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut opts = GenerateOptions::greedy(100);
+    opts.abort = Some(flag.clone());
+    let mut pieces = 0;
+    let g = eng
+        .generate(&ids, &opts, &mut |_, _| {
+            pieces += 1;
+            if pieces == 3 {
+                flag.store(true, Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+    assert_eq!(g.stop_reason, StopReason::Aborted);
+    assert_eq!(g.ids.len(), 3);
+    assert_eq!(g.text, eng.text.tokenizer.decode(&g.ids, true).unwrap());
+}
