@@ -1,5 +1,6 @@
 //! A loaded `.slm`: the text side (template + tokenizer, from the manifest alone) and
-//! the model. Greedy generation lives here until the sampling/session layer lands.
+//! the model, and generation: prefill what the cache lacks, then sample and apply the
+//! stop rules step by step (`sampling`, `stopping`; `session` builds chats on top).
 
 use crate::error::{Result, SlmError};
 use crate::format::manifest::Manifest;

@@ -136,6 +136,9 @@ struct SafetensorsWeights {
 
 const MAX_ST_HEADER: u64 = 100 << 20;
 
+// The header is parsed here rather than with the `safetensors` crate because that crate
+// validates against the whole file in memory; we read one tensor at a time.
+
 /// Parse one safetensors header, checking every range against the file size.
 fn read_st_header(path: &Path, f: &mut File) -> Result<Vec<(String, StEntry, u64)>> {
     let bad = |d: String| SlmError::malformed("safetensors", format!("{}: {d}", path.display()));
