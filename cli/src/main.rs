@@ -2,6 +2,7 @@
 //! Every command has `--json`. Errors go to stderr with a non-zero exit code
 //! (2 for usage, 1 for everything else); with `--json` the error is a JSON object.
 
+mod bench;
 mod progress;
 
 use std::io::{Read, Write};
@@ -87,6 +88,17 @@ enum Cmd {
         ctx: usize,
         #[command(flatten)]
         gen: GenArgs,
+    },
+    /// Prefill and decode tok/s, peak RSS, weight bytes and the decode roofline.
+    Bench {
+        model: PathBuf,
+        #[arg(long, default_value_t = 128)]
+        prompt_tokens: usize,
+        #[arg(long, default_value_t = 128)]
+        gen_tokens: usize,
+        /// Native threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
     },
 }
 
@@ -486,6 +498,38 @@ fn run(cli: Cli) -> Result<()> {
             ctx,
             gen,
         } => chat(&model, system, ctx, &gen, cli.json),
+        Cmd::Bench {
+            model,
+            prompt_tokens,
+            gen_tokens,
+            threads,
+        } => {
+            let mut eng = Engine::load_file(&model)?;
+            let r = bench::run(
+                &mut eng,
+                &bench::BenchArgs {
+                    prompt_tokens,
+                    gen_tokens,
+                    threads,
+                },
+            )?;
+            if cli.json {
+                print_json(&r)
+            } else {
+                let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+                println!(
+                    "{} {} threads {}: prefill {:.1} tok/s ({} tokens), decode {:.1} tok/s ({} tokens)",
+                    model.display(), r["model"]["quant"].as_str().unwrap_or("?"), r["threads"], f("prefill_tok_s"), r["prompt_tokens"],
+                    f("decode_tok_s"), r["gen_tokens"]
+                );
+                println!(
+                    "weights {:.1} MB, kv {:.1} MB, peak RSS {:.1} MB; read bandwidth {:.1} GB/s → decode roofline {:.1} tok/s ({:.0}% reached)",
+                    f("weight_bytes") / 1e6, f("kv_bytes") / 1e6, f("peak_rss_bytes") / 1e6, f("read_bandwidth_gb_s"),
+                    f("decode_roofline_tok_s"), 100.0 * f("decode_fraction_of_roofline")
+                );
+                Ok(())
+            }
+        }
         Cmd::Generate { model, chat, gen } => {
             let eng = Engine::load_file(&model)?;
             let opts = gen.options(&eng.text)?;

@@ -493,3 +493,42 @@ fn chat_reuses_the_cache_and_flags_divergence() {
         "/stats prints the session state"
     );
 }
+
+#[test]
+fn bench_reports_speed_memory_and_roofline() {
+    let o = slm(&[
+        "--json",
+        "bench",
+        smol_slm().to_str().unwrap(),
+        "--prompt-tokens",
+        "8",
+        "--gen-tokens",
+        "4",
+        "--threads",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in [
+        "prefill_tok_s",
+        "decode_tok_s",
+        "read_bandwidth_gb_s",
+        "decode_roofline_tok_s",
+    ] {
+        assert!(v[k].as_f64().unwrap() > 0.0, "{k}: {v}");
+    }
+    assert_eq!(v["prompt_tokens"], 8);
+    assert_eq!(v["threads"], 1);
+    let weights = v["weight_bytes"].as_u64().unwrap();
+    assert!(
+        v["peak_rss_bytes"].as_u64().unwrap() > weights,
+        "RSS includes the weights"
+    );
+    let o = slm(&[
+        "bench",
+        smol_slm().to_str().unwrap(),
+        "--prompt-tokens",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+}

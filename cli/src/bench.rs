@@ -1,0 +1,102 @@
+//! `slm bench`: prefill and decode speed on a loaded model, peak RSS, weight bytes and
+//! the decode roofline (weight bytes read per token over measured memory bandwidth).
+//! A benchmark, not a test: numbers depend on the machine and its load, so compare
+//! ratios measured in the same run.
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use slm_runtime::engine::{argmax, Engine};
+use slm_runtime::model::Scratch;
+use slm_runtime::{Result, SlmError};
+
+pub struct BenchArgs {
+    pub prompt_tokens: usize,
+    pub gen_tokens: usize,
+    pub threads: Option<usize>,
+}
+
+/// Peak resident set size in bytes (Linux `VmHWM`), if known.
+fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Single-thread sequential read bandwidth in bytes/s over a buffer larger than caches.
+fn read_bandwidth() -> f64 {
+    let buf = vec![1u64; 32 << 20]; // 256 MiB
+    let mut best = 0f64;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut acc = [0u64; 8];
+        for c in buf.chunks_exact(8) {
+            for k in 0..8 {
+                acc[k] = acc[k].wrapping_add(c[k]);
+            }
+        }
+        std::hint::black_box(acc);
+        best = best.max((buf.len() * 8) as f64 / t.elapsed().as_secs_f64());
+    }
+    best
+}
+
+pub fn run(eng: &mut Engine, a: &BenchArgs) -> Result<Value> {
+    if let Some(t) = a.threads {
+        if t == 0 {
+            return Err(SlmError::Invalid("--threads must be at least 1".into()));
+        }
+        eng.model.threads = t;
+    }
+    let cfg = eng.model.cfg.clone();
+    let total = a.prompt_tokens + a.gen_tokens;
+    if a.prompt_tokens == 0 || total > eng.context_len() {
+        return Err(SlmError::Invalid(format!(
+            "--prompt-tokens {} + --gen-tokens {} must be ≥ 1 and fit the context ({})",
+            a.prompt_tokens,
+            a.gen_tokens,
+            eng.context_len()
+        )));
+    }
+    // A deterministic prompt of ordinary text tokens.
+    let mut ids = eng.text.tokenizer.encode(
+        &"The quick brown fox jumps over the lazy dog. ".repeat(a.prompt_tokens),
+        false,
+    )?;
+    ids.truncate(a.prompt_tokens);
+    let mut cache = eng.model.new_cache(total);
+    let mut s = Scratch::new(&cfg, total);
+
+    let t = Instant::now();
+    eng.model.prefill(&ids, &mut cache, &mut s)?;
+    let prefill_s = t.elapsed().as_secs_f64();
+
+    // Decode exactly gen_tokens steps (EOS ignored), greedy.
+    let t = Instant::now();
+    for _ in 0..a.gen_tokens {
+        let next = argmax(&s.logits);
+        eng.model.forward(next, &mut cache, &mut s, true)?;
+    }
+    let decode_s = t.elapsed().as_secs_f64();
+
+    let weight_bytes = eng.model.weight_bytes() as f64;
+    // Before the bandwidth probe, whose 256 MiB buffer would count as model memory.
+    let rss = peak_rss();
+    let bw = read_bandwidth();
+    let decode_tok_s = a.gen_tokens as f64 / decode_s;
+    Ok(json!({
+        "model": {"architecture": cfg.architecture, "quant": eng.text.manifest.provenance.quant, "layers": cfg.num_layers},
+        "threads": eng.model.threads,
+        "prompt_tokens": ids.len(),
+        "gen_tokens": a.gen_tokens,
+        "prefill_tok_s": ids.len() as f64 / prefill_s,
+        "decode_tok_s": decode_tok_s,
+        "weight_bytes": weight_bytes as u64,
+        "kv_bytes": cache.bytes(),
+        "peak_rss_bytes": rss,
+        "read_bandwidth_gb_s": bw / 1e9,
+        "decode_roofline_tok_s": bw / weight_bytes,
+        "decode_fraction_of_roofline": decode_tok_s / (bw / weight_bytes),
+    }))
+}
