@@ -533,7 +533,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Generate { model, chat, gen } => {
             let eng = Engine::load_file(&model)?;
             let opts = gen.options(&eng.text)?;
-            let (_, ids) = prompt(&eng.text, &chat)?;
+            let (rendered, ids) = prompt(&eng.text, &chat)?;
             let stream = !cli.json;
             let g = eng.generate(&ids, &opts, &mut |piece, _| {
                 if stream {
@@ -541,7 +541,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             })?;
             if let Some(path) = &gen.trace {
-                let record = generation_record(&eng, &chat, &ids, &opts, &g)?;
+                let record = generation_record(&eng, &rendered, &ids, &opts, &g);
                 std::fs::write(path, serde_json::to_vec_pretty(&record).unwrap())
                     .map_err(|e| SlmError::io(path.display(), e))?;
             }
@@ -649,14 +649,13 @@ fn chat(
 /// prompt, every sampling step, the stop reason, timings and memory.
 fn generation_record(
     eng: &Engine,
-    chat: &ChatArgs,
+    rendered: &str,
     ids: &[u32],
     opts: &GenerateOptions,
     g: &slm_runtime::engine::Generation,
-) -> Result<Value> {
+) -> Value {
     use slm_runtime::format::layout::sha256_hex;
     let m = &eng.text.manifest;
-    let rendered = render(&eng.text, chat)?;
     let tok: Value = serde_json::from_str(&m.tokenizer.tokenizer_json).unwrap_or(Value::Null);
     let special: std::collections::BTreeSet<u64> = tok["added_tokens"]
         .as_array()
@@ -675,7 +674,7 @@ fn generation_record(
         .map(|&i| json!({"id": i, "text": eng.text.tokenizer.piece(i)}))
         .collect();
     let kv_len = g.prompt_tokens + g.ids.len();
-    Ok(json!({
+    json!({
         "model": {
             "data_sha256": m.data.sha256,
             "tokenizer_sha256": sha256_hex(m.tokenizer.tokenizer_json.as_bytes()),
@@ -693,5 +692,5 @@ fn generation_record(
         "timings": g.timings,
         "kv_len": kv_len,
         "memory": {"weight_bytes": eng.model.weight_bytes(), "kv_bytes_per_token": eng.model.cfg.num_layers * eng.model.cfg.kv_dim() * 8},
-    }))
+    })
 }

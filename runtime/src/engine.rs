@@ -397,13 +397,8 @@ pub fn argmax_finite(x: &[f32]) -> Option<u32> {
     best.map(|b| b as u32)
 }
 
-/// Index of the largest logit; the lowest index wins ties (as torch.argmax).
+/// Index of the largest logit; the lowest index wins ties (as torch.argmax). Non-finite
+/// values never win; an all-non-finite vector gives 0.
 pub fn argmax(x: &[f32]) -> u32 {
-    let mut best = 0;
-    for (i, v) in x.iter().enumerate() {
-        if *v > x[best] {
-            best = i;
-        }
-    }
-    best as u32
+    argmax_finite(x).unwrap_or(0)
 }

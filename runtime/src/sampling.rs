@@ -238,6 +238,8 @@ pub struct Sampler {
     work: Vec<f32>,
     order: Vec<u32>,
     counts: std::collections::HashMap<u32, u32>,
+    /// Ids already penalized this step (reused, so sampling does not allocate).
+    seen: std::collections::HashSet<u32>,
 }
 
 const NEG_INF: f32 = f32::NEG_INFINITY;
@@ -253,6 +255,7 @@ impl Sampler {
             work: Vec::new(),
             order: Vec::new(),
             counts: Default::default(),
+            seen: Default::default(),
         })
     }
 
@@ -263,7 +266,7 @@ impl Sampler {
     }
 
     /// Apply steps 1–3 (bias and penalties) in place.
-    pub fn penalize(&self, logits: &mut [f32], context: &[u32]) {
+    pub fn penalize(&mut self, logits: &mut [f32], context: &[u32]) {
         for &(id, b) in &self.cfg.logit_bias {
             if let Some(l) = logits.get_mut(id as usize) {
                 *l += b;
@@ -271,9 +274,9 @@ impl Sampler {
         }
         let p = self.cfg.repetition_penalty;
         if p != 1.0 {
-            let mut seen = std::collections::HashSet::new();
+            self.seen.clear();
             for &id in context {
-                if seen.insert(id) {
+                if self.seen.insert(id) {
                     if let Some(l) = logits.get_mut(id as usize) {
                         *l = if *l < 0.0 { *l * p } else { *l / p };
                     }
@@ -566,7 +569,7 @@ mod tests {
 
     #[test]
     fn penalties_table() {
-        let s = Sampler::new(cfg(|c| {
+        let mut s = Sampler::new(cfg(|c| {
             c.repetition_penalty = 2.0;
             c.logit_bias = vec![(3, 1.0)];
         }))

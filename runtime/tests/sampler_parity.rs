@@ -24,7 +24,7 @@ fn processors_match_transformers() {
             logit_bias: vec![],
             seed: 0,
         };
-        let sampler = Sampler::new(cfg.clone()).unwrap();
+        let mut sampler = Sampler::new(cfg.clone()).unwrap();
         let mut work: Vec<f32> = case["logits"]
             .as_array()
             .unwrap()

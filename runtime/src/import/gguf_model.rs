@@ -1,6 +1,5 @@
 //! GGUF `llama` / `qwen2` → HF names, HF layout, runtime config.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
@@ -177,7 +176,6 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported>
 
     let mut list = Vec::new();
     let mut origin = Vec::new();
-    let mut seen = BTreeMap::new();
     for t in &gguf.tensors {
         let name = hf_name(&t.name, cfg.num_layers).ok_or_else(|| {
             SlmError::unsupported(
@@ -191,7 +189,6 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported>
             (Architecture::Llama, Some("attn_k")) => Some(cfg.num_kv_heads),
             _ => None,
         };
-        seen.insert(name.clone(), list.len());
         list.push(SourceTensor {
             name,
             shape: t.shape(),
