@@ -147,12 +147,23 @@ pub struct Generation {
     pub steps: Vec<StepTrace>,
 }
 
-/// Milliseconds from a monotonic clock (wasm32 has none in std: timings read 0 there).
+/// The monotonic clock on targets whose std has none (wasm32): the embedder installs
+/// one (the browser worker passes `performance.now`). Until then timings read 0.
+static CLOCK: std::sync::OnceLock<fn() -> f64> = std::sync::OnceLock::new();
+
+/// Install the millisecond clock used for timings (first call wins).
+pub fn set_clock(f: fn() -> f64) {
+    let _ = CLOCK.set(f);
+}
+
+/// Milliseconds from a monotonic clock.
 fn now_ms() -> f64 {
+    if let Some(f) = CLOCK.get() {
+        return f();
+    }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        use std::sync::OnceLock;
-        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
         START
             .get_or_init(std::time::Instant::now)
             .elapsed()
@@ -244,134 +255,203 @@ impl Engine {
         opts: &GenerateOptions,
         on_text: &mut dyn FnMut(&str, &StepTrace),
     ) -> Result<Generation> {
+        let mut d = self.start(cache, s, ids, opts)?;
+        while !d.step(cache, s, on_text) {}
+        Ok(d.finish(on_text))
+    }
+
+    /// Prefill what `cache` lacks of `ids` and return the generation, ready to step. An
+    /// event loop (the browser worker) drives `Decoding::step` itself so that it can
+    /// yield between tokens; `continue_from` is the blocking loop.
+    pub fn start(
+        &self,
+        cache: &mut KvCache,
+        s: &mut Scratch,
+        ids: &[u32],
+        opts: &GenerateOptions,
+    ) -> Result<Decoding<'_>> {
         let reused = cache.len;
         if reused >= ids.len() {
             return Err(SlmError::Invalid(
                 "nothing to prefill: the cache already holds the whole prompt".into(),
             ));
         }
-        let ctx = self.context_len();
-        let cap = cache.capacity;
-        check_fits(ids.len(), 1, cap.min(ctx))?;
+        check_fits(ids.len(), 1, cache.capacity.min(self.context_len()))?;
         let mut sampler = Sampler::new(opts.sampler.clone())?;
         sampler.record = opts.trace;
         let t0 = now_ms();
         self.model.prefill(&ids[reused..], cache, s)?;
-        let t1 = now_ms();
-        let mut context = ids.to_vec();
-        let mut out = Vec::new();
-        let mut steps = Vec::new();
-        let mut stream = TextStream::new(opts.stop_strings.clone());
-        let mut text = String::new();
-        let (reason, detail) = loop {
-            if out.len() >= opts.max_tokens {
-                break (
-                    StopReason::MaxTokens,
-                    serde_json::json!({"max_tokens": opts.max_tokens}),
-                );
-            }
-            if opts
-                .abort
-                .as_ref()
-                .is_some_and(|a| a.load(std::sync::atomic::Ordering::Relaxed))
-            {
-                break (
-                    StopReason::Aborted,
-                    serde_json::json!({"after_tokens": out.len()}),
-                );
-            }
-            let step = sampler.sample(&s.logits, &context);
-            let tok = step.token;
-            if opts.trace {
-                steps.push(step.clone());
-            }
-            if self.text.is_eos(tok) {
-                break (StopReason::EosToken, serde_json::json!({"token": tok}));
-            }
-            if opts.stop_token_ids.contains(&tok) {
-                break (StopReason::StopTokenId, serde_json::json!({"token": tok}));
-            }
-            out.push(tok);
-            context.push(tok);
-            text = match self.text.tokenizer.decode(&out, true) {
-                Ok(t) => t,
-                // Keep what was generated; the record says why it ended.
-                Err(e) => {
-                    break (
-                        StopReason::Error,
-                        serde_json::json!({"message": e.to_string()}),
-                    )
-                }
-            };
-            if let Some(m) = stream.find_stop(&text) {
-                text.truncate(m.start);
-                break (StopReason::StopString, serde_json::to_value(&m).unwrap());
-            }
-            let piece = stream.advance(&text);
-            on_text(&piece, &step);
-            if let Some(l) = opts.loop_detection.as_ref().and_then(|c| c.check(&out)) {
-                let pattern_text = self
-                    .text
-                    .tokenizer
-                    .decode(&l.pattern, false)
-                    .unwrap_or_default();
-                break (
-                    StopReason::LoopDetected,
-                    serde_json::json!({"pattern": l.pattern, "pattern_text": pattern_text, "repeats": l.repeats}),
-                );
-            }
-            if out.len() >= opts.max_tokens {
-                break (
-                    StopReason::MaxTokens,
-                    serde_json::json!({"max_tokens": opts.max_tokens}),
-                );
-            }
-            if cache.len >= cap {
-                break (
-                    StopReason::ContextFull,
-                    serde_json::json!({"context": ctx, "used": cache.len}),
-                );
-            }
-            if let Err(e) = self.model.forward(tok, cache, s, true) {
-                break (
-                    StopReason::Error,
-                    serde_json::json!({"message": e.to_string()}),
-                );
-            }
+        Ok(Decoding {
+            engine: self,
+            stream: TextStream::new(opts.stop_strings.clone()),
+            opts: opts.clone(),
+            sampler,
+            context: ids.to_vec(),
+            prompt_len: ids.len(),
+            reused,
+            out: Vec::new(),
+            text: String::new(),
+            steps: Vec::new(),
+            t0,
+            t1: now_ms(),
+            stop: None,
+        })
+    }
+    /// Greedy decoding until an EOS id or `max_tokens`.
+    pub fn greedy(&self, ids: &[u32], max_tokens: usize) -> Result<Generation> {
+        self.generate(ids, &GenerateOptions::greedy(max_tokens), &mut |_, _| {})
+    }
+}
+
+/// A generation in progress: the prompt is in the cache; each `step` samples one
+/// token, applies the stop rules and feeds the token back.
+pub struct Decoding<'e> {
+    engine: &'e Engine,
+    opts: GenerateOptions,
+    sampler: Sampler,
+    stream: TextStream,
+    /// Prompt plus generated ids (what repetition penalties look at).
+    context: Vec<u32>,
+    prompt_len: usize,
+    reused: usize,
+    out: Vec<u32>,
+    text: String,
+    steps: Vec<StepTrace>,
+    t0: f64,
+    t1: f64,
+    stop: Option<(StopReason, serde_json::Value)>,
+}
+
+impl Decoding<'_> {
+    /// Ids generated so far.
+    pub fn ids(&self) -> &[u32] {
+        &self.out
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.stop.is_some()
+    }
+
+    /// One decode step. `on_text` gets the newly showable text with the step's record
+    /// (possibly empty text: a partial character or a possible stop-string prefix).
+    /// Returns true once generation has stopped; further calls do nothing.
+    pub fn step(
+        &mut self,
+        cache: &mut KvCache,
+        s: &mut Scratch,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> bool {
+        if self.stop.is_none() {
+            self.stop = self.advance(cache, s, on_text);
+        }
+        self.stop.is_some()
+    }
+
+    fn advance(
+        &mut self,
+        cache: &mut KvCache,
+        s: &mut Scratch,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> Option<(StopReason, serde_json::Value)> {
+        use serde_json::json;
+        let max = self.opts.max_tokens;
+        if self.out.len() >= max {
+            return Some((StopReason::MaxTokens, json!({"max_tokens": max})));
+        }
+        if self
+            .opts
+            .abort
+            .as_ref()
+            .is_some_and(|a| a.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Some((StopReason::Aborted, json!({"after_tokens": self.out.len()})));
+        }
+        let text_side = &self.engine.text;
+        let step = self.sampler.sample(&s.logits, &self.context);
+        let tok = step.token;
+        if self.opts.trace {
+            self.steps.push(step.clone());
+        }
+        if text_side.is_eos(tok) {
+            return Some((StopReason::EosToken, json!({"token": tok})));
+        }
+        if self.opts.stop_token_ids.contains(&tok) {
+            return Some((StopReason::StopTokenId, json!({"token": tok})));
+        }
+        self.out.push(tok);
+        self.context.push(tok);
+        self.text = match text_side.tokenizer.decode(&self.out, true) {
+            Ok(t) => t,
+            // Keep what was generated; the record says why it ended.
+            Err(e) => return Some((StopReason::Error, json!({"message": e.to_string()}))),
         };
+        if let Some(m) = self.stream.find_stop(&self.text) {
+            self.text.truncate(m.start);
+            return Some((StopReason::StopString, serde_json::to_value(&m).unwrap()));
+        }
+        let piece = self.stream.advance(&self.text);
+        on_text(&piece, &step);
+        if let Some(l) = self.opts.loop_detection.as_ref().and_then(|c| c.check(&self.out)) {
+            let pattern_text = text_side
+                .tokenizer
+                .decode(&l.pattern, false)
+                .unwrap_or_default();
+            return Some((
+                StopReason::LoopDetected,
+                json!({"pattern": l.pattern, "pattern_text": pattern_text, "repeats": l.repeats}),
+            ));
+        }
+        if self.out.len() >= max {
+            return Some((StopReason::MaxTokens, json!({"max_tokens": max})));
+        }
+        if cache.len >= cache.capacity {
+            return Some((
+                StopReason::ContextFull,
+                json!({"context": self.engine.context_len(), "used": cache.len}),
+            ));
+        }
+        if let Err(e) = self.engine.model.forward(tok, cache, s, true) {
+            return Some((StopReason::Error, json!({"message": e.to_string()})));
+        }
+        None
+    }
+
+    /// Flush held-back text and build the record. A generation finished before it
+    /// stopped by itself counts as aborted.
+    pub fn finish(mut self, on_text: &mut dyn FnMut(&str, &StepTrace)) -> Generation {
+        let (reason, detail) = self.stop.take().unwrap_or((
+            StopReason::Aborted,
+            serde_json::json!({"after_tokens": self.out.len()}),
+        ));
         if reason != StopReason::StopString {
-            let rest = stream.finish(&text);
+            let rest = self.stream.finish(&self.text);
             if !rest.is_empty() {
                 on_text(&rest, &StepTrace::default());
             }
         }
+        let mut text = self.text;
         // A run cut mid-character (max_tokens, loop, EOS after a partial byte sequence)
         // ends with U+FFFD from the lossy decode: the text, like the stream, drops it.
         text.truncate(text.trim_end_matches('\u{FFFD}').len());
         let t2 = now_ms();
         let rate = |n: usize, ms: f64| if ms > 0.0 { n as f64 * 1e3 / ms } else { 0.0 };
-        let timings = Timings {
-            prefill_ms: t1 - t0,
-            decode_ms: t2 - t1,
-            prefill_tok_s: rate(ids.len() - reused, t1 - t0),
-            decode_tok_s: rate(out.len(), t2 - t1),
-        };
-        Ok(Generation {
-            ids: out,
+        let prefilled = self.prompt_len - self.reused;
+        Generation {
+            timings: Timings {
+                prefill_ms: self.t1 - self.t0,
+                decode_ms: t2 - self.t1,
+                prefill_tok_s: rate(prefilled, self.t1 - self.t0),
+                decode_tok_s: rate(self.out.len(), t2 - self.t1),
+            },
+            ids: self.out,
             text,
             stop_reason: reason,
             stop_detail: detail,
-            prompt_tokens: ids.len(),
-            reused_tokens: reused,
-            prefilled_tokens: ids.len() - reused,
-            timings,
-            steps,
-        })
-    }
-
-    /// Greedy decoding until an EOS id or `max_tokens`.
-    pub fn greedy(&self, ids: &[u32], max_tokens: usize) -> Result<Generation> {
-        self.generate(ids, &GenerateOptions::greedy(max_tokens), &mut |_, _| {})
+            prompt_tokens: self.prompt_len,
+            reused_tokens: self.reused,
+            prefilled_tokens: prefilled,
+            steps: self.steps,
+        }
     }
 }
 

@@ -15,7 +15,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::engine::{check_fits, Engine, GenerateOptions, Generation};
+use crate::engine::{check_fits, Decoding, Engine, GenerateOptions, Generation};
 use crate::error::{Result, SlmError};
 use crate::model::kv_cache::KvCache;
 use crate::model::Scratch;
@@ -98,7 +98,16 @@ impl<'e> Session<'e> {
     /// with the runtime context. None: the transcript extends the context.
     pub fn divergence(&self, now_unix: i64) -> Result<Option<Divergence>> {
         if self.messages.is_empty() {
-            return Ok(None);
+            // Nothing to render, but the model is still conditioned on the old context.
+            return Ok((!self.context.is_empty()).then(|| Divergence {
+                position: 0,
+                context_tokens: self.context.len(),
+                transcript_tokens: 0,
+                explanation: format!(
+                    "the transcript is empty but the runtime context still holds {} tokens of the earlier conversation; the next turn reuses only the prefix that still matches",
+                    self.context.len()
+                ),
+            }));
         }
         Ok(diverges(
             &self.context,
@@ -115,12 +124,9 @@ impl<'e> Session<'e> {
         now_unix: i64,
         on_text: &mut dyn FnMut(&str, &StepTrace),
     ) -> Result<Turn> {
-        self.messages.push(json!({"role": "user", "content": user}));
-        let r = self.reply(opts, now_unix, on_text);
-        if r.is_err() {
-            self.messages.pop();
-        }
-        r
+        let mut p = self.begin_send(user, opts, now_unix)?;
+        while !self.step(&mut p, on_text) {}
+        Ok(self.finish(p, on_text))
     }
 
     /// Generate the assistant's reply to the transcript as it stands.
@@ -130,6 +136,28 @@ impl<'e> Session<'e> {
         now_unix: i64,
         on_text: &mut dyn FnMut(&str, &StepTrace),
     ) -> Result<Turn> {
+        let mut p = self.begin_reply(opts, now_unix)?;
+        while !self.step(&mut p, on_text) {}
+        Ok(self.finish(p, on_text))
+    }
+
+    /// `send`, step by step: append the user message and prefill.
+    pub fn begin_send(
+        &mut self,
+        user: &str,
+        opts: &GenerateOptions,
+        now_unix: i64,
+    ) -> Result<PendingTurn<'e>> {
+        self.messages.push(json!({"role": "user", "content": user}));
+        let r = self.begin_reply(opts, now_unix);
+        if r.is_err() {
+            self.messages.pop();
+        }
+        r
+    }
+
+    /// `reply`, step by step: render the transcript, reuse the common prefix, prefill.
+    pub fn begin_reply(&mut self, opts: &GenerateOptions, now_unix: i64) -> Result<PendingTurn<'e>> {
         let ids = self.transcript_ids(true, now_unix)?;
         // Budget: refuse before any compute when not even one output token fits.
         check_fits(ids.len(), 1, self.cache.capacity).map_err(|e| match e {
@@ -143,27 +171,64 @@ impl<'e> Session<'e> {
         let common = common_prefix(&self.context, &ids).min(ids.len() - 1);
         self.cache.truncate(common);
         self.context.truncate(common);
-        let g =
-            match self
-                .engine
-                .continue_from(&mut self.cache, &mut self.scratch, &ids, opts, on_text)
-            {
-                Ok(g) => g,
-                Err(e) => {
-                    // The cache may hold part of a failed prefill: forget it rather than trust it.
-                    self.reset_context();
-                    return Err(e);
-                }
-            };
-        self.context = ids;
+        let engine: &'e Engine = self.engine;
+        match engine.start(&mut self.cache, &mut self.scratch, &ids, opts) {
+            Ok(decoding) => Ok(PendingTurn {
+                decoding,
+                ids,
+                divergence,
+            }),
+            Err(e) => {
+                // The cache may hold part of a failed prefill: forget it rather than trust it.
+                self.reset_context();
+                Err(e)
+            }
+        }
+    }
+
+    /// One decode step of a pending turn; true once it has stopped.
+    pub fn step(
+        &mut self,
+        p: &mut PendingTurn<'e>,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> bool {
+        p.decoding.step(&mut self.cache, &mut self.scratch, on_text)
+    }
+
+    /// Close a turn: the reply joins the transcript, the context records what the cache
+    /// holds. A turn closed before it stopped is recorded as aborted.
+    pub fn finish(
+        &mut self,
+        p: PendingTurn<'e>,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> Turn {
+        let g = p.decoding.finish(on_text);
+        self.context = p.ids;
         self.context.extend(&g.ids);
         self.context.truncate(self.cache.len);
         self.messages
             .push(json!({"role": "assistant", "content": g.text}));
-        Ok(Turn {
+        Turn {
             generation: g,
-            divergence,
-        })
+            divergence: p.divergence,
+        }
+    }
+}
+
+/// A reply being generated (`Session::begin_send` / `begin_reply`).
+pub struct PendingTurn<'e> {
+    decoding: Decoding<'e>,
+    /// The prompt's ids.
+    ids: Vec<u32>,
+    divergence: Option<Divergence>,
+}
+
+impl PendingTurn<'_> {
+    pub fn prompt_ids(&self) -> &[u32] {
+        &self.ids
+    }
+    pub fn divergence(&self) -> Option<&Divergence> {
+        self.divergence.as_ref()
     }
 }
 

@@ -1,0 +1,179 @@
+//! Messages between the page and the inference worker. Both sides are this crate, so
+//! one set of types; they travel as JSON strings (`{"json": …}` plus, for a local
+//! file, the `File` object itself, which postMessage clones without copying bytes).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use slm_runtime::sampling::SamplerConfig;
+
+/// One entry of `public/models.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CatalogEntry {
+    pub id: String,
+    pub name: String,
+    pub url: String,
+    /// Bytes of the .slm file.
+    pub size: u64,
+    /// SHA-256 of the whole file (what `slm verify` prints).
+    pub sha256: String,
+    pub quant: String,
+    pub license: String,
+    pub source: String,
+}
+
+/// How the next reply is generated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatSettings {
+    /// Empty: no system message (the template may add its default one).
+    pub system: String,
+    pub sampler: SamplerConfig,
+    pub max_tokens: usize,
+    pub stop_strings: Vec<String>,
+    pub loop_detection: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    /// Cached models and storage use.
+    List,
+    /// Download (or resume) a catalog entry into IndexedDB, verifying every chunk.
+    Download { entry: CatalogEntry },
+    /// Load a fully verified cached model.
+    Load { id: String },
+    /// Load the `File` sent alongside; `keep` also stores it in IndexedDB.
+    LoadFile { name: String, keep: bool },
+    Delete { id: String },
+    Send { text: String, settings: ChatSettings },
+    /// Drop the last reply and generate it again.
+    Regenerate { settings: ChatSettings },
+    /// Handled as soon as it arrives, even mid-generation.
+    Stop,
+    ResetContext,
+    ClearTranscript,
+    /// Rendered prompt, ids, first-step logits and a greedy continuation of `messages`
+    /// in a fresh context: what the e2e suite compares with the native CLI.
+    Probe { messages: Value, max_tokens: usize },
+}
+
+/// A candidate in the token console: id, piece, probability.
+pub type Candidate = (u32, String, f32);
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The worker's wasm is running and its message handler installed.
+    Ready,
+    Cached {
+        models: Vec<CachedModel>,
+        usage: Option<f64>,
+        quota: Option<f64>,
+    },
+    /// `stage`: download, verify or load.
+    Progress {
+        id: String,
+        stage: String,
+        done: u64,
+        total: u64,
+        note: Option<String>,
+    },
+    Downloaded { id: String, sha256: String },
+    Loaded { card: ModelCard },
+    /// A turn began: the exact prompt.
+    Prompt {
+        rendered: String,
+        sha256: String,
+        ids: Vec<u32>,
+        pieces: Vec<String>,
+        reused: usize,
+        capacity: usize,
+    },
+    Token {
+        id: u32,
+        piece: String,
+        /// Newly showable text (may be empty while a character or stop string is held back).
+        text: String,
+        prob: f32,
+        draw: Option<f64>,
+        top: Vec<Candidate>,
+        kv_len: usize,
+    },
+    Done {
+        text: String,
+        stop_reason: String,
+        stop_detail: Value,
+        prompt_tokens: usize,
+        reused_tokens: usize,
+        prefilled_tokens: usize,
+        generated: usize,
+        prefill_tok_s: f64,
+        decode_tok_s: f64,
+        first_token_ms: f64,
+        kv_len: usize,
+        capacity: usize,
+        divergence: Option<Value>,
+    },
+    /// The session after a reset or clear.
+    Context {
+        kv_len: usize,
+        capacity: usize,
+        messages: usize,
+        divergence: Option<Value>,
+    },
+    ProbeResult {
+        rendered: String,
+        ids: Vec<u32>,
+        logits: Vec<f32>,
+        greedy: Vec<u32>,
+    },
+    Error {
+        /// What was being done: download, load, chat, …
+        during: String,
+        kind: String,
+        message: String,
+        /// The first bad chunk, for checksum failures.
+        chunk: Option<u64>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CachedModel {
+    pub id: String,
+    pub name: String,
+    pub bytes: u64,
+    pub chunks_done: u64,
+    pub chunks_total: u64,
+    /// Every chunk and the whole-file hash verified.
+    pub complete: bool,
+    pub sha256: String,
+    pub entry: Option<CatalogEntry>,
+}
+
+/// What the model card shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelCard {
+    pub id: String,
+    pub name: String,
+    pub architecture: String,
+    pub layers: usize,
+    pub hidden: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub vocab: usize,
+    pub context: usize,
+    pub session_capacity: usize,
+    pub quant: String,
+    pub source_kind: String,
+    pub source_files: Vec<(String, String)>,
+    pub converter: String,
+    pub quality_gate: String,
+    pub file_sha256: String,
+    pub data_sha256: String,
+    pub chunks: usize,
+    pub weight_bytes: u64,
+    pub kv_bytes: u64,
+    pub eos_ids: Vec<u32>,
+    pub has_template: bool,
+    pub generation_config: Value,
+    pub load_ms: f64,
+}

@@ -1,0 +1,136 @@
+//! The conversation: transcript, system prompt, composer, and the context controls.
+
+use leptos::prelude::*;
+
+use super::client::send;
+use super::settings::{current, SettingsPanel};
+use super::state::ChatMessage;
+use super::State;
+use crate::protocol::Command;
+
+fn begin_turn(state: State) {
+    state.error.set(None);
+    state.notice.set(None);
+    state.tokens.set(vec![]);
+    state.stats.set(None);
+    state.generating.set(true);
+    state.transcript.update(|t| {
+        t.push(ChatMessage {
+            role: "assistant".into(),
+            content: String::new(),
+        })
+    });
+}
+
+fn send_message(state: State, text: RwSignal<String>) {
+    let msg = text.get_untracked();
+    if msg.trim().is_empty() || state.generating.get_untracked() || state.card.get_untracked().is_none() {
+        return;
+    }
+    text.set(String::new());
+    state.transcript.update(|t| {
+        t.push(ChatMessage {
+            role: "user".into(),
+            content: msg.clone(),
+        })
+    });
+    begin_turn(state);
+    send(&Command::Send {
+        text: msg,
+        settings: current(state),
+    });
+}
+
+fn regenerate(state: State) {
+    if state.generating.get_untracked() {
+        return;
+    }
+    state.transcript.update(|t| {
+        if t.last().is_some_and(|m| m.role == "assistant") {
+            t.pop();
+        }
+    });
+    begin_turn(state);
+    send(&Command::Regenerate {
+        settings: current(state),
+    });
+}
+
+#[component]
+pub fn ChatPanel() -> impl IntoView {
+    let state = expect_context::<State>();
+    let text = RwSignal::new(String::new());
+    let no_model = move || state.card.get().is_none();
+    view! {
+        <h2>"Chat"</h2>
+        {move || match state.card.get() {
+            Some(c) => view! { <p class="model-line">"Model: "<strong>{c.name}</strong>{format!(" ({}, {})", c.quant, c.architecture)}</p> }.into_any(),
+            None => view! { <p class="model-line">"No model loaded: download one from the catalog, load a cached one, or drop a .slm file."</p> }.into_any(),
+        }}
+        <label class="field system">
+            <span>"System prompt"</span>
+            <textarea aria-label="System prompt" rows="2" placeholder="Empty: the chat template's own default applies"
+                prop:value=move || state.system.get()
+                on:input=move |ev| state.system.set(event_target_value(&ev))></textarea>
+        </label>
+        {move || state.divergence.get().map(|d| view! {
+            <div class="divergence" role="status" data-testid="divergence">
+                <strong>"Transcript and runtime context differ. "</strong>
+                {d["explanation"].as_str().unwrap_or("").to_string()}
+            </div>
+        })}
+        <ol class="transcript" aria-label="Transcript">
+            {move || state.transcript.get().into_iter().map(|m| {
+                let class = format!("msg {}", m.role);
+                let data_role = m.role.clone();
+                view! {
+                    <li class=class data-role=data_role>
+                        <span class="role">{m.role}</span>
+                        <div class="content">{m.content}</div>
+                    </li>
+                }
+            }).collect_view()}
+        </ol>
+        <div class="composer">
+            <textarea aria-label="Message" rows="3" placeholder="Message (Enter sends, Shift+Enter adds a line)"
+                prop:value=move || text.get()
+                on:input=move |ev| text.set(event_target_value(&ev))
+                on:keydown=move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                        ev.prevent_default();
+                        send_message(state, text);
+                    }
+                }></textarea>
+            <div class="buttons">
+                <button class="primary" disabled=move || no_model() || state.generating.get()
+                    on:click=move |_| send_message(state, text)>"Send"</button>
+                <button disabled=move || !state.generating.get()
+                    on:click=move |_| send(&Command::Stop)>"Stop"</button>
+                <button disabled=move || no_model() || state.generating.get() || state.transcript.with(|t| t.is_empty())
+                    on:click=move |_| regenerate(state)>"Regenerate"</button>
+            </div>
+        </div>
+        <SettingsPanel/>
+        <div class="context-controls">
+            <div>
+                <button disabled=move || no_model() || state.generating.get()
+                    on:click=move |_| {
+                        send(&Command::ResetContext);
+                        state.notice.set(Some("Context reset: the model's KV cache is empty; the transcript stays, and the next turn re-reads all of it.".into()));
+                    }>"Reset context"</button>
+                <span class="explain">"Forget the model's KV cache, keep the messages. The next turn re-reads the whole transcript."</span>
+            </div>
+            <div>
+                <button disabled=move || no_model() || state.generating.get()
+                    on:click=move |_| {
+                        state.transcript.set(vec![]);
+                        state.tokens.set(vec![]);
+                        send(&Command::ClearTranscript);
+                        state.notice.set(Some("Transcript cleared: the messages are gone, but the KV cache still holds them until the next turn re-uses what matches.".into()));
+                    }>"Clear transcript"</button>
+                <span class="explain">"Forget the messages, keep the KV cache. The next turn reuses only the prefix that still matches."</span>
+            </div>
+        </div>
+        {move || state.notice.get().map(|n| view! { <p class="notice" role="status">{n}</p> })}
+    }
+}

@@ -1,0 +1,152 @@
+//! The page's end of the worker: start it, hold commands until it says it is ready
+//! (a worker drops messages that arrive before its wasm installs a handler), and route
+//! its events into `State`. Also a small window hook (`window.tinyrustlm.probe`) that
+//! the e2e suite uses to compare the browser with the native CLI.
+
+use std::cell::RefCell;
+
+use leptos::prelude::*;
+use js_sys::{Function, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::State;
+use crate::protocol::{Command, Event};
+
+struct Client {
+    worker: web_sys::Worker,
+    ready: bool,
+    queue: Vec<JsValue>,
+}
+
+thread_local! {
+    static CLIENT: RefCell<Option<Client>> = const { RefCell::new(None) };
+    static PROBE: RefCell<Option<(Function, Function)>> = const { RefCell::new(None) };
+}
+
+pub fn start(state: State) {
+    let worker = match web_sys::Worker::new("./worker_loader.js") {
+        Ok(w) => w,
+        Err(e) => {
+            state.error.set(Some(super::state::ErrorView {
+                during: "startup".into(),
+                kind: "browser".into(),
+                message: format!("could not start the inference worker: {e:?}"),
+                chunk: None,
+            }));
+            return;
+        }
+    };
+    let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+        let Some(s) = e.data().as_string() else { return };
+        match serde_json::from_str::<Event>(&s) {
+            Ok(Event::Ready) => {
+                let queued = CLIENT.with_borrow_mut(|c| {
+                    c.as_mut().map(|c| {
+                        c.ready = true;
+                        std::mem::take(&mut c.queue)
+                    })
+                });
+                CLIENT.with_borrow(|c| {
+                    if let Some(c) = c {
+                        for m in queued.unwrap_or_default() {
+                            let _ = c.worker.post_message(&m);
+                        }
+                    }
+                });
+                state.apply(Event::Ready);
+            }
+            Ok(ev) => state.apply(ev),
+            Err(err) => web_sys::console::error_1(&format!("unreadable worker event: {err}").into()),
+        }
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    let on_error = Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
+        state.generating.set(false);
+        state.working.set(None);
+        state.error.set(Some(super::state::ErrorView {
+            during: "worker".into(),
+            kind: "crash".into(),
+            message: format!("the inference worker failed: {}", e.message()),
+            chunk: None,
+        }));
+    });
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
+    CLIENT.with_borrow_mut(|c| {
+        *c = Some(Client {
+            worker,
+            ready: false,
+            queue: vec![],
+        })
+    });
+    install_probe_hook();
+    send(&Command::List);
+}
+
+/// Send a command (with a file for `LoadFile`).
+pub fn send_with(cmd: &Command, file: Option<&web_sys::File>) {
+    let msg = Object::new();
+    let json = serde_json::to_string(cmd).expect("commands serialize");
+    let _ = Reflect::set(&msg, &"json".into(), &json.into());
+    if let Some(f) = file {
+        let _ = Reflect::set(&msg, &"file".into(), f);
+    }
+    CLIENT.with_borrow_mut(|c| match c {
+        Some(c) if c.ready => {
+            let _ = c.worker.post_message(&msg);
+        }
+        Some(c) => c.queue.push(msg.into()),
+        None => {}
+    });
+}
+
+pub fn send(cmd: &Command) {
+    send_with(cmd, None)
+}
+
+/// `window.tinyrustlm.probe(messages, maxTokens)` → Promise of
+/// `{rendered, ids, logits, greedy}` from the worker's runtime.
+fn install_probe_hook() {
+    let probe = Closure::<dyn Fn(JsValue, u32) -> Promise>::new(|messages: JsValue, max_tokens: u32| {
+        Promise::new(&mut |resolve, reject| {
+            let messages: serde_json::Value = match js_sys::JSON::stringify(&messages)
+                .ok()
+                .and_then(|s| s.as_string())
+                .and_then(|s| serde_json::from_str(&s).ok())
+            {
+                Some(m) => m,
+                None => {
+                    let _ = reject.call1(&JsValue::NULL, &"messages must be JSON".into());
+                    return;
+                }
+            };
+            PROBE.with_borrow_mut(|p| *p = Some((resolve, reject)));
+            send(&Command::Probe {
+                messages,
+                max_tokens: max_tokens as usize,
+            });
+        })
+    });
+    let hook = Object::new();
+    let _ = Reflect::set(&hook, &"probe".into(), probe.as_ref());
+    probe.forget();
+    if let Some(w) = web_sys::window() {
+        let _ = Reflect::set(&w, &"tinyrustlm".into(), &hook);
+    }
+}
+
+pub fn resolve_probe(ev: &Event) {
+    if let Some((resolve, _)) = PROBE.with_borrow_mut(|p| p.take()) {
+        let s = serde_json::to_string(ev).unwrap_or_default();
+        let v = js_sys::JSON::parse(&s).unwrap_or(JsValue::NULL);
+        let _ = resolve.call1(&JsValue::NULL, &v);
+    }
+}
+
+pub fn reject_probe(message: &str) {
+    if let Some((_, reject)) = PROBE.with_borrow_mut(|p| p.take()) {
+        let _ = reject.call1(&JsValue::NULL, &message.into());
+    }
+}

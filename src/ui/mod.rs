@@ -1,0 +1,89 @@
+//! The page. It owns no model: it shows state and sends commands to the worker
+//! (`client`), whose events (`state::apply`) update the signals the views read.
+
+mod chat;
+mod client;
+mod diagnostics;
+mod models;
+mod settings;
+mod state;
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+pub use state::State;
+
+pub fn start() {
+    console_error_panic_hook::set_once();
+    register_service_worker();
+    leptos::mount::mount_to_body(App);
+}
+
+/// The service worker keeps the app shell for offline use (public/sw.js).
+fn register_service_worker() {
+    let Some(w) = web_sys::window() else { return };
+    let sw = w.navigator().service_worker();
+    let _ = sw.register("./sw.js");
+}
+
+#[component]
+fn App() -> impl IntoView {
+    let state = State::new();
+    provide_context(state);
+    client::start(state);
+    models::fetch_catalog(state);
+    view! {
+        <header class="top">
+            <h1>"TinyRustLM"</h1>
+            <span class="tagline">"A small instruct model, running in this tab. Nothing leaves your machine."</span>
+            <span class="worker-state">{move || if state.worker_ready.get() { "worker ready" } else { "starting worker…" }}</span>
+        </header>
+        {move || state.error.get().map(|e| view! {
+            <div class="error" role="alert">
+                <strong>{format!("Error ({}, {}): ", e.during, e.kind)}</strong>
+                <span class="error-message">{e.message.clone()}</span>
+                {e.chunk.map(|c| view! { <span class="bad-chunk">{format!(" First bad chunk: {c}.")}</span> })}
+                <button class="dismiss" on:click=move |_| state.error.set(None)>"Dismiss"</button>
+            </div>
+        })}
+        <main class="layout">
+            <section class="column models-column" aria-label="Models">
+                <models::ModelsPanel/>
+            </section>
+            <section class="column chat-column" aria-label="Chat">
+                <chat::ChatPanel/>
+            </section>
+            <section class="column diag-column" aria-label="Diagnostics panels">
+                <diagnostics::DiagnosticsPanel/>
+            </section>
+        </main>
+    }
+}
+
+/// performance.now() on the page.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+pub fn mb(bytes: f64) -> String {
+    format!("{:.1} MB", bytes / 1e6)
+}
+
+/// The page's `navigator.storage.persist()`: ask once, before the first download.
+pub fn request_persistence() {
+    if let Some(w) = web_sys::window() {
+        if let Ok(p) = w.navigator().storage().persist() {
+            let _ = wasm_bindgen_futures::JsFuture::from(p);
+        }
+    }
+}
+
+pub fn input_value(ev: &web_sys::Event) -> String {
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .map(|i| i.value())
+        .unwrap_or_default()
+}

@@ -1,0 +1,289 @@
+//! Getting a model: the catalog (download / resume), the models cached in this
+//! browser (load / delete), a URL of your own, and a local file by drop or picker.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+use super::client::{send, send_with};
+use super::{mb, State};
+use crate::protocol::{CatalogEntry, Command};
+
+/// Load `models.json` (served next to the page; the run script points it at a
+/// locally converted model).
+pub fn fetch_catalog(state: State) {
+    spawn_local(async move {
+        let result: Result<Vec<CatalogEntry>, String> = async {
+            let w = web_sys::window().ok_or("no window")?;
+            let resp: web_sys::Response = JsFuture::from(w.fetch_with_str("models.json"))
+                .await
+                .map_err(|e| format!("{e:?}"))?
+                .unchecked_into();
+            if !resp.ok() {
+                return Err(format!("models.json: HTTP {}", resp.status()));
+            }
+            let text = JsFuture::from(resp.text().map_err(|e| format!("{e:?}"))?)
+                .await
+                .map_err(|e| format!("{e:?}"))?
+                .as_string()
+                .unwrap_or_default();
+            serde_json::from_str(&text).map_err(|e| format!("models.json is invalid: {e}"))
+        }
+        .await;
+        match result {
+            Ok(list) => state.catalog.update(|c| {
+                for e in list {
+                    if !c.iter().any(|x| x.id == e.id) {
+                        c.push(e);
+                    }
+                }
+            }),
+            Err(message) => state.error.set(Some(super::state::ErrorView {
+                during: "catalog".into(),
+                kind: "network".into(),
+                message,
+                chunk: None,
+            })),
+        }
+    });
+}
+
+fn start_download(state: State, entry: CatalogEntry) {
+    super::request_persistence();
+    state.error.set(None);
+    state.working.set(Some(format!("downloading {}", entry.name)));
+    send(&Command::Download { entry });
+}
+
+fn load_file(state: State, file: web_sys::File) {
+    state.error.set(None);
+    state.working.set(Some(format!("verifying and loading {}", file.name())));
+    send_with(
+        &Command::LoadFile {
+            name: file.name(),
+            keep: state.keep_file.get_untracked(),
+        },
+        Some(&file),
+    );
+}
+
+#[component]
+pub fn ModelsPanel() -> impl IntoView {
+    view! {
+        <h2>"Models"</h2>
+        <CatalogList/>
+        <ProgressBar/>
+        <CachedList/>
+        <AddUrl/>
+        <LocalFile/>
+    }
+}
+
+#[component]
+fn CatalogList() -> impl IntoView {
+    let state = expect_context::<State>();
+    let status = move |id: &str| {
+        state.cached.with(|c| {
+            c.iter().find(|m| m.id == id).map(|m| {
+                if m.complete {
+                    "cached".to_string()
+                } else {
+                    format!("partial: {} of {} chunks", m.chunks_done, m.chunks_total)
+                }
+            })
+        })
+    };
+    view! {
+        <h3>"Catalog"</h3>
+        <ul class="catalog">
+            <For each=move || state.catalog.get() key=|e| e.id.clone() let:entry>
+                {
+                    let id = entry.id.clone();
+                    let id2 = entry.id.clone();
+                    let e = entry.clone();
+                    view! {
+                        <li class="catalog-entry" data-id=entry.id.clone()>
+                            <div class="entry-name">{entry.name.clone()}</div>
+                            <div class="entry-meta">
+                                {format!("{} · {} · {} · {}", entry.quant, mb(entry.size as f64), entry.license, entry.source)}
+                            </div>
+                            <div class="entry-url" title=entry.url.clone()>{entry.url.clone()}</div>
+                            <div class="entry-status">{move || status(&id).unwrap_or_else(|| "not downloaded".into())}</div>
+                            <button
+                                disabled=move || state.working.get().is_some() || status(&id2).as_deref() == Some("cached")
+                                on:click=move |_| start_download(state, e.clone())
+                            >"Download"</button>
+                        </li>
+                    }
+                }
+            </For>
+        </ul>
+    }
+}
+
+#[component]
+fn ProgressBar() -> impl IntoView {
+    let state = expect_context::<State>();
+    move || {
+        state.progress.get().map(|p| {
+            let pct = p.percent();
+            let eta = p
+                .eta_s()
+                .map(|s| format!(" · ETA {s:.0} s"))
+                .unwrap_or_default();
+            let label = match p.stage.as_str() {
+                "download" => "Download progress",
+                "verify" => "Verification progress",
+                _ => "Progress",
+            };
+            view! {
+                <div class="progress" data-stage=p.stage.clone()>
+                    <div class="progress-title">{format!("{}: {}", p.stage, p.id)}</div>
+                    <div class="bar" role="progressbar" aria-label=label
+                        aria-valuemin="0" aria-valuemax="100" aria-valuenow=format!("{pct:.0}")>
+                        <div class="fill" style=format!("width: {pct:.1}%")></div>
+                    </div>
+                    <div class="progress-text">
+                        {format!("{} / {} ({pct:.1}%) · {}/s{eta}", mb(p.done as f64), mb(p.total as f64), mb(p.speed))}
+                    </div>
+                    {p.note.map(|n| view! { <div class="progress-note">{n}</div> })}
+                </div>
+            }
+        })
+    }
+}
+
+#[component]
+fn CachedList() -> impl IntoView {
+    let state = expect_context::<State>();
+    view! {
+        <h3>"In this browser"</h3>
+        <div class="storage">
+            {move || match state.storage.get() {
+                (Some(u), Some(q)) => format!("Storage: {} used of {} allowed", mb(u), mb(q)),
+                _ => "Storage: unknown".into(),
+            }}
+        </div>
+        <ul class="cached">
+            <For each=move || state.cached.get() key=|m| (m.id.clone(), m.chunks_done, m.complete) let:m>
+                {
+                    let id = m.id.clone();
+                    let id_del = m.id.clone();
+                    let entry = m.entry.clone();
+                    let complete = m.complete;
+                    view! {
+                        <li class="cached-model" data-id=m.id.clone()>
+                            <span class="cached-name">{m.name.clone()}</span>
+                            <span class="cached-size">{mb(m.bytes as f64)}</span>
+                            <span class="cached-state">
+                                {if complete { "verified".to_string() } else { format!("partial {}/{}", m.chunks_done, m.chunks_total) }}
+                            </span>
+                            {if complete {
+                                view! {
+                                    <button disabled=move || state.working.get().is_some() || state.generating.get()
+                                        on:click=move |_| {
+                                            state.error.set(None);
+                                            state.working.set(Some(format!("loading {id}")));
+                                            send(&Command::Load { id: id.clone() });
+                                        }>"Load"</button>
+                                }.into_any()
+                            } else {
+                                entry.map(|e| view! {
+                                    <button disabled=move || state.working.get().is_some()
+                                        on:click=move |_| start_download(state, e.clone())>"Resume"</button>
+                                }.into_any()).unwrap_or_else(|| ().into_any())
+                            }}
+                            <button disabled=move || state.working.get().is_some()
+                                on:click=move |_| send(&Command::Delete { id: id_del.clone() })>"Delete"</button>
+                        </li>
+                    }
+                }
+            </For>
+        </ul>
+    }
+}
+
+#[component]
+fn AddUrl() -> impl IntoView {
+    let state = expect_context::<State>();
+    let url = RwSignal::new(String::new());
+    let add = move |_| {
+        let u = url.get_untracked().trim().to_string();
+        if u.is_empty() {
+            return;
+        }
+        let name = u.rsplit('/').next().unwrap_or(&u).to_string();
+        let entry = CatalogEntry {
+            id: format!("url-{}", name.trim_end_matches(".slm")),
+            name,
+            url: u,
+            size: 0,
+            sha256: String::new(),
+            quant: "?".into(),
+            license: "?".into(),
+            source: "added by you".into(),
+        };
+        state.catalog.update(|c| {
+            if !c.iter().any(|x| x.id == entry.id) {
+                c.push(entry)
+            }
+        });
+        url.set(String::new());
+    };
+    view! {
+        <h3>"Add a model URL"</h3>
+        <div class="add-url">
+            <input type="url" aria-label="Model URL" placeholder="https://…/model.slm"
+                prop:value=move || url.get() on:input=move |ev| url.set(super::input_value(&ev))/>
+            <button on:click=add>"Add"</button>
+        </div>
+        <p class="hint">"The server must allow HTTP Range requests. Every chunk is still verified against the file's own hash table."</p>
+    }
+}
+
+#[component]
+fn LocalFile() -> impl IntoView {
+    let state = expect_context::<State>();
+    let hover = RwSignal::new(false);
+    let on_drop = move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        hover.set(false);
+        let file = ev.data_transfer().and_then(|d| d.files()).and_then(|f| f.get(0));
+        match file {
+            Some(f) => load_file(state, f),
+            None => state.error.set(Some(super::state::ErrorView {
+                during: "load".into(),
+                kind: "invalid".into(),
+                message: "the drop carried no file".into(),
+                chunk: None,
+            })),
+        }
+    };
+    let on_pick = move |ev: web_sys::Event| {
+        let input: web_sys::HtmlInputElement = ev.target().unwrap().unchecked_into();
+        if let Some(f) = input.files().and_then(|f| f.get(0)) {
+            load_file(state, f);
+        }
+        input.set_value("");
+    };
+    view! {
+        <h3>"A local .slm file"</h3>
+        <div class="drop-zone" class:hover=move || hover.get() data-testid="drop-zone"
+            on:dragover=move |ev: web_sys::DragEvent| { ev.prevent_default(); hover.set(true); }
+            on:dragleave=move |_| hover.set(false)
+            on:drop=on_drop>
+            "Drop a .slm file here"
+            <label class="picker">" or choose one: "
+                <input type="file" accept=".slm" aria-label="Choose a .slm file" on:change=on_pick/>
+            </label>
+        </div>
+        <label class="keep">
+            <input type="checkbox" prop:checked=move || state.keep_file.get()
+                on:change=move |ev| state.keep_file.set(event_target_checked(&ev))/>
+            " Keep in browser"
+        </label>
+        <p class="hint">"Loading verifies every 1 MiB chunk against the file's manifest; the model is read once, never copied twice."</p>
+        {move || state.working.get().map(|w| view! { <p class="working" role="status">{w}"…"</p> })}
+    }
+}

@@ -1,0 +1,126 @@
+//! Sampling presets and the advanced panel: every sampler control and the seed.
+
+use leptos::prelude::*;
+use slm_runtime::sampling::SamplerConfig;
+
+use super::State;
+use crate::protocol::ChatSettings;
+
+/// What the next turn is generated with (validated by the worker's runtime too).
+pub fn current(state: State) -> ChatSettings {
+    ChatSettings {
+        system: state.system.get_untracked(),
+        sampler: state.sampler.get_untracked(),
+        max_tokens: state.max_tokens.get_untracked(),
+        stop_strings: state
+            .stop_strings
+            .get_untracked()
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect(),
+        loop_detection: state.loop_detection.get_untracked(),
+    }
+}
+
+fn apply_preset(state: State, name: &str) {
+    state.preset.set(name.to_string());
+    let seed = state.sampler.get_untracked().seed;
+    let mut cfg = if name == "model" {
+        state
+            .card
+            .get_untracked()
+            .and_then(|c| c.generation_config.as_object().cloned())
+            .map(|g| SamplerConfig::from_generation_config(&g))
+            .unwrap_or_default()
+    } else {
+        SamplerConfig::preset(name).unwrap_or_default()
+    };
+    cfg.seed = seed;
+    state.sampler.set(cfg);
+}
+
+/// A number field bound to one sampler parameter.
+fn number_field(
+    state: State,
+    label: &'static str,
+    step: &'static str,
+    get: fn(&SamplerConfig) -> f64,
+    set: fn(&mut SamplerConfig, f64),
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span>{label}</span>
+            <input type="number" step=step aria-label=label
+                prop:value=move || state.sampler.with(|c| get(c).to_string())
+                on:change=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                        state.sampler.update(|c| set(c, v));
+                        state.preset.set("custom".into());
+                    }
+                }/>
+        </label>
+    }
+}
+
+#[component]
+pub fn SettingsPanel() -> impl IntoView {
+    let state = expect_context::<State>();
+    let presets = ["chat", "precise", "creative", "code", "json", "model"];
+    view! {
+        <div class="settings">
+            <label class="field">
+                <span>"Preset"</span>
+                <select aria-label="Preset" on:change=move |ev| apply_preset(state, &event_target_value(&ev))
+                    prop:value=move || state.preset.get()>
+                    {presets.iter().map(|p| view! { <option value=*p>{*p}</option> }).collect_view()}
+                    <option value="custom" disabled=true>"custom"</option>
+                </select>
+            </label>
+            <details class="advanced">
+                <summary>"Advanced sampling"</summary>
+                {number_field(state, "Temperature", "0.05", |c| c.temperature as f64, |c, v| c.temperature = v as f32)}
+                {number_field(state, "Top-k", "1", |c| c.top_k as f64, |c, v| c.top_k = v.max(0.0) as usize)}
+                {number_field(state, "Top-p", "0.01", |c| c.top_p as f64, |c, v| c.top_p = v as f32)}
+                {number_field(state, "Min-p", "0.01", |c| c.min_p as f64, |c, v| c.min_p = v as f32)}
+                {number_field(state, "Typical-p", "0.01", |c| c.typical_p as f64, |c, v| c.typical_p = v as f32)}
+                {number_field(state, "Repetition penalty", "0.01", |c| c.repetition_penalty as f64, |c, v| c.repetition_penalty = v as f32)}
+                {number_field(state, "Presence penalty", "0.05", |c| c.presence_penalty as f64, |c, v| c.presence_penalty = v as f32)}
+                {number_field(state, "Frequency penalty", "0.05", |c| c.frequency_penalty as f64, |c, v| c.frequency_penalty = v as f32)}
+                {number_field(state, "Seed", "1", |c| c.seed as f64, |c, v| c.seed = v.max(0.0) as u64)}
+                <label class="field">
+                    <span>"Logit bias (id:bias per line)"</span>
+                    <textarea aria-label="Logit bias" rows="2"
+                        prop:value=move || state.sampler.with(|c| c.logit_bias.iter().map(|(i, b)| format!("{i}:{b}")).collect::<Vec<_>>().join("\n"))
+                        on:change=move |ev| {
+                            let v = event_target_value(&ev);
+                            let bias: Vec<(u32, f32)> = v.lines().filter_map(|l| {
+                                let (i, b) = l.split_once(':')?;
+                                Some((i.trim().parse().ok()?, b.trim().parse().ok()?))
+                            }).collect();
+                            state.sampler.update(|c| c.logit_bias = bias);
+                        }></textarea>
+                </label>
+                <label class="field">
+                    <span>"Max new tokens"</span>
+                    <input type="number" min="1" aria-label="Max new tokens"
+                        prop:value=move || state.max_tokens.get().to_string()
+                        on:change=move |ev| {
+                            if let Ok(v) = event_target_value(&ev).parse::<usize>() { state.max_tokens.set(v.max(1)) }
+                        }/>
+                </label>
+                <label class="field">
+                    <span>"Stop strings (one per line)"</span>
+                    <textarea aria-label="Stop strings" rows="2"
+                        prop:value=move || state.stop_strings.get()
+                        on:input=move |ev| state.stop_strings.set(event_target_value(&ev))></textarea>
+                </label>
+                <label class="field check">
+                    <input type="checkbox" prop:checked=move || state.loop_detection.get()
+                        on:change=move |ev| state.loop_detection.set(event_target_checked(&ev))/>
+                    <span>"Stop on repetition loops"</span>
+                </label>
+            </details>
+        </div>
+    }
+}

@@ -1,0 +1,271 @@
+//! The page's state, as signals, and how each worker event changes it.
+
+use leptos::prelude::*;
+use serde_json::Value;
+use slm_runtime::sampling::SamplerConfig;
+
+use crate::protocol::{CachedModel, CatalogEntry, Event, ModelCard};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorView {
+    pub during: String,
+    pub kind: String,
+    pub message: String,
+    pub chunk: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgressView {
+    pub id: String,
+    pub stage: String,
+    pub done: u64,
+    pub total: u64,
+    pub note: Option<String>,
+    /// Bytes per second since this operation started.
+    pub speed: f64,
+    started: (f64, u64),
+}
+
+impl ProgressView {
+    pub fn percent(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.done as f64 * 100.0 / self.total as f64
+        }
+    }
+    pub fn eta_s(&self) -> Option<f64> {
+        (self.speed > 0.0).then(|| (self.total.saturating_sub(self.done)) as f64 / self.speed)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenRow {
+    pub index: usize,
+    pub id: u32,
+    pub piece: String,
+    pub prob: f32,
+    pub draw: Option<f64>,
+    pub top: Vec<(u32, String, f32)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromptView {
+    pub rendered: String,
+    pub sha256: String,
+    pub ids: Vec<u32>,
+    pub pieces: Vec<String>,
+    pub reused: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnStats {
+    pub stop_reason: String,
+    pub stop_detail: Value,
+    pub prompt_tokens: usize,
+    pub reused_tokens: usize,
+    pub prefilled_tokens: usize,
+    pub generated: usize,
+    pub prefill_tok_s: f64,
+    pub decode_tok_s: f64,
+    pub first_token_ms: f64,
+}
+
+/// Every signal the views read. Copy: signals are handles.
+#[derive(Clone, Copy)]
+pub struct State {
+    pub worker_ready: RwSignal<bool>,
+    pub catalog: RwSignal<Vec<CatalogEntry>>,
+    pub cached: RwSignal<Vec<CachedModel>>,
+    pub storage: RwSignal<(Option<f64>, Option<f64>)>,
+    pub progress: RwSignal<Option<ProgressView>>,
+    /// Something the worker is doing that blocks model commands (download, load).
+    pub working: RwSignal<Option<String>>,
+    pub card: RwSignal<Option<ModelCard>>,
+    pub transcript: RwSignal<Vec<ChatMessage>>,
+    pub generating: RwSignal<bool>,
+    pub tokens: RwSignal<Vec<TokenRow>>,
+    pub prompt: RwSignal<Option<PromptView>>,
+    pub kv: RwSignal<(usize, usize)>,
+    pub stats: RwSignal<Option<TurnStats>>,
+    pub divergence: RwSignal<Option<Value>>,
+    pub notice: RwSignal<Option<String>>,
+    pub error: RwSignal<Option<ErrorView>>,
+    pub system: RwSignal<String>,
+    pub preset: RwSignal<String>,
+    pub sampler: RwSignal<SamplerConfig>,
+    pub max_tokens: RwSignal<usize>,
+    pub stop_strings: RwSignal<String>,
+    pub loop_detection: RwSignal<bool>,
+    pub keep_file: RwSignal<bool>,
+}
+
+impl State {
+    pub fn new() -> State {
+        State {
+            worker_ready: RwSignal::new(false),
+            catalog: RwSignal::new(vec![]),
+            cached: RwSignal::new(vec![]),
+            storage: RwSignal::new((None, None)),
+            progress: RwSignal::new(None),
+            working: RwSignal::new(None),
+            card: RwSignal::new(None),
+            transcript: RwSignal::new(vec![]),
+            generating: RwSignal::new(false),
+            tokens: RwSignal::new(vec![]),
+            prompt: RwSignal::new(None),
+            kv: RwSignal::new((0, 0)),
+            stats: RwSignal::new(None),
+            divergence: RwSignal::new(None),
+            notice: RwSignal::new(None),
+            error: RwSignal::new(None),
+            system: RwSignal::new(String::new()),
+            preset: RwSignal::new("chat".into()),
+            sampler: RwSignal::new(SamplerConfig::preset("chat").expect("built-in preset")),
+            max_tokens: RwSignal::new(256),
+            stop_strings: RwSignal::new(String::new()),
+            loop_detection: RwSignal::new(true),
+            keep_file: RwSignal::new(false),
+        }
+    }
+
+    /// Apply one worker event.
+    pub fn apply(self, ev: Event) {
+        match ev {
+            Event::Ready => self.worker_ready.set(true),
+            Event::Cached { models, usage, quota } => {
+                self.cached.set(models);
+                self.storage.set((usage, quota));
+            }
+            Event::Progress { id, stage, done, total, note } => {
+                let now = super::now_ms();
+                self.progress.update(|p| {
+                    let started = match p {
+                        Some(old) if old.id == id && old.stage == stage => old.started,
+                        _ => (now, done),
+                    };
+                    let secs = (now - started.0) / 1e3;
+                    let speed = if secs > 0.2 { (done.saturating_sub(started.1)) as f64 / secs } else { 0.0 };
+                    *p = Some(ProgressView { id, stage, done, total, note, speed, started });
+                });
+            }
+            Event::Downloaded { id, .. } => {
+                self.working.set(None);
+                self.notice.set(Some(format!("{id} downloaded and verified; it is cached in this browser.")));
+                self.progress.update(|p| {
+                    if let Some(p) = p {
+                        p.done = p.total;
+                        p.stage = "verified".into();
+                        p.note = Some("whole-file SHA-256 verified".into());
+                    }
+                });
+            }
+            Event::Loaded { card } => {
+                self.working.set(None);
+                self.progress.set(None);
+                self.kv.set((0, card.session_capacity));
+                self.transcript.set(vec![]);
+                self.tokens.set(vec![]);
+                self.prompt.set(None);
+                self.stats.set(None);
+                self.divergence.set(None);
+                self.notice.set(Some(format!("{} loaded in {:.1} s.", card.name, card.load_ms / 1e3)));
+                if self.preset.get_untracked() == "model" {
+                    self.sampler.set(SamplerConfig::from_generation_config(
+                        card.generation_config.as_object().unwrap_or(&Default::default()),
+                    ));
+                }
+                self.card.set(Some(card));
+            }
+            Event::Prompt { rendered, sha256, ids, pieces, reused, capacity } => {
+                self.kv.set((reused, capacity));
+                self.prompt.set(Some(PromptView { rendered, sha256, ids, pieces, reused }));
+            }
+            Event::Token { id, piece, text, prob, draw, top, kv_len } => {
+                if !text.is_empty() {
+                    self.transcript.update(|t| {
+                        if let Some(m) = t.last_mut() {
+                            m.content.push_str(&text);
+                        }
+                    });
+                }
+                if id != u32::MAX {
+                    self.tokens.update(|rows| {
+                        let index = rows.len();
+                        rows.push(TokenRow { index, id, piece, prob, draw, top });
+                    });
+                    self.kv.update(|kv| kv.0 = kv_len);
+                }
+            }
+            Event::Done {
+                text,
+                stop_reason,
+                stop_detail,
+                prompt_tokens,
+                reused_tokens,
+                prefilled_tokens,
+                generated,
+                prefill_tok_s,
+                decode_tok_s,
+                first_token_ms,
+                kv_len,
+                capacity,
+                divergence,
+            } => {
+                self.generating.set(false);
+                self.transcript.update(|t| {
+                    if let Some(m) = t.last_mut() {
+                        m.content = text;
+                    }
+                });
+                self.kv.set((kv_len, capacity));
+                self.divergence.set(divergence);
+                self.stats.set(Some(TurnStats {
+                    stop_reason,
+                    stop_detail,
+                    prompt_tokens,
+                    reused_tokens,
+                    prefilled_tokens,
+                    generated,
+                    prefill_tok_s,
+                    decode_tok_s,
+                    first_token_ms,
+                }));
+            }
+            Event::Context { kv_len, capacity, messages: _, divergence } => {
+                self.kv.set((kv_len, capacity));
+                self.divergence.set(divergence);
+            }
+            Event::ProbeResult { .. } => super::client::resolve_probe(&ev),
+            Event::Error { during, kind, message, chunk } => {
+                if during == "chat" {
+                    // The worker dropped the turn: drop its placeholder and user message.
+                    if self.generating.get_untracked() {
+                        self.transcript.update(|t| {
+                            if t.last().is_some_and(|m| m.role == "assistant" && m.content.is_empty()) {
+                                t.pop();
+                            }
+                            if t.last().is_some_and(|m| m.role == "user") {
+                                t.pop();
+                            }
+                        });
+                    }
+                    self.generating.set(false);
+                }
+                if during == "probe" {
+                    super::client::reject_probe(&message);
+                }
+                if during == "download" || during == "load" {
+                    self.working.set(None);
+                }
+                self.error.set(Some(ErrorView { during, kind, message, chunk }));
+            }
+        }
+    }
+}

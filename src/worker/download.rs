@@ -1,0 +1,235 @@
+//! Downloading a catalog entry into IndexedDB: HTTP Range requests from the first
+//! chunk not yet stored, each chunk verified against the manifest's table before it is
+//! stored, retries after network errors, and the whole-file hash checked at the end
+//! from what was stored. Only then is the model marked complete; a model that fails
+//! verification is deleted, so a bad download never poisons the cache.
+
+use js_sys::{Reflect, Uint8Array};
+use sha2::{Digest, Sha256};
+use slm_runtime::format::layout::hex;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use super::idb::{describe, estimate, Store};
+use super::source::{chunk_count, head_len, parse_head, verify_chunk, Failure, Head, HEADER_BYTES};
+use crate::protocol::{CachedModel, CatalogEntry, Event};
+
+/// Consecutive failed attempts (with no chunk stored in between) before giving up.
+const MAX_RETRIES: u32 = 6;
+
+fn scope() -> web_sys::WorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+/// GET `url` bytes `[start, end)`; the server must answer 206.
+async fn fetch_range(url: &str, start: u64, end: u64) -> Result<web_sys::Response, Failure> {
+    let init = web_sys::RequestInit::new();
+    let headers = web_sys::Headers::new().map_err(|e| Failure::from(describe(&e)))?;
+    headers
+        .set("Range", &format!("bytes={start}-{}", end - 1))
+        .map_err(|e| Failure::from(describe(&e)))?;
+    init.set_headers(&headers);
+    init.set_cache(web_sys::RequestCache::NoStore);
+    let req = web_sys::Request::new_with_str_and_init(url, &init)
+        .map_err(|e| Failure::from(describe(&e)))?;
+    let resp: web_sys::Response = JsFuture::from(scope().fetch_with_request(&req))
+        .await
+        .map_err(|e| Failure::network(format!("fetching {url}: {}", describe(&e))))?
+        .unchecked_into();
+    match resp.status() {
+        206 => Ok(resp),
+        200 => Err(Failure::from(format!(
+            "{url} ignored the HTTP Range request (status 200): the server must support ranges for verified, resumable downloads"
+        ))),
+        s => Err(Failure::network(format!("{url} answered HTTP {s}"))),
+    }
+}
+
+async fn read_all(resp: web_sys::Response) -> Result<Vec<u8>, Failure> {
+    let buf = JsFuture::from(resp.array_buffer().map_err(|e| Failure::from(describe(&e)))?)
+        .await
+        .map_err(|e| Failure::network(format!("reading the response: {}", describe(&e))))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+async fn sleep_ms(ms: i32) {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+    });
+    let _ = JsFuture::from(p).await;
+}
+
+/// The head from the store, or fetched and stored with a fresh progress record.
+async fn head(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<(Head, CachedModel), Failure> {
+    if let (Some(meta), Some(bytes)) = (store.meta(&e.id).await?, store.head(&e.id).await?) {
+        return Ok((parse_head(bytes, e.size)?, meta));
+    }
+    post(Event::Progress {
+        id: e.id.clone(),
+        stage: "download".into(),
+        done: 0,
+        total: e.size,
+        note: Some("reading the manifest".into()),
+    });
+    let first = read_all(fetch_range(&e.url, 0, HEADER_BYTES).await?).await?;
+    let n = head_len(&first, e.size)?;
+    let bytes = read_all(fetch_range(&e.url, 0, n).await?).await?;
+    let head = parse_head(bytes, e.size)?;
+    let remaining = e.size as f64;
+    if let (Some(usage), Some(quota)) = estimate().await {
+        if usage + remaining > quota {
+            return Err(Failure {
+                kind: "storage".into(),
+                message: format!(
+                    "{} needs {:.1} MB but this browser grants {:.1} MB more storage to the page: delete a cached model or free disk space",
+                    e.name,
+                    remaining / 1e6,
+                    (quota - usage).max(0.0) / 1e6
+                ),
+                chunk: None,
+            });
+        }
+    }
+    let meta = CachedModel {
+        id: e.id.clone(),
+        name: e.name.clone(),
+        bytes: e.size,
+        chunks_done: 0,
+        chunks_total: chunk_count(&head.manifest),
+        complete: false,
+        sha256: e.sha256.clone(),
+        entry: Some(e.clone()),
+    };
+    store.put_head(&meta, &head.bytes).await?;
+    Ok((head, meta))
+}
+
+/// Download or resume `e`. Returns the verified whole-file SHA-256.
+pub async fn download(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<String, Failure> {
+    let (head, mut meta) = head(store, e, post).await?;
+    let d = head.manifest.data.clone();
+    let total = meta.chunks_total;
+    let mut failures = 0;
+    let progress = |meta: &CachedModel, note: Option<String>| {
+        let done = (head.data_offset + (meta.chunks_done * d.chunk_size)).min(e.size);
+        post(Event::Progress {
+            id: e.id.clone(),
+            stage: "download".into(),
+            done,
+            total: e.size,
+            note,
+        });
+    };
+    progress(&meta, (meta.chunks_done > 0).then(|| format!("resuming at chunk {}", meta.chunks_done)));
+    while meta.chunks_done < total {
+        match stream_chunks(store, e, &head, &mut meta, &progress).await {
+            Ok(()) => {}
+            Err(f) if f.kind == "network" && failures < MAX_RETRIES => {
+                failures += 1;
+                progress(
+                    &meta,
+                    Some(format!(
+                        "connection lost ({}); resuming from chunk {} (retry {failures})",
+                        f.message, meta.chunks_done
+                    )),
+                );
+                sleep_ms(300 * failures as i32).await;
+                continue;
+            }
+            Err(f) => return Err(f),
+        }
+        failures = 0;
+    }
+    // Everything is stored: hash the file as stored, which also proves the store.
+    post(Event::Progress {
+        id: e.id.clone(),
+        stage: "verify".into(),
+        done: 0,
+        total: e.size,
+        note: Some("checking the whole-file SHA-256".into()),
+    });
+    let mut file = Sha256::new();
+    let mut data = Sha256::new();
+    file.update(&head.bytes);
+    let mut buf = Vec::new();
+    for i in 0..total {
+        if !store.chunk_into(&e.id, i, &mut buf).await? {
+            return Err(Failure::from(format!("chunk {i} vanished from IndexedDB")));
+        }
+        file.update(&buf);
+        data.update(&buf);
+    }
+    let (got, got_data) = (hex(&file.finalize()), hex(&data.finalize()));
+    let want = e.sha256.to_ascii_lowercase();
+    if got_data != d.sha256 || (!want.is_empty() && got != want) {
+        let _ = store.delete(&e.id).await;
+        return Err(Failure {
+            kind: "checksum".into(),
+            message: format!(
+                "the downloaded file hashes to {got}, the catalog says {want}: deleted, nothing was kept"
+            ),
+            chunk: None,
+        });
+    }
+    meta.complete = true;
+    meta.sha256 = got.clone();
+    store.put_meta(&meta).await?;
+    Ok(got)
+}
+
+/// One Range request from the first missing chunk to the end, storing chunks as they
+/// complete. A dropped connection returns a `network` failure after storing what
+/// arrived whole.
+async fn stream_chunks(
+    store: &Store,
+    e: &CatalogEntry,
+    head: &Head,
+    meta: &mut CachedModel,
+    progress: &dyn Fn(&CachedModel, Option<String>),
+) -> Result<(), Failure> {
+    let d = &head.manifest.data;
+    let start = head.data_offset + meta.chunks_done * d.chunk_size;
+    let resp = fetch_range(&e.url, start, e.size).await?;
+    let body = resp
+        .body()
+        .ok_or_else(|| Failure::network("empty response body".into()))?;
+    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    let mut pending: Vec<u8> = Vec::with_capacity(d.chunk_size as usize * 2);
+    loop {
+        let want = (d.length - meta.chunks_done * d.chunk_size).min(d.chunk_size) as usize;
+        while pending.len() >= want && meta.chunks_done < meta.chunks_total {
+            let i = meta.chunks_done;
+            let want = (d.length - i * d.chunk_size).min(d.chunk_size) as usize;
+            if pending.len() < want {
+                break;
+            }
+            verify_chunk(head, i, &pending[..want])?;
+            meta.chunks_done += 1;
+            store.put_chunk(meta, i, &pending[..want]).await?;
+            pending.drain(..want);
+            progress(meta, None);
+        }
+        if meta.chunks_done >= meta.chunks_total {
+            let _ = reader.cancel();
+            return Ok(());
+        }
+        let r = JsFuture::from(reader.read())
+            .await
+            .map_err(|err| Failure::network(describe(&err)))?;
+        let done = Reflect::get(&r, &JsValue::from_str("done"))
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true);
+        if done {
+            return Err(Failure::network(format!(
+                "the stream ended early, at chunk {}",
+                meta.chunks_done
+            )));
+        }
+        let v = Reflect::get(&r, &JsValue::from_str("value")).unwrap_or(JsValue::UNDEFINED);
+        let a: Uint8Array = v.unchecked_into();
+        let at = pending.len();
+        pending.resize(at + a.length() as usize, 0);
+        a.copy_to(&mut pending[at..]);
+    }
+}

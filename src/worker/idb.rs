@@ -1,0 +1,261 @@
+//! The model store in IndexedDB, from the worker. Three object stores:
+//! - `models`: id → `CachedModel` as JSON (progress and verification state);
+//! - `heads`:  id → the file's header + manifest + padding (everything before the data);
+//! - `chunks`: [id, index] → one verified data chunk.
+//!
+//! A chunk and the progress record that counts it are written in one transaction, so
+//! after a crash or reload the record never claims a chunk that is not there.
+
+use js_sys::{Array, Promise, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{IdbDatabase, IdbKeyRange, IdbRequest, IdbTransaction, IdbTransactionMode};
+
+use crate::protocol::CachedModel;
+
+const DB_NAME: &str = "tinyrustlm";
+const DB_VERSION: u32 = 1;
+pub const MODELS: &str = "models";
+pub const HEADS: &str = "heads";
+pub const CHUNKS: &str = "chunks";
+
+/// An IndexedDB failure, already phrased for people (quota errors say so).
+pub fn describe(e: &JsValue) -> String {
+    if let Some(d) = e.dyn_ref::<web_sys::DomException>() {
+        if d.name() == "QuotaExceededError" {
+            return "browser storage is full (QuotaExceededError): free space or delete a cached model".into();
+        }
+        return format!("{}: {}", d.name(), d.message());
+    }
+    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        return String::from(err.message());
+    }
+    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+}
+
+fn request(req: &IdbRequest) -> JsFuture {
+    let promise = Promise::new(&mut |resolve, reject| {
+        let r = req.clone();
+        let ok = Closure::once_into_js(move || {
+            let _ = resolve.call1(&JsValue::NULL, &r.result().unwrap_or(JsValue::UNDEFINED));
+        });
+        let r = req.clone();
+        let fail = Closure::once_into_js(move || {
+            let e = r.error().ok().flatten().map(JsValue::from).unwrap_or(JsValue::NULL);
+            let _ = reject.call1(&JsValue::NULL, &e);
+        });
+        req.set_onsuccess(Some(ok.unchecked_ref()));
+        req.set_onerror(Some(fail.unchecked_ref()));
+    });
+    JsFuture::from(promise)
+}
+
+/// Resolves when the transaction has committed; rejects with its error if it aborts.
+fn committed(tx: &IdbTransaction) -> JsFuture {
+    let promise = Promise::new(&mut |resolve, reject| {
+        let ok = Closure::once_into_js(move || {
+            let _ = resolve.call0(&JsValue::NULL);
+        });
+        let t = tx.clone();
+        let reject2 = reject.clone();
+        let fail = Closure::once_into_js(move || {
+            let e = t.error().map(JsValue::from).unwrap_or(JsValue::NULL);
+            let _ = reject.call1(&JsValue::NULL, &e);
+        });
+        let t = tx.clone();
+        let aborted = Closure::once_into_js(move || {
+            let e = t
+                .error()
+                .map(JsValue::from)
+                .unwrap_or_else(|| JsValue::from_str("transaction aborted"));
+            let _ = reject2.call1(&JsValue::NULL, &e);
+        });
+        tx.set_oncomplete(Some(ok.unchecked_ref()));
+        tx.set_onerror(Some(fail.unchecked_ref()));
+        tx.set_onabort(Some(aborted.unchecked_ref()));
+    });
+    JsFuture::from(promise)
+}
+
+pub struct Store {
+    db: IdbDatabase,
+}
+
+fn chunk_key(id: &str, index: u64) -> JsValue {
+    Array::of2(&JsValue::from_str(id), &JsValue::from_f64(index as f64)).into()
+}
+
+impl Store {
+    pub async fn open() -> Result<Store, String> {
+        let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+        let factory = scope
+            .indexed_db()
+            .map_err(|e| describe(&e))?
+            .ok_or("IndexedDB is not available in this browser context")?;
+        let req = factory
+            .open_with_u32(DB_NAME, DB_VERSION)
+            .map_err(|e| describe(&e))?;
+        let upgrade = Closure::<dyn FnMut(web_sys::IdbVersionChangeEvent)>::new(
+            move |e: web_sys::IdbVersionChangeEvent| {
+                let req: web_sys::IdbOpenDbRequest = e.target().unwrap().unchecked_into();
+                let db: IdbDatabase = req.result().unwrap().unchecked_into();
+                let names = db.object_store_names();
+                for s in [MODELS, HEADS, CHUNKS] {
+                    if !names.contains(s) {
+                        let _ = db.create_object_store(s);
+                    }
+                }
+            },
+        );
+        req.set_onupgradeneeded(Some(upgrade.as_ref().unchecked_ref()));
+        let db = request(&req).await.map_err(|e| describe(&e))?;
+        drop(upgrade);
+        Ok(Store {
+            db: db.unchecked_into(),
+        })
+    }
+
+    fn tx(&self, stores: &[&str], write: bool) -> Result<IdbTransaction, String> {
+        let names = Array::new();
+        for s in stores {
+            names.push(&JsValue::from_str(s));
+        }
+        let mode = if write {
+            IdbTransactionMode::Readwrite
+        } else {
+            IdbTransactionMode::Readonly
+        };
+        self.db
+            .transaction_with_str_sequence_and_mode(&names, mode)
+            .map_err(|e| describe(&e))
+    }
+
+    async fn get(&self, store: &str, key: &JsValue) -> Result<Option<JsValue>, String> {
+        let tx = self.tx(&[store], false)?;
+        let req = tx
+            .object_store(store)
+            .and_then(|s| s.get(key))
+            .map_err(|e| describe(&e))?;
+        let v = request(&req).await.map_err(|e| describe(&e))?;
+        Ok((!v.is_undefined()).then_some(v))
+    }
+
+    pub async fn meta(&self, id: &str) -> Result<Option<CachedModel>, String> {
+        match self.get(MODELS, &JsValue::from_str(id)).await? {
+            Some(v) => {
+                let s = v.as_string().ok_or("a model record is not a string")?;
+                serde_json::from_str(&s)
+                    .map(Some)
+                    .map_err(|e| format!("model record of {id} is unreadable: {e}"))
+            }
+            None => Ok(None),
+        }
+    }
+
+    pub async fn list(&self) -> Result<Vec<CachedModel>, String> {
+        let tx = self.tx(&[MODELS], false)?;
+        let req = tx
+            .object_store(MODELS)
+            .and_then(|s| s.get_all())
+            .map_err(|e| describe(&e))?;
+        let all: Array = request(&req)
+            .await
+            .map_err(|e| describe(&e))?
+            .unchecked_into();
+        Ok(all
+            .iter()
+            .filter_map(|v| v.as_string())
+            .filter_map(|s| serde_json::from_str(&s).ok())
+            .collect())
+    }
+
+    /// Store the file head and the initial record together.
+    pub async fn put_head(&self, meta: &CachedModel, head: &[u8]) -> Result<(), String> {
+        let tx = self.tx(&[MODELS, HEADS], true)?;
+        let key = JsValue::from_str(&meta.id);
+        let json = JsValue::from_str(&serde_json::to_string(meta).unwrap());
+        let r = tx
+            .object_store(HEADS)
+            .and_then(|s| s.put_with_key(&Uint8Array::from(head), &key))
+            .and_then(|_| tx.object_store(MODELS))
+            .and_then(|s| s.put_with_key(&json, &key));
+        r.map_err(|e| describe(&e))?;
+        committed(&tx).await.map(|_| ()).map_err(|e| describe(&e))
+    }
+
+    pub async fn put_meta(&self, meta: &CachedModel) -> Result<(), String> {
+        let tx = self.tx(&[MODELS], true)?;
+        let json = JsValue::from_str(&serde_json::to_string(meta).unwrap());
+        tx.object_store(MODELS)
+            .and_then(|s| s.put_with_key(&json, &JsValue::from_str(&meta.id)))
+            .map_err(|e| describe(&e))?;
+        committed(&tx).await.map(|_| ()).map_err(|e| describe(&e))
+    }
+
+    /// Store verified chunk `index` and the record counting it, atomically.
+    pub async fn put_chunk(&self, meta: &CachedModel, index: u64, bytes: &[u8]) -> Result<(), String> {
+        let tx = self.tx(&[MODELS, CHUNKS], true)?;
+        let json = JsValue::from_str(&serde_json::to_string(meta).unwrap());
+        let r = tx
+            .object_store(CHUNKS)
+            .and_then(|s| s.put_with_key(&Uint8Array::from(bytes), &chunk_key(&meta.id, index)))
+            .and_then(|_| tx.object_store(MODELS))
+            .and_then(|s| s.put_with_key(&json, &JsValue::from_str(&meta.id)));
+        r.map_err(|e| describe(&e))?;
+        committed(&tx).await.map(|_| ()).map_err(|e| describe(&e))
+    }
+
+    pub async fn head(&self, id: &str) -> Result<Option<Vec<u8>>, String> {
+        Ok(self
+            .get(HEADS, &JsValue::from_str(id))
+            .await?
+            .map(|v| Uint8Array::new(&v).to_vec()))
+    }
+
+    /// Copy chunk `index` into `out` (cleared first). False if it is not stored.
+    pub async fn chunk_into(&self, id: &str, index: u64, out: &mut Vec<u8>) -> Result<bool, String> {
+        out.clear();
+        match self.get(CHUNKS, &chunk_key(id, index)).await? {
+            Some(v) => {
+                let a = Uint8Array::new(&v);
+                out.resize(a.length() as usize, 0);
+                a.copy_to(out);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Remove a model's record, head and every chunk.
+    pub async fn delete(&self, id: &str) -> Result<(), String> {
+        let tx = self.tx(&[MODELS, HEADS, CHUNKS], true)?;
+        let key = JsValue::from_str(id);
+        let range = IdbKeyRange::bound(&chunk_key(id, 0), &chunk_key(id, u32::MAX as u64))
+            .map_err(|e| describe(&e))?;
+        let r = tx
+            .object_store(CHUNKS)
+            .and_then(|s| s.delete(&range))
+            .and_then(|_| tx.object_store(HEADS))
+            .and_then(|s| s.delete(&key))
+            .and_then(|_| tx.object_store(MODELS))
+            .and_then(|s| s.delete(&key));
+        r.map_err(|e| describe(&e))?;
+        committed(&tx).await.map(|_| ()).map_err(|e| describe(&e))
+    }
+}
+
+/// Bytes used and available to this origin, when the browser says.
+pub async fn estimate() -> (Option<f64>, Option<f64>) {
+    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    let Ok(p) = scope.navigator().storage().estimate() else {
+        return (None, None);
+    };
+    match JsFuture::from(p).await {
+        Ok(v) => {
+            let e: web_sys::StorageEstimate = v.unchecked_into();
+            (e.get_usage(), e.get_quota())
+        }
+        Err(_) => (None, None),
+    }
+}

@@ -1,0 +1,204 @@
+//! Loading a model into the worker: from IndexedDB (a completed download) or from a
+//! dropped `File` (optionally kept in IndexedDB as it is read). Every chunk is
+//! verified on the way in, whatever the source.
+
+use sha2::{Digest, Sha256};
+use slm_runtime::engine::Engine;
+use slm_runtime::format::layout::hex;
+
+use super::idb::Store;
+use super::source::{blob_range, chunk_count, head_len, parse_head, verify_chunk, Assembler, Failure, Head, HEADER_BYTES};
+use crate::protocol::{CachedModel, Event, ModelCard};
+
+pub enum Origin {
+    Stored(String),
+    File { file: web_sys::File, keep: bool },
+}
+
+/// A model ready to chat, with what the card shows.
+pub struct Loaded {
+    pub engine: Engine,
+    pub card: ModelCard,
+}
+
+fn id_for_file(name: &str) -> String {
+    let stem: String = name
+        .trim_end_matches(".slm")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    format!("local-{stem}")
+}
+
+pub async fn load(store: &Store, origin: Origin, post: &dyn Fn(Event), now: fn() -> f64) -> Result<Loaded, Failure> {
+    let t0 = now();
+    let (id, name, head, file_len, expect_sha) = match &origin {
+        Origin::Stored(id) => {
+            let meta = store
+                .meta(id)
+                .await?
+                .ok_or_else(|| Failure::from(format!("model {id} is not in the browser's store")))?;
+            if !meta.complete {
+                return Err(Failure::from(format!(
+                    "{} is not fully downloaded and verified ({} of {} chunks): resume the download first",
+                    meta.name, meta.chunks_done, meta.chunks_total
+                )));
+            }
+            let bytes = store
+                .head(id)
+                .await?
+                .ok_or_else(|| Failure::from(format!("the manifest of {id} is missing from the store")))?;
+            (id.clone(), meta.name.clone(), parse_head(bytes, meta.bytes)?, meta.bytes, Some(meta.sha256))
+        }
+        Origin::File { file, .. } => {
+            let len = file.size() as u64;
+            let first = blob_range(file, 0, HEADER_BYTES.min(len)).await?;
+            let n = head_len(&first, len)?;
+            let head = parse_head(blob_range(file, 0, n).await?, len)?;
+            (id_for_file(&file.name()), file.name(), head, len, None)
+        }
+    };
+    let keep = match &origin {
+        Origin::File { keep: true, .. } => {
+            let meta = CachedModel {
+                id: id.clone(),
+                name: name.clone(),
+                bytes: file_len,
+                chunks_done: 0,
+                chunks_total: chunk_count(&head.manifest),
+                complete: false,
+                sha256: String::new(),
+                entry: None,
+            };
+            store.delete(&id).await?;
+            store.put_head(&meta, &head.bytes).await?;
+            Some(meta)
+        }
+        _ => None,
+    };
+    let (file_sha, keep, mut asm) = match read_chunks(store, &origin, &id, &head, keep, post).await {
+        Ok(r) => r,
+        Err(f) => {
+            if matches!(origin, Origin::File { keep: true, .. }) {
+                // A file that failed verification is not kept, not even in part.
+                let _ = store.delete(&id).await;
+            }
+            return Err(f);
+        }
+    };
+    if let Some(want) = expect_sha.filter(|w| !w.is_empty()) {
+        if want != file_sha {
+            return Err(Failure {
+                kind: "checksum".into(),
+                message: format!("the stored file hashes to {file_sha}, it was verified as {want}"),
+                chunk: None,
+            });
+        }
+    }
+    if let Some(mut meta) = keep {
+        meta.complete = true;
+        meta.sha256 = file_sha.clone();
+        store.put_meta(&meta).await?;
+    }
+    post(Event::Progress {
+        id: id.clone(),
+        stage: "load".into(),
+        done: file_len,
+        total: file_len,
+        note: Some("building the model".into()),
+    });
+    let Head { manifest, .. } = head;
+    let m = manifest.clone();
+    let engine = Engine::load(manifest, &mut |name| asm.take(&m, name))?;
+    let card = card(&id, &name, &engine, file_sha, now() - t0);
+    Ok(Loaded { engine, card })
+}
+
+/// Read, verify and assemble every chunk; keep them in the store when asked. Returns
+/// the whole-file SHA-256, the record to complete, and the assembled tensors.
+async fn read_chunks(
+    store: &Store,
+    origin: &Origin,
+    id: &str,
+    head: &Head,
+    mut keep: Option<CachedModel>,
+    post: &dyn Fn(Event),
+) -> Result<(String, Option<CachedModel>, Assembler), Failure> {
+    let d = &head.manifest.data;
+    let total = chunk_count(&head.manifest);
+    let file_len = head.data_offset + d.length;
+    let mut asm = Assembler::new(&head.manifest);
+    let mut file = Sha256::new();
+    file.update(&head.bytes);
+    let mut buf = Vec::with_capacity(d.chunk_size as usize);
+    for i in 0..total {
+        let start = head.data_offset + i * d.chunk_size;
+        let end = (start + d.chunk_size).min(file_len);
+        match origin {
+            Origin::Stored(_) => {
+                if !store.chunk_into(id, i, &mut buf).await? {
+                    return Err(Failure::from(format!("chunk {i} is missing from the store")));
+                }
+            }
+            Origin::File { file, .. } => buf = blob_range(file, start, end).await?,
+        }
+        verify_chunk(head, i, &buf)?;
+        file.update(&buf);
+        asm.feed(&buf);
+        if let Some(meta) = keep.as_mut() {
+            meta.chunks_done = i + 1;
+            store.put_chunk(meta, i, &buf).await?;
+        }
+        if i % 4 == 3 || i + 1 == total {
+            post(Event::Progress {
+                id: id.to_string(),
+                stage: "verify".into(),
+                done: end,
+                total: file_len,
+                note: None,
+            });
+        }
+    }
+    Ok((hex(&file.finalize()), keep, asm))
+}
+
+fn card(id: &str, name: &str, e: &Engine, file_sha256: String, load_ms: f64) -> ModelCard {
+    let m = &e.text.manifest;
+    let c = &e.model.cfg;
+    let capacity = super::SESSION_CAPACITY.min(e.context_len());
+    let kv_bytes = (2 * c.num_layers * c.num_kv_heads * c.head_dim * capacity * 4) as u64;
+    ModelCard {
+        id: id.to_string(),
+        name: name.to_string(),
+        architecture: format!("{:?}", c.architecture),
+        layers: c.num_layers,
+        hidden: c.hidden_size,
+        heads: c.num_heads,
+        kv_heads: c.num_kv_heads,
+        vocab: c.vocab_size,
+        context: e.context_len(),
+        session_capacity: capacity,
+        quant: m.provenance.quant.clone(),
+        source_kind: serde_json::to_value(m.provenance.source_kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        source_files: m
+            .provenance
+            .source_files
+            .iter()
+            .map(|f| (f.name.clone(), f.sha256.clone()))
+            .collect(),
+        converter: m.provenance.converter.clone(),
+        quality_gate: m.provenance.quality_gate.clone(),
+        file_sha256,
+        data_sha256: m.data.sha256.clone(),
+        chunks: m.data.chunk_sha256.len(),
+        weight_bytes: m.weight_bytes(),
+        kv_bytes,
+        eos_ids: m.stop.eos_token_ids.clone(),
+        has_template: m.tokenizer.chat_template.is_some(),
+        generation_config: serde_json::Value::Object(m.generation_config.clone()),
+        load_ms,
+    }
+}

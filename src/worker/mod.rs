@@ -1,0 +1,415 @@
+//! The inference worker. Everything heavy happens here, off the page's thread:
+//! downloads and their verification, IndexedDB, model loading and generation.
+//!
+//! Commands arrive as messages and are handled one at a time by a single async task
+//! (`actor`), in order. `Stop` is the exception: the message handler sets the abort
+//! flag at once, and generation yields to the event loop after every token, so the
+//! flag is seen within one token.
+
+pub mod download;
+pub mod idb;
+pub mod load;
+pub mod source;
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use futures::channel::mpsc::{unbounded, UnboundedReceiver};
+use futures::StreamExt;
+use js_sys::Reflect;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use slm_runtime::engine::{Engine, GenerateOptions};
+use slm_runtime::format::layout::hex;
+use slm_runtime::sampling::StepTrace;
+use slm_runtime::session::{Session, Turn};
+use slm_runtime::stopping::LoopConfig;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+
+use crate::protocol::{ChatSettings, Command, Event};
+use idb::Store;
+use load::{Loaded, Origin};
+use source::Failure;
+
+/// KV positions a chat session allocates (f32 K and V; SmolLM2: 45 KB per position).
+pub const SESSION_CAPACITY: usize = 2048;
+/// Candidates shown per token in the console.
+const TOP_SHOWN: usize = 8;
+
+type Msg = (Command, Option<web_sys::File>);
+
+fn scope() -> web_sys::DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+fn post(ev: Event) {
+    let s = serde_json::to_string(&ev).expect("events serialize");
+    let _ = scope().post_message(&JsValue::from_str(&s));
+}
+
+fn post_failure(during: &str, f: Failure) {
+    post(Event::Error {
+        during: during.into(),
+        kind: f.kind,
+        message: f.message,
+        chunk: f.chunk,
+    });
+}
+
+fn perf_now() -> f64 {
+    js_sys::global()
+        .unchecked_into::<web_sys::WorkerGlobalScope>()
+        .performance()
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+fn now_unix() -> i64 {
+    (js_sys::Date::now() / 1000.0) as i64
+}
+
+/// Let the event loop run (and deliver a Stop) between tokens.
+async fn yield_now() {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+    });
+    let _ = JsFuture::from(p).await;
+}
+
+/// Entry point of the worker binary.
+pub fn start() {
+    console_error_panic_hook::set_once();
+    slm_runtime::engine::set_clock(perf_now);
+    let (tx, rx) = unbounded::<Msg>();
+    let abort = Arc::new(AtomicBool::new(false));
+    let flag = abort.clone();
+    let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+        let data = e.data();
+        let json = Reflect::get(&data, &"json".into())
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default();
+        let file = Reflect::get(&data, &"file".into())
+            .ok()
+            .and_then(|v| v.dyn_into::<web_sys::File>().ok());
+        match serde_json::from_str::<Command>(&json) {
+            Ok(Command::Stop) => flag.store(true, Ordering::Relaxed),
+            Ok(c) => {
+                let _ = tx.unbounded_send((c, file));
+            }
+            Err(err) => post(Event::Error {
+                during: "message".into(),
+                kind: "invalid".into(),
+                message: format!("unreadable command: {err}"),
+                chunk: None,
+            }),
+        }
+    });
+    scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    spawn_local(actor(rx, abort));
+    // The page queues its commands until this arrives: messages sent before the
+    // handler above existed would have been lost.
+    post(Event::Ready);
+}
+
+async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
+    let store = match Store::open().await {
+        Ok(s) => Some(s),
+        Err(e) => {
+            post_failure("storage", Failure::from(format!("IndexedDB is unavailable: {e}")));
+            None
+        }
+    };
+    let mut loaded: Option<Loaded> = None;
+    let mut next: Option<Msg> = None;
+    loop {
+        let msg = match next.take() {
+            Some(m) => m,
+            None => match rx.next().await {
+                Some(m) => m,
+                None => return,
+            },
+        };
+        match msg {
+            (Command::Load { id }, _) => {
+                drop(loaded.take()); // free the old model before building the new one
+                loaded = load_model(store.as_ref(), Origin::Stored(id)).await;
+            }
+            (Command::LoadFile { keep, .. }, Some(file)) => {
+                drop(loaded.take());
+                loaded = load_model(store.as_ref(), Origin::File { file, keep }).await;
+                if keep {
+                    list(store.as_ref()).await;
+                }
+            }
+            (cmd, file) if is_chat(&cmd) => match &loaded {
+                Some(l) => next = chat(l, (cmd, file), &mut rx, store.as_ref(), &abort).await,
+                None => post_failure("chat", Failure::from("no model is loaded".to_string())),
+            },
+            (cmd, _) => storage(store.as_ref(), cmd).await,
+        }
+    }
+}
+
+fn is_chat(c: &Command) -> bool {
+    matches!(
+        c,
+        Command::Send { .. }
+            | Command::Regenerate { .. }
+            | Command::ResetContext
+            | Command::ClearTranscript
+            | Command::Probe { .. }
+    )
+}
+
+async fn load_model(store: Option<&Store>, origin: Origin) -> Option<Loaded> {
+    let Some(store) = store else {
+        post_failure("load", Failure::from("IndexedDB is unavailable".to_string()));
+        return None;
+    };
+    match load::load(store, origin, &post, perf_now).await {
+        Ok(l) => {
+            post(Event::Loaded { card: l.card.clone() });
+            Some(l)
+        }
+        Err(f) => {
+            post_failure("load", f);
+            None
+        }
+    }
+}
+
+async fn list(store: Option<&Store>) {
+    let Some(store) = store else { return };
+    match store.list().await {
+        Ok(models) => {
+            let (usage, quota) = idb::estimate().await;
+            post(Event::Cached { models, usage, quota });
+        }
+        Err(e) => post_failure("storage", Failure::from(e)),
+    }
+}
+
+/// Commands about the store (valid with or without a model loaded).
+async fn storage(store: Option<&Store>, cmd: Command) {
+    let Some(s) = store else {
+        post_failure("storage", Failure::from("IndexedDB is unavailable".to_string()));
+        return;
+    };
+    match cmd {
+        Command::List => {}
+        Command::Download { entry } => match download::download(s, &entry, &post).await {
+            Ok(sha256) => post(Event::Downloaded { id: entry.id.clone(), sha256 }),
+            Err(f) => post_failure("download", f),
+        },
+        Command::Delete { id } => {
+            if let Err(e) = s.delete(&id).await {
+                post_failure("storage", Failure::from(e));
+            }
+        }
+        Command::LoadFile { .. } => {
+            post_failure("load", Failure::from("no file came with the message".to_string()))
+        }
+        _ => return,
+    }
+    list(store).await;
+}
+
+/// Serve chat commands with one session on `l` until a command that replaces the
+/// model arrives (returned) or the page goes away (None).
+async fn chat(
+    l: &Loaded,
+    first: Msg,
+    rx: &mut UnboundedReceiver<Msg>,
+    store: Option<&Store>,
+    abort: &Arc<AtomicBool>,
+) -> Option<Msg> {
+    let engine = &l.engine;
+    let mut session = Session::new(engine, SESSION_CAPACITY);
+    let mut msg = first;
+    loop {
+        match msg.0 {
+            Command::Send { text, settings } => {
+                set_system(&mut session, &settings.system);
+                session
+                    .messages
+                    .push(json!({"role": "user", "content": text}));
+                if !turn(engine, &mut session, &settings, abort).await {
+                    session.messages.pop();
+                }
+            }
+            Command::Regenerate { settings } => {
+                let is_reply = |m: Option<&Value>| m.and_then(|m| m["role"].as_str()) == Some("assistant");
+                let dropped = if is_reply(session.messages.last()) { session.messages.pop() } else { None };
+                set_system(&mut session, &settings.system);
+                if !turn(engine, &mut session, &settings, abort).await {
+                    session.messages.extend(dropped);
+                }
+            }
+            Command::ResetContext => {
+                session.reset_context();
+                post_context(&session);
+            }
+            Command::ClearTranscript => {
+                session.clear_transcript();
+                post_context(&session);
+            }
+            Command::Probe { messages, max_tokens } => {
+                if let Err(e) = probe(engine, &messages, max_tokens) {
+                    post_failure("probe", e.into());
+                }
+            }
+            Command::Load { .. } | Command::LoadFile { .. } => return Some(msg),
+            other => storage(store, other).await,
+        }
+        msg = rx.next().await?;
+    }
+}
+
+/// The editable system prompt is the transcript's first message (when non-empty).
+fn set_system(s: &mut Session, system: &str) {
+    let has = s.messages.first().and_then(|m| m["role"].as_str()) == Some("system");
+    match (has, system.is_empty()) {
+        (true, true) => {
+            s.messages.remove(0);
+        }
+        (true, false) => s.messages[0]["content"] = Value::from(system),
+        (false, false) => s
+            .messages
+            .insert(0, json!({"role": "system", "content": system})),
+        (false, true) => {}
+    }
+}
+
+fn post_context(s: &Session) {
+    post(Event::Context {
+        kv_len: s.kv_len(),
+        capacity: s.capacity(),
+        messages: s.messages.len(),
+        divergence: s
+            .divergence(now_unix())
+            .ok()
+            .flatten()
+            .and_then(|d| serde_json::to_value(d).ok()),
+    });
+}
+
+/// Generate the reply to the transcript (which ends with the user's message), streaming
+/// tokens. False if it could not start (the error has been posted).
+async fn turn(engine: &Engine, session: &mut Session<'_>, st: &ChatSettings, abort: &Arc<AtomicBool>) -> bool {
+    let t0 = perf_now();
+    abort.store(false, Ordering::Relaxed);
+    let opts = GenerateOptions {
+        sampler: st.sampler.clone(),
+        max_tokens: st.max_tokens,
+        stop_strings: st.stop_strings.clone(),
+        stop_token_ids: vec![],
+        loop_detection: st.loop_detection.then(LoopConfig::default),
+        trace: false,
+        abort: Some(abort.clone()),
+    };
+    let now = now_unix();
+    let mut p = match session.begin_reply(&opts, now) {
+        Ok(p) => p,
+        Err(e) => {
+            post_failure("chat", e.into());
+            return false;
+        }
+    };
+    let rendered = engine
+        .text
+        .render(&Value::Array(session.messages.clone()), None, true, now)
+        .unwrap_or_default();
+    let ids = p.prompt_ids().to_vec();
+    post(Event::Prompt {
+        sha256: hex(&Sha256::digest(rendered.as_bytes())),
+        rendered,
+        pieces: ids.iter().map(|&i| engine.text.tokenizer.piece(i).unwrap_or_default()).collect(),
+        reused: session.kv_len(),
+        capacity: session.capacity(),
+        ids,
+    });
+    let pending = RefCell::new(Vec::<Event>::new());
+    let mut first_token_ms = None;
+    let mut on_text = |text: &str, step: &StepTrace| {
+        pending.borrow_mut().push(token_event(engine, text, step));
+    };
+    loop {
+        let done = session.step(&mut p, &mut on_text);
+        let kv = session.kv_len();
+        for mut ev in pending.borrow_mut().drain(..) {
+            if let Event::Token { kv_len, .. } = &mut ev {
+                *kv_len = kv;
+            }
+            first_token_ms.get_or_insert_with(|| perf_now() - t0);
+            post(ev);
+        }
+        if done {
+            break;
+        }
+        yield_now().await;
+    }
+    let t: Turn = session.finish(p, &mut on_text);
+    for ev in pending.borrow_mut().drain(..) {
+        post(ev);
+    }
+    let g = &t.generation;
+    post(Event::Done {
+        text: g.text.clone(),
+        stop_reason: serde_json::to_value(g.stop_reason)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        stop_detail: g.stop_detail.clone(),
+        prompt_tokens: g.prompt_tokens,
+        reused_tokens: g.reused_tokens,
+        prefilled_tokens: g.prefilled_tokens,
+        generated: g.ids.len(),
+        prefill_tok_s: g.timings.prefill_tok_s,
+        decode_tok_s: g.timings.decode_tok_s,
+        first_token_ms: first_token_ms.unwrap_or(0.0),
+        kv_len: session.kv_len(),
+        capacity: session.capacity(),
+        divergence: t.divergence.and_then(|d| serde_json::to_value(d).ok()),
+    });
+    true
+}
+
+/// A step's record as the console shows it; a flush (no step) carries only text.
+fn token_event(engine: &Engine, text: &str, step: &StepTrace) -> Event {
+    let tok = &engine.text.tokenizer;
+    let piece = |id: u32| tok.piece(id).unwrap_or_default();
+    let flush = step.top.is_empty();
+    Event::Token {
+        id: if flush { u32::MAX } else { step.token },
+        piece: if flush { String::new() } else { piece(step.token) },
+        text: text.to_string(),
+        prob: step.prob,
+        draw: step.draw,
+        top: step
+            .top
+            .iter()
+            .take(TOP_SHOWN)
+            .map(|&(id, p)| (id, piece(id), p))
+            .collect(),
+        kv_len: 0,
+    }
+}
+
+fn probe(engine: &Engine, messages: &Value, max_tokens: usize) -> slm_runtime::Result<()> {
+    let rendered = engine.text.render(messages, None, true, now_unix())?;
+    let ids = engine.text.encode_rendered(&rendered)?;
+    let logits = engine.first_logits(&ids)?;
+    let greedy = engine.greedy(&ids, max_tokens)?.ids;
+    post(Event::ProbeResult {
+        rendered,
+        ids,
+        logits,
+        greedy,
+    });
+    Ok(())
+}
