@@ -200,7 +200,8 @@ pub struct StepTrace {
     pub draw: Option<f64>,
     /// Surviving candidates after each filter, in order: (filter, count).
     pub candidates: Vec<(&'static str, usize)>,
-    /// Top candidates after all filters: (id, probability), best first.
+    /// Top candidates after all filters: (id, probability), best first. For greedy
+    /// decoding, the top of the softmax at temperature 1 (the pick itself has prob 1).
     pub top: Vec<(u32, f32)>,
     /// Set when the defined fallback was used (non-finite logits, empty candidate set).
     pub fallback: Option<String>,
@@ -209,6 +210,25 @@ pub struct StepTrace {
     pub top_logits_raw: Vec<(u32, f32)>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub top_logits_penalized: Vec<(u32, f32)>,
+}
+
+/// Candidates recorded for a greedy step.
+const GREEDY_TOP: usize = 8;
+
+/// The `n` most probable ids under softmax(x), with their probabilities.
+fn softmax_top(x: &[f32], n: usize) -> Vec<(u32, f32)> {
+    let top = top_n(x, n);
+    let Some(&(_, max)) = top.first() else {
+        return vec![];
+    };
+    let z: f64 = x
+        .iter()
+        .filter(|v| v.is_finite())
+        .map(|&v| ((v - max) as f64).exp())
+        .sum();
+    top.into_iter()
+        .map(|(i, v)| (i, (((v - max) as f64).exp() / z) as f32))
+        .collect()
 }
 
 /// The `n` largest finite values with their ids, best first (lowest id on ties).
@@ -415,6 +435,9 @@ impl Sampler {
                 Some(id) => {
                     trace.token = id;
                     trace.prob = 1.0;
+                    // No filter ran, so show the (penalized) distribution at temperature 1:
+                    // what a console reader wants to see next to a greedy pick.
+                    trace.top = softmax_top(&work, GREEDY_TOP);
                 }
                 None => fallback(logits, "no finite logit after penalties", &mut trace),
             }
@@ -494,6 +517,19 @@ fn softmax_sorted(work: &[f32], order: &[u32]) -> Vec<f32> {
 mod tests {
     //! Small hand-checkable tables, in the style of llama.cpp's test-sampling.
     use super::*;
+
+    #[test]
+    fn greedy_records_the_temperature_one_distribution() {
+        // softmax([1, 2, 3]) = [0.0900, 0.2447, 0.6652]
+        let mut s = Sampler::new(SamplerConfig::preset("json").unwrap()).unwrap();
+        let t = s.sample(&[1.0, 2.0, 3.0], &[]);
+        assert_eq!((t.token, t.prob), (2, 1.0));
+        let ids: Vec<u32> = t.top.iter().map(|c| c.0).collect();
+        assert_eq!(ids, vec![2, 1, 0]);
+        for (got, want) in t.top.iter().map(|c| c.1).zip([0.6652f32, 0.2447, 0.0900]) {
+            assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+        }
+    }
 
     fn cfg(f: impl FnOnce(&mut SamplerConfig)) -> SamplerConfig {
         let mut c = SamplerConfig {

@@ -383,7 +383,8 @@ async fn turn(engine: &Engine, session: &mut Session<'_>, st: &ChatSettings, abo
 fn token_event(engine: &Engine, text: &str, step: &StepTrace) -> Event {
     let tok = &engine.text.tokenizer;
     let piece = |id: u32| tok.piece(id).unwrap_or_default();
-    let flush = step.top.is_empty();
+    // `Decoding::finish` flushes held-back text with an empty record (no token).
+    let flush = step.top.is_empty() && step.prob == 0.0;
     Event::Token {
         id: if flush { u32::MAX } else { step.token },
         piece: if flush { String::new() } else { piece(step.token) },

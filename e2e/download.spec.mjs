@@ -1,0 +1,30 @@
+import { test, expect } from '@playwright/test';
+import { open, download, loadCached, greedy, say, shot, assistantMessages } from './helpers.mjs';
+
+test('download with progress, cached, then chat; reload offline and chat again', async ({ page, context }) => {
+  const errors = await open(page);
+  await shot(page, '01-start');
+  await download(page);
+  await shot(page, '02-downloaded');
+  await loadCached(page);
+  await expect(page.locator('.card .warning')).toContainText('Not verified against a reference');
+  await greedy(page);
+  const reason = await say(page, 'What is the capital of France?');
+  expect(reason).toMatch(/Stop reason: (eos_token|max_tokens)/);
+  await expect(assistantMessages(page).last()).not.toBeEmpty();
+  await expect(page.locator('.token-row').first()).toBeVisible();
+  await expect(page.locator('.token-row').first().locator('.top')).toContainText('(');
+  await shot(page, '03-chat');
+
+  // Offline: the service worker serves the shell, IndexedDB the model.
+  await context.setOffline(true);
+  await page.reload();
+  await expect(page.getByText('worker ready')).toBeVisible();
+  await loadCached(page);
+  await greedy(page);
+  await say(page, 'Name a colour.');
+  await expect(assistantMessages(page).last()).not.toBeEmpty();
+  await shot(page, '04-offline-chat');
+  await context.setOffline(false);
+  expect(errors).toEqual([]);
+});

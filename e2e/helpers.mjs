@@ -1,0 +1,83 @@
+import { expect } from '@playwright/test';
+import { mkdirSync } from 'node:fs';
+
+export const MODEL_ID = 'smollm2-135m-instruct-q8_0';
+const shots = process.env.E2E_SCREENSHOTS || 'screenshots';
+
+export async function shot(page, name) {
+  mkdirSync(shots, { recursive: true });
+  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+}
+
+export async function open(page) {
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto('/');
+  await expect(page.getByText('worker ready')).toBeVisible();
+  return errors;
+}
+
+export function catalogEntry(page, id = MODEL_ID) {
+  return page.locator(`.catalog-entry[data-id="${id}"]`);
+}
+
+export function cachedEntry(page, id = MODEL_ID) {
+  return page.locator(`.cached-model[data-id="${id}"]`);
+}
+
+/// Download the default model from the catalog and wait until it is verified.
+export async function download(page) {
+  await catalogEntry(page).getByRole('button', { name: 'Download' }).click();
+  await expect(page.getByRole('progressbar', { name: 'Download progress' })).toBeVisible();
+  await expect(cachedEntry(page).locator('.cached-state')).toHaveText('verified', { timeout: 300_000 });
+}
+
+export async function loadCached(page) {
+  await cachedEntry(page).getByRole('button', { name: 'Load' }).click();
+  await expect(page.locator('.card')).toBeVisible({ timeout: 300_000 });
+}
+
+/// Greedy and short, so that runs are deterministic and quick.
+export async function greedy(page, maxTokens = 12) {
+  await page.getByRole('combobox', { name: 'Preset' }).selectOption('json');
+  await page.locator('details.advanced summary').click();
+  const max = page.getByRole('spinbutton', { name: 'Max new tokens' });
+  await max.fill(String(maxTokens));
+  await max.dispatchEvent('change');
+}
+
+/// Send a message and wait for the turn to finish; returns the stop reason text.
+export async function say(page, text) {
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await box.fill(text);
+  await box.press('Enter');
+  await expect(page.getByRole('button', { name: 'Stop' })).toBeDisabled({ timeout: 300_000 });
+  const reason = await page.getByTestId('stop-reason').textContent();
+  return reason;
+}
+
+export function assistantMessages(page) {
+  return page.locator('.msg.assistant .content');
+}
+
+/// Load the model with the file picker (the path Playwright hands to Chromium).
+export async function pickFile(page, path = process.env.E2E_MODEL) {
+  await page.getByLabel('Choose a .slm file').setInputFiles(path);
+  await expect(page.locator('.card')).toBeVisible({ timeout: 300_000 });
+}
+
+/// Drop a file on the drop zone: the bytes come from the test server, the File and
+/// the DataTransfer are built in the page, and real drag events are dispatched.
+export async function dropFile(page, catalogId, name) {
+  await page.evaluate(async ([id, name]) => {
+    const catalog = await (await fetch('models.json')).json();
+    const entry = catalog.find((e) => e.id === id);
+    const blob = await (await fetch(entry.url)).blob();
+    const dt = new DataTransfer();
+    dt.items.add(new File([blob], name));
+    const zone = document.querySelector('[data-testid=drop-zone]');
+    for (const type of ['dragenter', 'dragover', 'drop']) {
+      zone.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }
+  }, [catalogId, name]);
+}

@@ -1,0 +1,27 @@
+import { test, expect } from '@playwright/test';
+import { open, dropFile, greedy, say, shot, assistantMessages, cachedEntry } from './helpers.mjs';
+
+test('drag and drop a local .slm, then chat', async ({ page }) => {
+  const errors = await open(page);
+  await dropFile(page, 'smollm2-135m-instruct-q8_0', 'smollm2-dropped.slm');
+  await expect(page.locator('.card')).toBeVisible({ timeout: 300_000 });
+  await expect(page.locator('.card')).toContainText('137 verified');
+  await greedy(page);
+  await say(page, 'Say hello.');
+  await expect(assistantMessages(page).last()).not.toBeEmpty();
+  await shot(page, '05-dropped-file-chat');
+  expect(errors).toEqual([]);
+});
+
+test('a corrupted file is rejected with the bad chunk named, and nothing is kept', async ({ page }) => {
+  await open(page);
+  await page.getByLabel('Keep in browser').check();
+  await dropFile(page, 'corrupt-smollm2', 'corrupt.slm');
+  const alert = page.getByRole('alert');
+  await expect(alert).toContainText('chunk 3', { timeout: 300_000 });
+  await expect(alert).toContainText('First bad chunk: 3.');
+  await expect(alert).toContainText('checksum');
+  await shot(page, '06-corrupted-file');
+  await expect(page.locator('.card')).toHaveCount(0);
+  await expect(cachedEntry(page, 'local-corrupt')).toHaveCount(0);
+});

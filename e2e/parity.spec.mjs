@@ -1,0 +1,45 @@
+import { test, expect } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open, pickFile } from './helpers.mjs';
+
+// The same .slm and messages through the native CLI and through the worker's wasm.
+const CASES = [
+  [{ role: 'user', content: 'What is the capital of France?' }],
+  [{ role: 'system', content: 'Answer in one line.' },
+   { role: 'user', content: 'Übersetze: «naïve café» – and count 1 2 3 🤖' }],
+];
+const GREEDY_TOKENS = 16;
+
+function native(messages) {
+  const slm = process.env.E2E_SLM, model = process.env.E2E_MODEL;
+  const dir = mkdtempSync(join(tmpdir(), 'slm-parity-'));
+  const m = join(dir, 'messages.json'), l = join(dir, 'logits.f32');
+  writeFileSync(m, JSON.stringify(messages));
+  const tok = JSON.parse(execFileSync(slm, ['--json', 'tokenize', model, '--messages', m]));
+  execFileSync(slm, ['logits', model, '--messages', m, '--out', l]);
+  const buf = readFileSync(l);
+  const logits = new Float32Array(buf.buffer, buf.byteOffset, buf.length / 4);
+  const gen = JSON.parse(execFileSync(slm, ['--json', 'generate', model, '--messages', m,
+    '--max-tokens', String(GREEDY_TOKENS)]));
+  return { rendered: tok.rendered, ids: tok.ids, logits, greedy: gen.ids };
+}
+
+test('the wasm runtime in Chromium reproduces the native CLI on the same .slm', async ({ page }) => {
+  await open(page);
+  await pickFile(page);
+  for (const messages of CASES) {
+    const want = native(messages);
+    const got = await page.evaluate(([m, n]) => window.tinyrustlm.probe(m, n), [messages, GREEDY_TOKENS]);
+    expect(got.rendered).toBe(want.rendered);
+    expect(got.ids).toEqual(want.ids);
+    expect(got.logits.length).toBe(want.logits.length);
+    let worst = 0;
+    for (let i = 0; i < want.logits.length; i++) worst = Math.max(worst, Math.abs(got.logits[i] - want.logits[i]));
+    console.log(`case ${JSON.stringify(messages).slice(0, 40)}…: ${want.ids.length} ids, max |logit diff| ${worst.toExponential(2)}, greedy ${got.greedy.length} tokens`);
+    expect(worst).toBeLessThanOrEqual(1e-3);
+    expect(got.greedy).toEqual(want.greedy);
+  }
+});

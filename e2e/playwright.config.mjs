@@ -1,0 +1,35 @@
+// Real Chromium from Debian, the built app from dist/, the real SmolLM2 model.
+// scripts/e2e.sh sets E2E_MODEL (the q8_0 .slm), E2E_CORRUPT (a copy with one byte of
+// chunk 3 flipped) and E2E_SLM (the native CLI, for parity), builds dist/ and runs this.
+import { defineConfig } from '@playwright/test';
+
+const port = Number(process.env.E2E_PORT || 8123);
+const model = process.env.E2E_MODEL;
+const corrupt = process.env.E2E_CORRUPT;
+if (!model || !corrupt) throw new Error('run through scripts/e2e.sh (E2E_MODEL, E2E_CORRUPT)');
+
+export default defineConfig({
+  testDir: '.',
+  timeout: 10 * 60 * 1000,
+  expect: { timeout: 120 * 1000 },
+  workers: 1,
+  retries: 0,
+  reporter: [['list']],
+  outputDir: process.env.E2E_OUT || 'results',
+  use: {
+    baseURL: `http://127.0.0.1:${port}/`,
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    },
+    screenshot: 'only-on-failure',
+    trace: 'off',
+  },
+  webServer: {
+    command: `node ../scripts/serve.mjs --root ../dist --port ${port} --model ${model}=smollm2-135m-instruct-q8_0 --model ${corrupt}=corrupt-smollm2`,
+    url: `http://127.0.0.1:${port}/`,
+    reuseExistingServer: false,
+    timeout: 60 * 1000,
+  },
+});

@@ -1,0 +1,38 @@
+import { test, expect } from '@playwright/test';
+import { open, download, catalogEntry, cachedEntry, shot, MODEL_ID } from './helpers.mjs';
+
+const dataRequests = async (page) =>
+  (await (await page.request.get('/__test/log')).json()).filter((r) => r.range && r.start > 4 << 20);
+
+test('a download cut mid-stream by the server resumes from the last verified chunk', async ({ page }) => {
+  await open(page);
+  const before = (await dataRequests(page)).length;
+  await page.request.get('/__test/cut?after=40000000');
+  await download(page);
+  const ranges = (await dataRequests(page)).slice(before);
+  // The cut request, then one resuming past 40 MB (the last whole verified chunk).
+  expect(ranges.length).toBeGreaterThanOrEqual(1);
+  expect(ranges.some((r) => r.start > 35_000_000)).toBe(true);
+  await shot(page, '07-resumed-download');
+});
+
+test('a reload mid-download resumes from the stored chunks', async ({ page }) => {
+  await open(page);
+  await catalogEntry(page).getByRole('button', { name: 'Download' }).click();
+  const bar = page.getByRole('progressbar', { name: 'Download progress' });
+  await expect(bar).toBeVisible();
+  await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow')), { timeout: 120_000 })
+    .toBeGreaterThan(20);
+  await page.reload();
+  await expect(page.getByText('worker ready')).toBeVisible();
+  const partial = cachedEntry(page);
+  await expect(partial.locator('.cached-state')).toContainText('partial');
+  const log0 = (await dataRequests(page)).length;
+  await partial.getByRole('button', { name: 'Resume' }).click();
+  await expect(cachedEntry(page).locator('.cached-state')).toHaveText('verified', { timeout: 300_000 });
+  const resumed = (await dataRequests(page)).slice(log0);
+  expect(resumed.length).toBeGreaterThanOrEqual(1);
+  expect(resumed[0].start).toBeGreaterThan(20_000_000);
+  await expect(page.getByRole('alert')).toHaveCount(0);
+  void MODEL_ID;
+});

@@ -1,0 +1,144 @@
+// Static server for the built app (dist/) and local .slm models, on loopback.
+//
+//   node scripts/serve.mjs --root dist --port 8080 --model path/to/model.slm[=id] ...
+//
+// - /models/<file>.slm: the models given with --model, with HTTP Range support (the
+//   app downloads in verified, resumable chunks).
+// - /models.json: the catalog. Entries for the local models (size and whole-file
+//   SHA-256 computed here) replace catalog entries with the same id, so the page
+//   works with no outside network.
+// - /__test/cut?after=N: the next model response is cut after N bytes (the e2e suite
+//   checks that the download resumes and still verifies). /__test/log lists the
+//   Range requests served.
+import { createServer } from 'node:http';
+import { createReadStream, readFileSync, statSync, existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { basename, extname, join, normalize, resolve } from 'node:path';
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const root = resolve(opt('--root', 'dist'));
+const port = Number(opt('--port', '8080'));
+const host = opt('--host', '127.0.0.1');
+const models = [];
+args.forEach((a, i) => {
+  if (a !== '--model') return;
+  const [path, id] = args[i + 1].split('=');
+  const file = basename(path);
+  models.push({ path: resolve(path), file, id: id || file.replace(/\.slm$/, '') });
+});
+
+function sha256File(path) {
+  const h = createHash('sha256');
+  const fd = readFileSync(path);
+  h.update(fd);
+  return h.digest('hex');
+}
+
+const local = models.map((m) => ({
+  id: m.id,
+  name: m.name || m.id,
+  url: `models/${m.file}`,
+  size: statSync(m.path).size,
+  sha256: sha256File(m.path),
+  quant: (m.file.match(/(f32|q8_0|q4_0|q4_1)/) || ['', '?'])[1],
+  license: 'see the model card',
+  source: 'served locally by scripts/serve.mjs',
+}));
+const nameOf = { 'smollm2-135m-instruct-q8_0': 'SmolLM2-135M-Instruct (q8_0)' };
+for (const e of local) e.name = nameOf[e.id] || e.id;
+
+function catalog() {
+  let base = [];
+  const p = join(root, 'models.json');
+  if (existsSync(p)) base = JSON.parse(readFileSync(p, 'utf8'));
+  const ids = new Set(local.map((e) => e.id));
+  return JSON.stringify([...local, ...base.filter((e) => !ids.has(e.id))], null, 2);
+}
+
+const types = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
+  '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json',
+  '.slm': 'application/octet-stream', '.png': 'image/png', '.svg': 'image/svg+xml',
+};
+
+let cutAfter = null;
+const log = [];
+
+function serveModel(req, res, path) {
+  const size = statSync(path).size;
+  const range = req.headers.range;
+  let start = 0, end = size - 1, status = 200;
+  if (range) {
+    const m = /^bytes=(\d+)-(\d*)$/.exec(range);
+    if (!m) { res.writeHead(416, { 'Content-Range': `bytes */${size}` }); return res.end(); }
+    start = Number(m[1]);
+    end = m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
+    if (start > end || start >= size) { res.writeHead(416, { 'Content-Range': `bytes */${size}` }); return res.end(); }
+    status = 206;
+  }
+  log.push({ path: req.url, range: range || null, start, end });
+  const headers = {
+    'Content-Type': types['.slm'], 'Accept-Ranges': 'bytes', 'Content-Length': end - start + 1,
+    'Cache-Control': 'no-store',
+  };
+  if (status === 206) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
+  res.writeHead(status, headers);
+  if (req.method === 'HEAD') return res.end();
+  const stream = createReadStream(path, { start, end });
+  if (cutAfter !== null && end - start + 1 > cutAfter) {
+    const limit = cutAfter;
+    cutAfter = null;
+    let sent = 0;
+    stream.on('data', (buf) => {
+      if (sent + buf.length >= limit) {
+        res.write(buf.subarray(0, limit - sent));
+        stream.destroy();
+        res.socket.destroy(); // a dropped connection, mid-body
+        return;
+      }
+      sent += buf.length;
+      res.write(buf);
+    });
+    stream.on('end', () => res.end());
+    return;
+  }
+  stream.pipe(res);
+}
+
+createServer((req, res) => {
+  const url = new URL(req.url, `http://${req.headers.host}`);
+  const p = decodeURIComponent(url.pathname);
+  if (p === '/__test/cut') {
+    cutAfter = Number(url.searchParams.get('after'));
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    return res.end(`next model response cut after ${cutAfter} bytes\n`);
+  }
+  if (p === '/__test/log') {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    return res.end(JSON.stringify(log));
+  }
+  if (p === '/models.json') {
+    res.writeHead(200, { 'Content-Type': types['.json'], 'Cache-Control': 'no-cache' });
+    return res.end(catalog());
+  }
+  if (p.startsWith('/models/')) {
+    const m = models.find((m) => `/models/${m.file}` === p);
+    if (!m) { res.writeHead(404); return res.end('no such model\n'); }
+    return serveModel(req, res, m.path);
+  }
+  let file = normalize(join(root, p));
+  if (!file.startsWith(root)) { res.writeHead(403); return res.end(); }
+  if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
+  if (!existsSync(file)) { res.writeHead(404); return res.end('not found\n'); }
+  res.writeHead(200, {
+    'Content-Type': types[extname(file)] || 'application/octet-stream',
+    'Cache-Control': 'no-cache',
+  });
+  createReadStream(file).pipe(res);
+}).listen(port, host, () => {
+  console.log(`TinyRustLM on http://${host}:${port}/ (models: ${local.map((e) => e.id).join(', ') || 'none'})`);
+});
