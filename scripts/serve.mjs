@@ -80,7 +80,8 @@ function serveModel(req, res, path) {
     if (start > end || start >= size) { res.writeHead(416, { 'Content-Range': `bytes */${size}` }); return res.end(); }
     status = 206;
   }
-  log.push({ path: req.url, range: range || null, start, end });
+  const entry = { path: req.url, range: range || null, start, end, cut: false };
+  log.push(entry);
   const headers = {
     'Content-Type': types['.slm'], 'Accept-Ranges': 'bytes', 'Content-Length': end - start + 1,
     'Cache-Control': 'no-store',
@@ -92,6 +93,7 @@ function serveModel(req, res, path) {
   if (cutAfter !== null && end - start + 1 > cutAfter) {
     const limit = cutAfter;
     cutAfter = null;
+    entry.cut = true;
     let sent = 0;
     stream.on('data', (buf) => {
       if (sent + buf.length >= limit) {

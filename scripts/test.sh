@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: toolchain pieces, real models, native
-# tests (parity with the committed transformers goldens), CLI tests, and a wasm32 build
-# of the runtime. Every install step is idempotent; the cargo target dir lives under
+# tests (parity with the committed transformers goldens), CLI tests, a wasm32 build
+# of the runtime, and the browser tests (scripts/e2e.sh: the built app in Chromium). Every install step is idempotent; the cargo target dir lives under
 # ~/.cache so a second run is incremental.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,18 +13,23 @@ rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup targe
 scripts/fetch-models.sh
 
 cargo fetch --locked
-cargo build --release --locked --workspace
+cargo build --release --locked -p slm-runtime -p slm-cli
 echo "== wasm32 build of the runtime"
 cargo build --release --locked -p slm-runtime --target wasm32-unknown-unknown
 
 echo "== tests"
 log="$(mktemp)"
 set +e
-cargo test --release --locked --workspace -- --test-threads=1 2>&1 | tee "$log"
+cargo test --release --locked -p slm-runtime -p slm-cli -- --test-threads=1 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+echo "== browser tests"
+scripts/e2e.sh 2>&1 | tee -a "$log"
+e2e_status=${PIPESTATUS[0]}
+[ "$status" = 0 ] && status=$e2e_status
 set -e
-passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s+=$1} END {print s+0}')
-failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+# cargo's "test result: ok. N passed; M failed" lines and e2e.sh's summary line.
+passed=$(grep -Eo '(test result: .*|^)[0-9]+ passed[;,]' "$log" | grep -Eo '[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
+failed=$(grep -Eo '(test result: .*|^)[0-9]+ passed[;,] [0-9]+ failed' "$log" | grep -Eo '[0-9]+ failed' | awk '{s+=$1} END {print s+0}')
 rm -f "$log"
 echo "$passed passed, $failed failed"
 exit "$status"
