@@ -28,3 +28,18 @@ test('download with progress, cached, then chat; reload offline and chat again',
   await context.setOffline(false);
   expect(errors).toEqual([]);
 });
+
+test('a model URL added by hand downloads, its size taken from the server', async ({ page, baseURL }) => {
+  await open(page);
+  const file = process.env.E2E_MODEL.split('/').pop();
+  await page.getByRole('textbox', { name: 'Model URL' }).fill(`${baseURL}models/${file}`);
+  await page.getByRole('button', { name: 'Add' }).click();
+  const id = `url-${file.replace(/\.slm$/, '')}`;
+  const entry = page.locator(`.catalog-entry[data-id="${id}"]`);
+  await entry.getByRole('button', { name: 'Download' }).click();
+  const cached = page.locator(`.cached-model[data-id="${id}"]`);
+  await expect(cached.locator('.cached-state')).toHaveText('verified', { timeout: 300_000 });
+  await expect(cached.locator('.cached-size')).toHaveText('144.9 MB');
+  await cached.getByRole('button', { name: 'Delete' }).click();
+  await expect(cached).toHaveCount(0);
+});

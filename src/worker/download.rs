@@ -62,7 +62,7 @@ async fn sleep_ms(ms: i32) {
 /// The head from the store, or fetched and stored with a fresh progress record.
 async fn head(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<(Head, CachedModel), Failure> {
     if let (Some(meta), Some(bytes)) = (store.meta(&e.id).await?, store.head(&e.id).await?) {
-        return Ok((parse_head(bytes, e.size)?, meta));
+        return Ok((parse_head(bytes, meta.bytes)?, meta));
     }
     post(Event::Progress {
         id: e.id.clone(),
@@ -71,11 +71,36 @@ async fn head(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<(
         total: e.size,
         note: Some("reading the manifest".into()),
     });
-    let first = read_all(fetch_range(&e.url, 0, HEADER_BYTES).await?).await?;
-    let n = head_len(&first, e.size)?;
+    let resp = fetch_range(&e.url, 0, HEADER_BYTES).await?;
+    // A URL added by hand has no size: the server's Content-Range says it.
+    let total = resp
+        .headers()
+        .get("Content-Range")
+        .ok()
+        .flatten()
+        .and_then(|v| v.rsplit('/').next().and_then(|n| n.parse::<u64>().ok()));
+    let size = match (e.size, total) {
+        (0, Some(t)) => t,
+        (0, None) => {
+            return Err(Failure::from(format!(
+                "{} gave no Content-Range total and the catalog gives no size",
+                e.url
+            )))
+        }
+        (s, Some(t)) if s != t => {
+            return Err(Failure::from(format!(
+                "{} is {t} bytes but the catalog says {s}: refusing a file that is not the one listed",
+                e.url
+            )))
+        }
+        (s, _) => s,
+    };
+    let e = &CatalogEntry { size, ..e.clone() };
+    let first = read_all(resp).await?;
+    let n = head_len(&first, size)?;
     let bytes = read_all(fetch_range(&e.url, 0, n).await?).await?;
-    let head = parse_head(bytes, e.size)?;
-    let remaining = e.size as f64;
+    let head = parse_head(bytes, size)?;
+    let remaining = size as f64;
     if let (Some(usage), Some(quota)) = estimate().await {
         if usage + remaining > quota {
             return Err(Failure {
@@ -107,6 +132,10 @@ async fn head(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<(
 /// Download or resume `e`. Returns the verified whole-file SHA-256.
 pub async fn download(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<String, Failure> {
     let (head, mut meta) = head(store, e, post).await?;
+    let e = &CatalogEntry {
+        size: meta.bytes,
+        ..e.clone()
+    };
     let d = head.manifest.data.clone();
     let total = meta.chunks_total;
     let mut failures = 0;
