@@ -54,6 +54,9 @@ pub enum Command {
     /// Rendered prompt, ids, first-step logits and a greedy continuation of `messages`
     /// in a fresh context: what the e2e suite compares with the native CLI.
     Probe { messages: Value, max_tokens: usize },
+    /// Prefill `prompt_tokens` and decode `gen_tokens` (EOS suppressed) in a fresh
+    /// context, single thread: the browser benchmark.
+    Bench { prompt_tokens: usize, gen_tokens: usize },
 }
 
 /// A candidate in the token console: id, piece, probability.
@@ -125,6 +128,13 @@ pub enum Event {
         ids: Vec<u32>,
         logits: Vec<f32>,
         greedy: Vec<u32>,
+    },
+    BenchResult {
+        prompt_tokens: usize,
+        gen_tokens: usize,
+        prefill_tok_s: f64,
+        decode_tok_s: f64,
+        simd128: bool,
     },
     Error {
         /// What was being done: download, load, chat, …

@@ -107,7 +107,7 @@ pub fn send(cmd: &Command) {
 }
 
 /// `window.tinyrustlm.probe(messages, maxTokens)` → Promise of
-/// `{rendered, ids, logits, greedy}` from the worker's runtime.
+/// `{rendered, ids, logits, greedy}` from the worker's runtime (one request at a time).
 fn install_probe_hook() {
     let probe = Closure::<dyn Fn(JsValue, u32) -> Promise>::new(|messages: JsValue, max_tokens: u32| {
         Promise::new(&mut |resolve, reject| {
@@ -129,9 +129,22 @@ fn install_probe_hook() {
             });
         })
     });
+    // `window.tinyrustlm.bench(promptTokens, genTokens)` → Promise of
+    // `{prompt_tokens, gen_tokens, prefill_tok_s, decode_tok_s, simd128}`.
+    let bench = Closure::<dyn Fn(u32, u32) -> Promise>::new(|prompt_tokens: u32, gen_tokens: u32| {
+        Promise::new(&mut |resolve, reject| {
+            PROBE.with_borrow_mut(|p| *p = Some((resolve, reject)));
+            send(&Command::Bench {
+                prompt_tokens: prompt_tokens as usize,
+                gen_tokens: gen_tokens as usize,
+            });
+        })
+    });
     let hook = Object::new();
     let _ = Reflect::set(&hook, &"probe".into(), probe.as_ref());
+    let _ = Reflect::set(&hook, &"bench".into(), bench.as_ref());
     probe.forget();
+    bench.forget();
     if let Some(w) = web_sys::window() {
         let _ = Reflect::set(&w, &"tinyrustlm".into(), &hook);
     }

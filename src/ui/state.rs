@@ -242,7 +242,7 @@ impl State {
                 self.kv.set((kv_len, capacity));
                 self.divergence.set(divergence);
             }
-            Event::ProbeResult { .. } => super::client::resolve_probe(&ev),
+            Event::ProbeResult { .. } | Event::BenchResult { .. } => super::client::resolve_probe(&ev),
             Event::Error { during, kind, message, chunk } => {
                 if during == "chat" {
                     // The worker dropped the turn: drop its placeholder and user message.

@@ -163,6 +163,7 @@ fn is_chat(c: &Command) -> bool {
             | Command::ResetContext
             | Command::ClearTranscript
             | Command::Probe { .. }
+            | Command::Bench { .. }
     )
 }
 
@@ -260,6 +261,11 @@ async fn chat(
             }
             Command::Probe { messages, max_tokens } => {
                 if let Err(e) = probe(engine, &messages, max_tokens) {
+                    post_failure("probe", e.into());
+                }
+            }
+            Command::Bench { prompt_tokens, gen_tokens } => {
+                if let Err(e) = bench(engine, prompt_tokens, gen_tokens) {
                     post_failure("probe", e.into());
                 }
             }
@@ -399,6 +405,32 @@ fn token_event(engine: &Engine, text: &str, step: &StepTrace) -> Event {
             .collect(),
         kv_len: 0,
     }
+}
+
+/// The same shape as `slm bench`: a prompt of ordinary text ids, then greedy decoding
+/// with every EOS id biased away so that exactly `gen_tokens` are generated.
+fn bench(engine: &Engine, prompt_tokens: usize, gen_tokens: usize) -> slm_runtime::Result<()> {
+    let text = "The quick brown fox jumps over the lazy dog. ".repeat(prompt_tokens / 4 + 8);
+    let mut ids = engine.text.tokenizer.encode(&text, false)?;
+    ids.truncate(prompt_tokens.max(1));
+    let mut opts = GenerateOptions::greedy(gen_tokens);
+    opts.sampler.logit_bias = engine
+        .text
+        .manifest
+        .stop
+        .eos_token_ids
+        .iter()
+        .map(|&id| (id, -1e9))
+        .collect();
+    let g = engine.generate(&ids, &opts, &mut |_, _| {})?;
+    post(Event::BenchResult {
+        prompt_tokens: ids.len(),
+        gen_tokens: g.ids.len(),
+        prefill_tok_s: g.timings.prefill_tok_s,
+        decode_tok_s: g.timings.decode_tok_s,
+        simd128: cfg!(target_feature = "simd128"),
+    });
+    Ok(())
 }
 
 fn probe(engine: &Engine, messages: &Value, max_tokens: usize) -> slm_runtime::Result<()> {
