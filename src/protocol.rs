@@ -115,6 +115,8 @@ pub enum Event {
         kv_len: usize,
         capacity: usize,
         divergence: Option<Value>,
+        /// The worker's wasm linear memory: weights, KV cache, scratch, tokenizer.
+        memory_bytes: f64,
     },
     /// The session after a reset or clear.
     Context {

@@ -75,6 +75,7 @@ pub struct TurnStats {
     pub prefill_tok_s: f64,
     pub decode_tok_s: f64,
     pub first_token_ms: f64,
+    pub memory_bytes: f64,
 }
 
 /// Every signal the views read. Copy: signals are handles.
@@ -217,6 +218,7 @@ impl State {
                 kv_len,
                 capacity,
                 divergence,
+                memory_bytes,
             } => {
                 self.generating.set(false);
                 self.transcript.update(|t| {
@@ -236,6 +238,7 @@ impl State {
                     prefill_tok_s,
                     decode_tok_s,
                     first_token_ms,
+                    memory_bytes,
                 }));
             }
             Event::Context { kv_len, capacity, messages: _, divergence } => {

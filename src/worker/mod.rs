@@ -381,6 +381,11 @@ async fn turn(engine: &Engine, session: &mut Session<'_>, st: &ChatSettings, abo
         kv_len: session.kv_len(),
         capacity: session.capacity(),
         divergence: t.divergence.and_then(|d| serde_json::to_value(d).ok()),
+        memory_bytes: wasm_bindgen::memory()
+            .unchecked_into::<js_sys::WebAssembly::Memory>()
+            .buffer()
+            .unchecked_into::<js_sys::ArrayBuffer>()
+            .byte_length() as f64,
     });
     true
 }
