@@ -12,8 +12,6 @@
 //! an unknown or unsupported value falls back to the best available one.
 
 pub mod scalar;
-#[cfg(test)]
-mod tests;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm;
 #[cfg(target_arch = "x86_64")]

@@ -5,7 +5,7 @@ use super::Q8Row;
 use half::f16;
 
 #[inline]
-pub(super) fn f16_at(b: &[u8], i: usize) -> f32 {
+pub fn f16_at(b: &[u8], i: usize) -> f32 {
     f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
 }
 

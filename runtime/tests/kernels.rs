@@ -1,10 +1,12 @@
 //! Every available kernel path against the scalar reference, and the scalar reference
 //! against a naive dequantize-then-dot in f64, so that a wrong reference fails too.
+//! Also built for wasm32 with simd128 and run under node (`scripts/wasm-kernel-test.sh`),
+//! which is the only way the simd128 path gets checked.
 
-use super::*;
-use crate::model::weight::Weight;
-use crate::quant::{self, DType};
 use half::f16;
+use slm_runtime::kernels::{available, scalar, Q8Act, Q8Row, SCALAR};
+use slm_runtime::model::weight::Weight;
+use slm_runtime::quant::{self, DType};
 
 struct Rng(u64);
 impl Rng {
