@@ -40,11 +40,6 @@ static AVX512: Kernels = Kernels {
     dot_q4_1: |w, x| unsafe { avx512::dot_q4_1(w, x) },
 };
 
-#[inline]
-fn f16_bits(b: &[u8], i: usize) -> i16 {
-    i16::from_le_bytes([b[i], b[i + 1]])
-}
-
 mod avx2 {
     use super::*;
 
@@ -55,15 +50,6 @@ mod avx2 {
         let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
         let s = _mm_add_ss(s, _mm_movehdup_ps(s));
         _mm_cvtss_f32(s)
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub(super) fn hsum_epi32(v: __m256i) -> i32 {
-        let s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-        let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
-        let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
-        _mm_cvtsi128_si32(s)
     }
 
     /// Lane k of the result is the sum of the 8 lanes of v[k].
@@ -79,21 +65,45 @@ mod avx2 {
         )
     }
 
-    /// 8 f16 scales at `base + k·stride + off`, as f32.
+    /// Block scales × activation scales for the 8 blocks from `i`: d_w·d_x, the same
+    /// f32 product the scalar path forms. Blocks at or past `nb` get 0, which is how the
+    /// tail shares the 8-block code (so its per-block arithmetic is identical too).
     #[inline]
     #[target_feature(enable = "avx2,f16c")]
-    pub(super) fn scales8(w: &[u8], base: usize, stride: usize, off: usize) -> __m256 {
-        let h = |k: usize| f16_bits(w, (base + k) * stride + off);
-        _mm256_cvtph_ps(_mm_setr_epi16(
-            h(0),
-            h(1),
-            h(2),
-            h(3),
-            h(4),
-            h(5),
-            h(6),
-            h(7),
-        ))
+    pub(super) fn scales8(
+        w: &[u8],
+        xd: &[f32],
+        i: usize,
+        nb: usize,
+        stride: usize,
+        off: usize,
+    ) -> __m256 {
+        assert!(nb * stride <= w.len() && nb <= xd.len());
+        let p = w.as_ptr();
+        // Safety: every read below is of a block < nb, inside both slices (asserted).
+        unsafe {
+            let h = |k: usize| (p.add((i + k) * stride + off) as *const i16).read_unaligned();
+            if i + 8 <= nb {
+                let dw = _mm256_cvtph_ps(_mm_setr_epi16(
+                    h(0),
+                    h(1),
+                    h(2),
+                    h(3),
+                    h(4),
+                    h(5),
+                    h(6),
+                    h(7),
+                ));
+                return _mm256_mul_ps(dw, _mm256_loadu_ps(xd.as_ptr().add(i)));
+            }
+            let (mut dw, mut dx) = ([0i16; 8], [0f32; 8]);
+            for k in 0..nb - i {
+                dw[k] = h(k);
+                dx[k] = xd[i + k];
+            }
+            let dw = _mm256_cvtph_ps(_mm_loadu_si128(dw.as_ptr() as *const __m128i));
+            _mm256_mul_ps(dw, _mm256_loadu_ps(dx.as_ptr()))
+        }
     }
 
     /// Σ w·x over i8 pairs, as 8 i32 partial sums. maddubs wants unsigned × signed, so
@@ -124,45 +134,79 @@ mod avx2 {
 
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn load_x(x: &Q8Row, blk: usize) -> __m256i {
+    pub(super) unsafe fn load_x(x: &Q8Row, blk: usize) -> __m256i {
         debug_assert!(x.q.len() >= 32 * blk + 32);
         _mm256_loadu_si256(x.q.as_ptr().add(32 * blk) as *const __m256i)
     }
 
-    /// The shared 8-blocks-at-a-time loop. `isum(b)` is block b's i32 lane sums;
-    /// `off_d` is where the weight block's f16 scale sits; returns (Σ scaled, next block).
+    /// Σ over blocks of (exact i32 block sum) × d_w·d_x, 8 blocks per step. `isum8(i)`
+    /// gives the lane sums of blocks i..i+8 (all in range); the tail uses `isum(b)` per
+    /// block and zeros for the rest.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn blocks8(
+    pub(super) fn blocks8(
         w: &[u8],
         x: &Q8Row,
         stride: usize,
         isum: impl Fn(usize) -> __m256i,
-    ) -> (__m256, usize) {
+        isum8: impl Fn(usize) -> [__m256i; 8],
+    ) -> __m256 {
         let nb = w.len() / stride;
         assert!(x.d.len() >= nb && x.q.len() >= 32 * nb);
         let mut acc = _mm256_setzero_ps();
         let mut i = 0;
-        while i + 8 <= nb {
-            let v = [
-                isum(i),
-                isum(i + 1),
-                isum(i + 2),
-                isum(i + 3),
-                isum(i + 4),
-                isum(i + 5),
-                isum(i + 6),
-                isum(i + 7),
-            ];
+        while i < nb {
+            let v = if i + 8 <= nb {
+                isum8(i)
+            } else {
+                let mut v = [_mm256_setzero_si256(); 8];
+                for (k, vk) in v.iter_mut().enumerate().take(nb - i) {
+                    *vk = isum(i + k);
+                }
+                v
+            };
             let sums = _mm256_cvtepi32_ps(hsum8(&v));
-            let scale = _mm256_mul_ps(
-                scales8(w, i, stride, 0),
-                _mm256_loadu_ps(x.d.as_ptr().add(i)),
-            );
-            acc = _mm256_fmadd_ps(sums, scale, acc);
+            acc = _mm256_fmadd_ps(sums, scales8(w, x.d, i, nb, stride, 0), acc);
             i += 8;
         }
-        (acc, i)
+        acc
+    }
+
+    /// q4_1's Σ m_w·d_x·Σq: Σq came with the activation, so this is plain f32 FMA.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) fn q4_1_offsets(w: &[u8], x: &Q8Row) -> __m256 {
+        let nb = w.len() / 20;
+        assert!(x.s.len() >= nb);
+        let mut acc = _mm256_setzero_ps();
+        let mut i = 0;
+        while i < nb {
+            let mut s = [0i32; 8];
+            let n = (nb - i).min(8);
+            s[..n].copy_from_slice(&x.s[i..i + n]);
+            // Safety: a local array of 8 i32.
+            let sq =
+                _mm256_cvtepi32_ps(unsafe { _mm256_loadu_si256(s.as_ptr() as *const __m256i) });
+            acc = _mm256_fmadd_ps(sq, scales8(w, x.d, i, nb, 20, 2), acc);
+            i += 8;
+        }
+        acc
+    }
+
+    /// Eight single-block sums, for paths without a wider batch.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn each8(isum: impl Fn(usize) -> __m256i, i: usize) -> [__m256i; 8] {
+        [
+            isum(i),
+            isum(i + 1),
+            isum(i + 2),
+            isum(i + 3),
+            isum(i + 4),
+            isum(i + 5),
+            isum(i + 6),
+            isum(i + 7),
+        ]
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -171,13 +215,7 @@ mod avx2 {
             let wq = _mm256_loadu_si256(w.as_ptr().add(34 * b + 2) as *const __m256i);
             mul_sum_i8(wq, load_x(x, b))
         };
-        let (acc, mut i) = blocks8(w, x, 34, isum);
-        let mut s = hsum_ps(acc);
-        while i < w.len() / 34 {
-            s += hsum_epi32(isum(i)) as f32 * (super::super::scalar::f16_at(w, 34 * i) * x.d[i]);
-            i += 1;
-        }
-        s
+        hsum_ps(blocks8(w, x, 34, isum, |i| each8(isum, i)))
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -186,36 +224,13 @@ mod avx2 {
             let wq = _mm256_sub_epi8(nibbles(w.as_ptr().add(18 * b + 2)), _mm256_set1_epi8(8));
             mul_sum_i8(wq, load_x(x, b))
         };
-        let (acc, mut i) = blocks8(w, x, 18, isum);
-        let mut s = hsum_ps(acc);
-        while i < w.len() / 18 {
-            s += hsum_epi32(isum(i)) as f32 * (super::super::scalar::f16_at(w, 18 * i) * x.d[i]);
-            i += 1;
-        }
-        s
+        hsum_ps(blocks8(w, x, 18, isum, |i| each8(isum, i)))
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
         let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(20 * b + 4)), load_x(x, b));
-        let (acc, mut i) = blocks8(w, x, 20, isum);
-        // The m·Σq terms: Σq was computed with the activation, so this is 8 lanes of FMA.
-        let mut accm = _mm256_setzero_ps();
-        let mut j = 0;
-        while j + 8 <= i {
-            let dm = _mm256_mul_ps(scales8(w, j, 20, 2), _mm256_loadu_ps(x.d.as_ptr().add(j)));
-            let sq = _mm256_cvtepi32_ps(_mm256_loadu_si256(x.s.as_ptr().add(j) as *const __m256i));
-            accm = _mm256_fmadd_ps(sq, dm, accm);
-            j += 8;
-        }
-        let (mut s, mut sm) = (hsum_ps(acc), hsum_ps(accm));
-        while i < w.len() / 20 {
-            let f16_at = super::super::scalar::f16_at;
-            s += hsum_epi32(isum(i)) as f32 * (f16_at(w, 20 * i) * x.d[i]);
-            sm += x.s[i] as f32 * (f16_at(w, 20 * i + 2) * x.d[i]);
-            i += 1;
-        }
-        s + sm
+        hsum_ps(blocks8(w, x, 20, isum, |i| each8(isum, i))) + hsum_ps(q4_1_offsets(w, x))
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -285,7 +300,7 @@ mod avx2 {
 /// AVX-512BW: two blocks per zmm register. There is no 512-bit `sign_epi8`, so x is
 /// negated under the mask of w's sign bits instead; the integer sums are the same.
 mod avx512 {
-    use super::avx2::{hsum8, hsum_ps, nibbles, scales8};
+    use super::avx2::{self, blocks8, hsum_ps, q4_1_offsets};
     use super::*;
 
     #[inline]
@@ -318,74 +333,51 @@ mod avx512 {
         _mm512_loadu_si512(x.q.as_ptr().add(32 * blk) as *const _)
     }
 
-    /// Like the AVX2 loop, but `isum2(b)` covers blocks b and b+1 (one per 256-bit half).
+    /// Eight block sums from four two-block registers (one block per 256-bit half).
     #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
-    unsafe fn blocks8(
-        w: &[u8],
-        x: &Q8Row,
-        stride: usize,
-        isum2: impl Fn(usize) -> __m512i,
-    ) -> (__m256, usize) {
-        let nb = w.len() / stride;
-        assert!(x.d.len() >= nb && x.q.len() >= 32 * nb);
-        let mut acc = _mm256_setzero_ps();
-        let mut i = 0;
-        while i + 8 <= nb {
-            let (a, b, c, d) = (isum2(i), isum2(i + 2), isum2(i + 4), isum2(i + 6));
-            let lo = _mm512_castsi512_si256;
-            let hi = |v| _mm512_extracti64x4_epi64(v, 1);
-            let v = [lo(a), hi(a), lo(b), hi(b), lo(c), hi(c), lo(d), hi(d)];
-            let sums = _mm256_cvtepi32_ps(hsum8(&v));
-            let scale = _mm256_mul_ps(
-                scales8(w, i, stride, 0),
-                _mm256_loadu_ps(x.d.as_ptr().add(i)),
-            );
-            acc = _mm256_fmadd_ps(sums, scale, acc);
-            i += 8;
-        }
-        (acc, i)
+    #[target_feature(enable = "avx512f")]
+    fn pairs8(isum2: impl Fn(usize) -> __m512i, i: usize) -> [__m256i; 8] {
+        let (a, b, c, d) = (isum2(i), isum2(i + 2), isum2(i + 4), isum2(i + 6));
+        let lo = _mm512_castsi512_si256;
+        let hi = |v| _mm512_extracti64x4_epi64(v, 1);
+        [lo(a), hi(a), lo(b), hi(b), lo(c), hi(c), lo(d), hi(d)]
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
         let p = w.as_ptr();
-        let isum2 = |b: usize| {
-            let ld = |k: usize| _mm256_loadu_si256(p.add(34 * k + 2) as *const __m256i);
-            mul_sum_i8(join(ld(b), ld(b + 1)), load_x2(x, b))
-        };
-        let (acc, i) = blocks8(w, x, 34, isum2);
-        hsum_ps(acc) + super::avx2::dot_q8_0(&w[34 * i..], &x.skip(i))
+        let ld = |k: usize| _mm256_loadu_si256(p.add(34 * k + 2) as *const __m256i);
+        let isum = |b: usize| avx2::mul_sum_i8(ld(b), avx2::load_x(x, b));
+        let isum2 = |b: usize| mul_sum_i8(join(ld(b), ld(b + 1)), load_x2(x, b));
+        hsum_ps(blocks8(w, x, 34, isum, |i| pairs8(isum2, i)))
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
     pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
         let p = w.as_ptr();
-        let isum2 = |b: usize| {
-            let nib = join(nibbles(p.add(18 * b + 2)), nibbles(p.add(18 * b + 20)));
-            mul_sum_i8(_mm512_sub_epi8(nib, _mm512_set1_epi8(8)), load_x2(x, b))
+        let nib = |b: usize| avx2::nibbles(p.add(18 * b + 2));
+        let isum = |b: usize| {
+            avx2::mul_sum_i8(
+                _mm256_sub_epi8(nib(b), _mm256_set1_epi8(8)),
+                avx2::load_x(x, b),
+            )
         };
-        let (acc, i) = blocks8(w, x, 18, isum2);
-        hsum_ps(acc) + super::avx2::dot_q4_0(&w[18 * i..], &x.skip(i))
+        let isum2 = |b: usize| {
+            mul_sum_i8(
+                _mm512_sub_epi8(join(nib(b), nib(b + 1)), _mm512_set1_epi8(8)),
+                load_x2(x, b),
+            )
+        };
+        hsum_ps(blocks8(w, x, 18, isum, |i| pairs8(isum2, i)))
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
     pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
         let p = w.as_ptr();
-        let isum2 = |b: usize| {
-            let nib = join(nibbles(p.add(20 * b + 4)), nibbles(p.add(20 * b + 24)));
-            mul_sum_u8_i8(nib, load_x2(x, b))
-        };
-        let (acc, i) = blocks8(w, x, 20, isum2);
-        let mut accm = _mm256_setzero_ps();
-        let mut j = 0;
-        while j + 8 <= i {
-            let dm = _mm256_mul_ps(scales8(w, j, 20, 2), _mm256_loadu_ps(x.d.as_ptr().add(j)));
-            let sq = _mm256_cvtepi32_ps(_mm256_loadu_si256(x.s.as_ptr().add(j) as *const __m256i));
-            accm = _mm256_fmadd_ps(sq, dm, accm);
-            j += 8;
-        }
-        hsum_ps(acc) + hsum_ps(accm) + super::avx2::dot_q4_1(&w[20 * i..], &x.skip(i))
+        let nib = |b: usize| avx2::nibbles(p.add(20 * b + 4));
+        let isum = |b: usize| avx2::mul_sum_u8_i8(nib(b), avx2::load_x(x, b));
+        let isum2 = |b: usize| mul_sum_u8_i8(join(nib(b), nib(b + 1)), load_x2(x, b));
+        hsum_ps(blocks8(w, x, 20, isum, |i| pairs8(isum2, i))) + hsum_ps(q4_1_offsets(w, x))
     }
 
     #[target_feature(enable = "avx512f,avx2,fma")]
