@@ -68,42 +68,39 @@ mod avx2 {
     /// Block scales × activation scales for the 8 blocks from `i`: d_w·d_x, the same
     /// f32 product the scalar path forms. Blocks at or past `nb` get 0, which is how the
     /// tail shares the 8-block code (so its per-block arithmetic is identical too).
-    #[inline]
-    #[target_feature(enable = "avx2,f16c")]
-    pub(super) fn scales8(
-        w: &[u8],
-        xd: &[f32],
-        i: usize,
-        nb: usize,
-        stride: usize,
-        off: usize,
-    ) -> __m256 {
-        assert!(nb * stride <= w.len() && nb <= xd.len());
-        let p = w.as_ptr();
-        // Safety: every read below is of a block < nb, inside both slices (asserted).
-        unsafe {
-            let h = |k: usize| (p.add((i + k) * stride + off) as *const i16).read_unaligned();
-            if i + 8 <= nb {
-                let dw = _mm256_cvtph_ps(_mm_setr_epi16(
-                    h(0),
-                    h(1),
-                    h(2),
-                    h(3),
-                    h(4),
-                    h(5),
-                    h(6),
-                    h(7),
-                ));
-                return _mm256_mul_ps(dw, _mm256_loadu_ps(xd.as_ptr().add(i)));
+    /// A macro, because as a function LLVM kept it out of line in the hot loop.
+    macro_rules! scales8 {
+        ($w:expr, $xd:expr, $i:expr, $nb:expr, $stride:expr, $off:expr) => {{
+            let (w, xd, i, nb, stride, off): (&[u8], &[f32], usize, usize, usize, usize) =
+                ($w, $xd, $i, $nb, $stride, $off);
+            assert!(nb * stride <= w.len() && nb <= xd.len());
+            let p = w.as_ptr();
+            // Safety: every read below is of a block < nb, inside both slices (asserted).
+            unsafe {
+                let h = |k: usize| (p.add((i + k) * stride + off) as *const i16).read_unaligned();
+                if i + 8 <= nb {
+                    let dw = _mm256_cvtph_ps(_mm_setr_epi16(
+                        h(0),
+                        h(1),
+                        h(2),
+                        h(3),
+                        h(4),
+                        h(5),
+                        h(6),
+                        h(7),
+                    ));
+                    _mm256_mul_ps(dw, _mm256_loadu_ps(xd.as_ptr().add(i)))
+                } else {
+                    let (mut dw, mut dx) = ([0i16; 8], [0f32; 8]);
+                    for k in 0..nb - i {
+                        dw[k] = h(k);
+                        dx[k] = xd[i + k];
+                    }
+                    let dw = _mm256_cvtph_ps(_mm_loadu_si128(dw.as_ptr() as *const __m128i));
+                    _mm256_mul_ps(dw, _mm256_loadu_ps(dx.as_ptr()))
+                }
             }
-            let (mut dw, mut dx) = ([0i16; 8], [0f32; 8]);
-            for k in 0..nb - i {
-                dw[k] = h(k);
-                dx[k] = xd[i + k];
-            }
-            let dw = _mm256_cvtph_ps(_mm_loadu_si128(dw.as_ptr() as *const __m128i));
-            _mm256_mul_ps(dw, _mm256_loadu_ps(dx.as_ptr()))
-        }
+        }};
     }
 
     /// Σ w·x over i8 pairs, as 8 i32 partial sums. maddubs wants unsigned × signed, so
@@ -166,7 +163,7 @@ mod avx2 {
                 v
             };
             let sums = _mm256_cvtepi32_ps(hsum8(&v));
-            acc = _mm256_fmadd_ps(sums, scales8(w, x.d, i, nb, stride, 0), acc);
+            acc = _mm256_fmadd_ps(sums, scales8!(w, x.d, i, nb, stride, 0), acc);
             i += 8;
         }
         acc
@@ -187,7 +184,7 @@ mod avx2 {
             // Safety: a local array of 8 i32.
             let sq =
                 _mm256_cvtepi32_ps(unsafe { _mm256_loadu_si256(s.as_ptr() as *const __m256i) });
-            acc = _mm256_fmadd_ps(sq, scales8(w, x.d, i, nb, 20, 2), acc);
+            acc = _mm256_fmadd_ps(sq, scales8!(w, x.d, i, nb, 20, 2), acc);
             i += 8;
         }
         acc
