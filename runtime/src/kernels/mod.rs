@@ -137,7 +137,7 @@ pub static SCALAR: Kernels = Kernels {
     dot_q4_1: scalar::dot_q4_1,
 };
 
-/// Every path this machine can run, best first; the scalar reference is always last.
+/// Every path this machine can run, preferred first; the scalar reference is always last.
 pub fn available() -> Vec<&'static Kernels> {
     let mut v: Vec<&'static Kernels> = Vec::new();
     #[cfg(target_arch = "x86_64")]
