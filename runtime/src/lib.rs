@@ -7,7 +7,8 @@
 //! - [`tokenizer`]: the tokenizer.json graph via the HF `tokenizers` crate;
 //! - [`template`]: chat templates via minijinja;
 //! - [`model`]: config, weights, RoPE, KV cache and the forward pass;
-//! - [`quant`]: block formats and scalar kernels;
+//! - [`quant`]: block formats and their scalar f32 reference;
+//! - [`kernels`]: the row-dot kernels the model runs (scalar, AVX2, AVX-512, simd128);
 //! - [`sampling`]: next-token selection (HF/vLLM semantics, presets, seeded PRNG);
 //! - [`session`]: chat sessions with KV prefix reuse and the divergence flag;
 //! - [`stopping`]: stop reasons, stop strings, loop detection, UTF-8-safe streaming;
@@ -18,6 +19,7 @@ pub mod engine;
 pub mod error;
 pub mod format;
 pub mod import;
+pub mod kernels;
 pub mod model;
 pub mod quant;
 pub mod sampling;

@@ -1,7 +1,9 @@
 //! A weight matrix in its stored type, with the row-dot kernels it needs.
 
 use crate::error::{Result, SlmError};
-use crate::quant::{self, DType};
+use crate::kernels::{self, Q8Act};
+use crate::quant::{self, DType, QK};
+use std::cell::RefCell;
 
 pub enum WeightData {
     /// f32 weights are decoded once at load so the hot loop reads native floats.
@@ -64,48 +66,67 @@ impl Weight {
         }
     }
 
-    #[inline]
-    fn dot(&self, r: usize, x: &[f32]) -> f32 {
-        match &self.data {
-            WeightData::F32(v) => dot_f32(&v[r * self.cols..(r + 1) * self.cols], x),
-            WeightData::Blocks(b) => quant::dot_row(
-                self.dtype,
-                &b[r * self.row_bytes..(r + 1) * self.row_bytes],
-                x,
-            ),
-        }
-    }
-
-    /// out[r] = Σ_c W[r, c] · x[c] for rows in `range`.
-    fn matvec_rows(&self, x: &[f32], out: &mut [f32], first: usize) {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = self.dot(first + i, x);
+    /// out[i] = W[first + i] · x, with x already quantized when the weight type is.
+    fn matvec_rows(&self, x: &[f32], xq: &Q8Act, out: &mut [f32], first: usize) {
+        let k = kernels::active();
+        match (&self.data, k.qdot(self.dtype)) {
+            (WeightData::F32(v), _) => {
+                let rows = v[first * self.cols..].chunks_exact(self.cols);
+                for (o, w) in out.iter_mut().zip(rows) {
+                    *o = (k.dot_f32)(w, x);
+                }
+            }
+            (WeightData::Blocks(b), None) => {
+                let rows = b[first * self.row_bytes..].chunks_exact(self.row_bytes);
+                for (o, w) in out.iter_mut().zip(rows) {
+                    *o = (k.dot_f16)(w, x);
+                }
+            }
+            (WeightData::Blocks(b), Some(dot)) => {
+                let xr = xq.row(0);
+                let rows = b[first * self.row_bytes..].chunks_exact(self.row_bytes);
+                for (o, w) in out.iter_mut().zip(rows) {
+                    *o = dot(w, &xr);
+                }
+            }
         }
     }
 
     /// out = W · x, split across `threads` native threads for large matrices.
+    /// Quantized weights see x quantized once (into a thread-local buffer, so decode
+    /// does not allocate) and shared by all threads.
     pub fn matvec(&self, x: &[f32], out: &mut [f32], threads: usize) {
         debug_assert_eq!(x.len(), self.cols);
         debug_assert_eq!(out.len(), self.rows);
-        #[cfg(not(target_arch = "wasm32"))]
-        if threads > 1 && self.rows * self.cols >= 1 << 18 {
-            let per = self.rows.div_ceil(threads);
-            std::thread::scope(|s| {
-                for (t, chunk) in out.chunks_mut(per).enumerate() {
-                    s.spawn(move || self.matvec_rows(x, chunk, t * per));
-                }
-            });
-            return;
+        thread_local! {
+            static ACT: RefCell<Q8Act> = RefCell::new(Q8Act::default());
         }
-        let _ = threads;
-        self.matvec_rows(x, out, 0);
+        ACT.with(|act| {
+            let mut act = act.borrow_mut();
+            if self.dtype.block().0 == QK {
+                act.quantize(x, self.cols);
+            }
+            let act = &*act;
+            #[cfg(not(target_arch = "wasm32"))]
+            if threads > 1 && self.rows * self.cols >= 1 << 18 {
+                let per = self.rows.div_ceil(threads);
+                std::thread::scope(|s| {
+                    for (t, chunk) in out.chunks_mut(per).enumerate() {
+                        s.spawn(move || self.matvec_rows(x, act, chunk, t * per));
+                    }
+                });
+                return;
+            }
+            let _ = threads;
+            self.matvec_rows(x, act, out, 0);
+        })
     }
 }
 
 impl Weight {
     /// Y = X · Wᵀ for a batch: `x` is `n × cols` row-major, `y` is `n × rows`. Each weight
-    /// row is decoded once and used for every token, so prefill reads the weights once per
-    /// batch instead of once per token. For f32 weights each output equals `matvec`'s.
+    /// row is read once and used for every token, so prefill reads the weights once per
+    /// batch instead of once per token. Each output equals `matvec`'s for that token.
     pub fn matmul(&self, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
         debug_assert_eq!(x.len(), n * self.cols);
         debug_assert_eq!(y.len(), n * self.rows);
@@ -113,21 +134,41 @@ impl Weight {
             // Decode: no transposition buffer, nothing allocated.
             return self.matvec(x, y, threads);
         }
+        let k = kernels::active();
+        let qdot = k.qdot(self.dtype);
+        let mut act = Q8Act::default();
+        if qdot.is_some() {
+            act.quantize(x, self.cols);
+        }
+        let act = &act;
         // Rows × tokens, so that each thread owns a contiguous slice; transposed below.
         let mut yt = vec![0f32; self.rows * n];
         let work = |first: usize, out: &mut [f32]| {
-            let mut row = vec![0f32; self.cols];
+            let xt = |t: usize| &x[t * self.cols..(t + 1) * self.cols];
+            let mut row = Vec::new();
             for (i, o) in out.chunks_exact_mut(n).enumerate() {
                 let r = first + i;
-                let w: &[f32] = match &self.data {
-                    WeightData::F32(v) => &v[r * self.cols..(r + 1) * self.cols],
-                    WeightData::Blocks(_) => {
-                        self.row(r, &mut row);
-                        &row
+                match (&self.data, qdot) {
+                    (WeightData::F32(v), _) => {
+                        let w = &v[r * self.cols..(r + 1) * self.cols];
+                        for (t, v) in o.iter_mut().enumerate() {
+                            *v = (k.dot_f32)(w, xt(t));
+                        }
                     }
-                };
-                for (t, v) in o.iter_mut().enumerate() {
-                    *v = dot_f32(w, &x[t * self.cols..(t + 1) * self.cols]);
+                    (WeightData::Blocks(b), Some(dot)) => {
+                        let w = &b[r * self.row_bytes..(r + 1) * self.row_bytes];
+                        for (t, v) in o.iter_mut().enumerate() {
+                            *v = dot(w, &act.row(t));
+                        }
+                    }
+                    // f16: decode the row once for all n tokens.
+                    (WeightData::Blocks(_), None) => {
+                        row.resize(self.cols, 0f32);
+                        self.row(r, &mut row);
+                        for (t, v) in o.iter_mut().enumerate() {
+                            *v = (k.dot_f32)(&row, xt(t));
+                        }
+                    }
                 }
             }
         };
@@ -156,20 +197,8 @@ impl Weight {
     }
 }
 
-/// f32 dot product with 8 independent accumulators, so the compiler can vectorize
-/// it without reassociation flags.
+/// f32 dot product (the attention scores use it) through the active kernel.
 #[inline]
 pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let n = a.len() / 8 * 8;
-    for (ca, cb) in a[..n].chunks_exact(8).zip(b[..n].chunks_exact(8)) {
-        for k in 0..8 {
-            acc[k] += ca[k] * cb[k];
-        }
-    }
-    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for i in n..a.len() {
-        s += a[i] * b[i];
-    }
-    s
+    (kernels::active().dot_f32)(a, b)
 }

@@ -1,0 +1,98 @@
+//! Portable reference kernels. Every SIMD path must reproduce the per-block integer
+//! sums computed here exactly; only the f32 accumulation across blocks may differ.
+
+use super::Q8Row;
+use half::f16;
+
+#[inline]
+pub fn f16_at(b: &[u8], i: usize) -> f32 {
+    f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
+}
+
+pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    // 8 independent accumulators let the compiler vectorize without reassociation flags.
+    let mut acc = [0f32; 8];
+    let n = a.len() / 8 * 8;
+    for (ca, cb) in a[..n].chunks_exact(8).zip(b[..n].chunks_exact(8)) {
+        for k in 0..8 {
+            acc[k] += ca[k] * cb[k];
+        }
+    }
+    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for i in n..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+pub fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let n = x.len() / 8 * 8;
+    for (cw, cx) in w[..2 * n].chunks_exact(16).zip(x[..n].chunks_exact(8)) {
+        for k in 0..8 {
+            acc[k] += f16_at(cw, 2 * k) * cx[k];
+        }
+    }
+    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for i in n..x.len() {
+        s += f16_at(w, 2 * i) * x[i];
+    }
+    s
+}
+
+/// Σ_j w_j·q_j of one block, exact in i32 (|sum| ≤ 32·128·127 < 2²⁴, so also exact as f32).
+/// Fixed-size arrays so that the compiler vectorizes it without bounds checks.
+#[inline]
+fn isum_i8(w: &[u8; 32], q: &[i8; 32]) -> i32 {
+    let mut s = 0i32;
+    for j in 0..32 {
+        s += (w[j] as i8) as i32 * q[j] as i32;
+    }
+    s
+}
+
+#[inline]
+fn block_q(q: &[i8], i: usize) -> &[i8; 32] {
+    q[32 * i..32 * i + 32].try_into().unwrap()
+}
+
+pub fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
+    let mut s = 0f32;
+    for (i, b) in w.chunks_exact(34).enumerate() {
+        let isum = isum_i8(b[2..34].try_into().unwrap(), block_q(x.q, i));
+        s += isum as f32 * (f16_at(b, 0) * x.d[i]);
+    }
+    s
+}
+
+/// Σ_j (nibble_j − 8)·q_j, or Σ_j nibble_j·q_j when `offset` is 0.
+#[inline]
+fn isum_q4(nib: &[u8; 16], q: &[i8; 32], offset: i32) -> i32 {
+    let mut s = 0i32;
+    for j in 0..16 {
+        s += ((nib[j] & 0x0f) as i32 - offset) * q[j] as i32;
+        s += ((nib[j] >> 4) as i32 - offset) * q[j + 16] as i32;
+    }
+    s
+}
+
+pub fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
+    let mut s = 0f32;
+    for (i, b) in w.chunks_exact(18).enumerate() {
+        let isum = isum_q4(b[2..18].try_into().unwrap(), block_q(x.q, i), 8);
+        s += isum as f32 * (f16_at(b, 0) * x.d[i]);
+    }
+    s
+}
+
+/// Two accumulators: the d·Σnibble·q terms and the m·Σq terms, each rounded per block
+/// exactly as the SIMD paths round them.
+pub fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
+    let (mut s, mut sm) = (0f32, 0f32);
+    for (i, b) in w.chunks_exact(20).enumerate() {
+        let isum = isum_q4(b[4..20].try_into().unwrap(), block_q(x.q, i), 0);
+        s += isum as f32 * (f16_at(b, 0) * x.d[i]);
+        sm += x.s[i] as f32 * (f16_at(b, 2) * x.d[i]);
+    }
+    s + sm
+}

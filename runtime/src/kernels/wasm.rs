@@ -1,0 +1,146 @@
+//! wasm simd128 kernels, compiled only when the build enables simd128 (wasm has no
+//! run-time feature detection: a module using it fails to validate where unsupported).
+//! simd128 has no u8×i8 multiply-add, so i8 pairs are widened to i16 and summed with
+//! `i32x4_dot_i16x8`, which is exact (|w·x| ≤ 128·127 fits i16, pair sums fit i32).
+//! Blocks are reduced and scaled one at a time, in the scalar order, so these results
+//! are in fact bit-identical to the scalar path.
+
+use super::scalar::f16_at;
+use super::{Kernels, Q8Row};
+use core::arch::wasm32::*;
+
+pub(super) static SIMD128: Kernels = Kernels {
+    name: "simd128",
+    dot_f32,
+    dot_f16,
+    dot_q8_0,
+    dot_q4_0,
+    dot_q4_1,
+};
+
+#[inline]
+fn load(b: &[u8], at: usize) -> v128 {
+    assert!(at + 16 <= b.len());
+    // Safety: bounds checked above; v128_load has no alignment requirement.
+    unsafe { v128_load(b.as_ptr().add(at) as *const v128) }
+}
+
+#[inline]
+fn load_q(q: &[i8], at: usize) -> v128 {
+    assert!(at + 16 <= q.len());
+    // Safety: as in `load`.
+    unsafe { v128_load(q.as_ptr().add(at) as *const v128) }
+}
+
+/// Σ a·b over 16 i8 lanes, as 4 i32 partial sums.
+#[inline]
+fn dot16(a: v128, b: v128) -> v128 {
+    i32x4_add(
+        i32x4_dot_i16x8(i16x8_extend_low_i8x16(a), i16x8_extend_low_i8x16(b)),
+        i32x4_dot_i16x8(i16x8_extend_high_i8x16(a), i16x8_extend_high_i8x16(b)),
+    )
+}
+
+#[inline]
+fn hsum_i32(v: v128) -> i32 {
+    i32x4_extract_lane::<0>(v)
+        + i32x4_extract_lane::<1>(v)
+        + i32x4_extract_lane::<2>(v)
+        + i32x4_extract_lane::<3>(v)
+}
+
+fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
+    let mut s = 0f32;
+    for i in 0..w.len() / 34 {
+        let (o, q) = (34 * i + 2, 32 * i);
+        let v = i32x4_add(
+            dot16(load(w, o), load_q(x.q, q)),
+            dot16(load(w, o + 16), load_q(x.q, q + 16)),
+        );
+        s += hsum_i32(v) as f32 * (f16_at(w, 34 * i) * x.d[i]);
+    }
+    s
+}
+
+/// Block `i`'s nibble dot, nibbles minus `offset` (8 for q4_0, 0 for q4_1).
+#[inline]
+fn nib_dot(w: &[u8], at: usize, x: &Q8Row, i: usize, offset: i8) -> i32 {
+    let b = load(w, at);
+    let off = i8x16_splat(offset);
+    let lo = i8x16_sub(v128_and(b, u8x16_splat(0x0f)), off);
+    let hi = i8x16_sub(u8x16_shr(b, 4), off);
+    hsum_i32(i32x4_add(
+        dot16(lo, load_q(x.q, 32 * i)),
+        dot16(hi, load_q(x.q, 32 * i + 16)),
+    ))
+}
+
+fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
+    let mut s = 0f32;
+    for i in 0..w.len() / 18 {
+        s += nib_dot(w, 18 * i + 2, x, i, 8) as f32 * (f16_at(w, 18 * i) * x.d[i]);
+    }
+    s
+}
+
+fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
+    let (mut s, mut sm) = (0f32, 0f32);
+    for i in 0..w.len() / 20 {
+        s += nib_dot(w, 20 * i + 4, x, i, 0) as f32 * (f16_at(w, 20 * i) * x.d[i]);
+        sm += x.s[i] as f32 * (f16_at(w, 20 * i + 2) * x.d[i]);
+    }
+    s + sm
+}
+
+/// Σ a·b over 16-float chunks into 4 accumulators; `dot_f16` feeds it decoded chunks so
+/// that both give the same result for the same values (matmul decodes f16 rows first).
+#[inline]
+fn acc16(acc: &mut [v128; 4], a: &[f32], b: &[f32]) {
+    for k in 0..4 {
+        // Safety: both chunks hold 16 floats; loads are unaligned-safe.
+        let (va, vb) = unsafe {
+            (
+                v128_load(a.as_ptr().add(4 * k) as *const v128),
+                v128_load(b.as_ptr().add(4 * k) as *const v128),
+            )
+        };
+        acc[k] = f32x4_add(acc[k], f32x4_mul(va, vb));
+    }
+}
+
+#[inline]
+fn finish(acc: &[v128; 4]) -> f32 {
+    let v = f32x4_add(f32x4_add(acc[0], acc[1]), f32x4_add(acc[2], acc[3]));
+    (f32x4_extract_lane::<0>(v) + f32x4_extract_lane::<1>(v))
+        + (f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v))
+}
+
+fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len()) / 16 * 16;
+    let mut acc = [f32x4_splat(0.0); 4];
+    for (ca, cb) in a[..n].chunks_exact(16).zip(b[..n].chunks_exact(16)) {
+        acc16(&mut acc, ca, cb);
+    }
+    let mut s = finish(&acc);
+    for i in n..a.len().min(b.len()) {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
+    let n = x.len() / 16 * 16;
+    let mut acc = [f32x4_splat(0.0); 4];
+    let mut buf = [0f32; 16];
+    for (cw, cx) in w[..2 * n].chunks_exact(32).zip(x[..n].chunks_exact(16)) {
+        for (k, o) in buf.iter_mut().enumerate() {
+            *o = f16_at(cw, 2 * k);
+        }
+        acc16(&mut acc, &buf, cx);
+    }
+    let mut s = finish(&acc);
+    for i in n..x.len() {
+        s += f16_at(w, 2 * i) * x[i];
+    }
+    s
+}

@@ -1,0 +1,295 @@
+//! Every available kernel path against the scalar reference, and the scalar reference
+//! against a naive dequantize-then-dot in f64, so that a wrong reference fails too.
+//! Also built for wasm32 with simd128 and run under node (`scripts/wasm-kernel-test.sh`),
+//! which is the only way the simd128 path gets checked.
+
+use half::f16;
+use slm_runtime::kernels::{available, scalar, Q8Act, Q8Row, SCALAR};
+use slm_runtime::model::weight::Weight;
+use slm_runtime::quant::{self, DType};
+
+struct Rng(u64);
+impl Rng {
+    fn u32(&mut self) -> u32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 32) as u32
+    }
+    fn f(&mut self) -> f32 {
+        self.u32() as f32 / u32::MAX as f32 * 2.0 - 1.0
+    }
+    fn below(&mut self, n: u32) -> u32 {
+        self.u32() % n
+    }
+}
+
+const QDTYPES: [DType; 3] = [DType::Q8_0, DType::Q4_0, DType::Q4_1];
+const COLS: [usize; 10] = [32, 64, 96, 224, 256, 288, 544, 576, 1536, 4096];
+
+/// A random row of `cols` activations with edge blocks: all zero, one dominant value
+/// (quantizes to exactly ±127), tiny and large magnitudes.
+fn activation(rng: &mut Rng, cols: usize) -> Vec<f32> {
+    let mut x = vec![0f32; cols];
+    for blk in x.chunks_exact_mut(32) {
+        let scale = [1e-3f32, 0.1, 1.0, 30.0][rng.below(4) as usize];
+        match rng.below(6) {
+            0 => {} // zero block
+            1 => {
+                let big = rng.below(32) as usize;
+                blk[big] = if rng.below(2) == 0 { -scale } else { scale };
+            }
+            _ => blk.iter_mut().for_each(|v| *v = rng.f() * scale),
+        }
+    }
+    x
+}
+
+fn f16_bytes(v: f32) -> [u8; 2] {
+    f16::from_f32(v).to_le_bytes()
+}
+
+/// A random encoded row: random quants (so every i8 / nibble value occurs), with edge
+/// blocks of all −128, all 127, all-zero quants, a zero scale, and nibbles 0 or 15.
+fn weight_row(rng: &mut Rng, dtype: DType, cols: usize) -> Vec<u8> {
+    let (_, bb) = dtype.block();
+    let mut out = Vec::new();
+    for _ in 0..cols / 32 {
+        let mut b: Vec<u8> = (0..bb).map(|_| rng.u32() as u8).collect();
+        let d = if rng.below(8) == 0 {
+            0.0
+        } else {
+            rng.f() * 0.05
+        };
+        b[..2].copy_from_slice(&f16_bytes(d));
+        let qs = if dtype == DType::Q4_1 {
+            b[2..4].copy_from_slice(&f16_bytes(rng.f() * 0.1));
+            4
+        } else {
+            2
+        };
+        let fill = match (rng.below(5), dtype) {
+            (0, DType::Q8_0) => Some(0x80u8), // −128
+            (1, DType::Q8_0) => Some(0x7f),
+            (0, _) => Some(0x00),           // nibble 0
+            (1, _) => Some(0xff),           // nibble 15
+            (2, DType::Q4_0) => Some(0x88), // (8 − 8) = 0
+            (2, _) => Some(0x00),
+            _ => None,
+        };
+        if let Some(f) = fill {
+            b[qs..].iter_mut().for_each(|v| *v = f);
+        }
+        out.extend_from_slice(&b);
+    }
+    out
+}
+
+/// Naive f64 reference: dequantize weights and activations, dot; also Σ|terms| per
+/// block (the two q4_1 terms counted separately), the scale the tolerance is relative to.
+fn naive(dtype: DType, w: &[u8], x: &Q8Row, cols: usize) -> (f64, f64) {
+    let mut wd = vec![0f32; cols];
+    quant::dequantize(dtype, w, &mut wd);
+    let (mut s, mut mag) = (0f64, 0f64);
+    for b in 0..cols / 32 {
+        let mut t = 0f64;
+        for j in 32 * b..32 * b + 32 {
+            t += wd[j] as f64 * (x.d[b] as f64 * x.q[j] as f64);
+        }
+        s += t;
+        if dtype == DType::Q4_1 {
+            let m = scalar::f16_at(w, 20 * b + 2) as f64;
+            let tm = m * x.d[b] as f64 * x.s[b] as f64;
+            mag += (t - tm).abs() + tm.abs();
+        } else {
+            mag += t.abs();
+        }
+    }
+    (s, mag)
+}
+
+fn close(got: f32, want: f64, mag: f64) -> bool {
+    (got as f64 - want).abs() <= 1e-5 * mag + 1e-30
+}
+
+#[test]
+fn activation_quantization_is_bounded_and_summed() {
+    let mut rng = Rng(7);
+    let x = activation(&mut rng, 4096);
+    let mut a = Q8Act::default();
+    a.quantize(&x, 4096);
+    let r = a.row(0);
+    for b in 0..128 {
+        let xs = &x[32 * b..32 * b + 32];
+        let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
+        assert_eq!(r.d[b], amax / 127.0);
+        let q = &r.q[32 * b..32 * b + 32];
+        assert_eq!(r.s[b], q.iter().map(|&v| v as i32).sum::<i32>());
+        if amax > 0.0 {
+            assert!(
+                q.iter().any(|v| v.abs() == 127),
+                "block {b} does not reach ±127"
+            );
+        }
+        for (v, &qv) in xs.iter().zip(q) {
+            assert!(qv != -128);
+            assert!(
+                (v - r.d[b] * qv as f32).abs() <= r.d[b] * 0.5 * (1.0 + 1e-5),
+                "{v} vs {qv}"
+            );
+        }
+    }
+    // NaN is not silently quantized away.
+    let mut y = vec![1f32; 32];
+    y[3] = f32::NAN;
+    a.quantize(&y, 32);
+    assert!((scalar::dot_q8_0(&weight_row(&mut rng, DType::Q8_0, 32), &a.row(0))).is_nan());
+}
+
+#[test]
+fn scalar_reference_matches_naive_dequantized_dot() {
+    let mut rng = Rng(1);
+    for dtype in QDTYPES {
+        for cols in COLS {
+            for _ in 0..5 {
+                let x = activation(&mut rng, cols);
+                let mut a = Q8Act::default();
+                a.quantize(&x, cols);
+                let w = weight_row(&mut rng, dtype, cols);
+                let got = (SCALAR.qdot(dtype).unwrap())(&w, &a.row(0));
+                let (want, mag) = naive(dtype, &w, &a.row(0), cols);
+                assert!(
+                    close(got, want, mag),
+                    "{dtype:?} {cols}: {got} vs {want} (Σ|t| {mag})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_path_matches_scalar_on_quantized_rows() {
+    let paths = available();
+    eprintln!(
+        "kernel paths: {:?}",
+        paths.iter().map(|k| k.name).collect::<Vec<_>>()
+    );
+    let mut rng = Rng(2);
+    for k in &paths {
+        for dtype in QDTYPES {
+            for cols in COLS {
+                // Three rows (odd) of one weight, one activation, like a tiny matvec.
+                let x = activation(&mut rng, cols);
+                let mut a = Q8Act::default();
+                a.quantize(&x, cols);
+                for _ in 0..3 {
+                    let w = weight_row(&mut rng, dtype, cols);
+                    let want = (SCALAR.qdot(dtype).unwrap())(&w, &a.row(0));
+                    let got = (k.qdot(dtype).unwrap())(&w, &a.row(0));
+                    let (naive, mag) = naive(dtype, &w, &a.row(0), cols);
+                    assert!(
+                        close(got, want as f64, mag),
+                        "{} {dtype:?} {cols}: {got} vs scalar {want}",
+                        k.name
+                    );
+                    assert!(
+                        close(got, naive, mag),
+                        "{} {dtype:?} {cols}: {got} vs naive {naive}",
+                        k.name
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// With one non-zero block, no cross-block accumulation happens, so every path must be
+/// bit-identical to the scalar one: this pins the per-block integer sums exactly, for
+/// the block in each position of the 8-block batches and of the tail.
+#[test]
+fn per_block_sums_are_bit_identical() {
+    let mut rng = Rng(3);
+    for k in available() {
+        for dtype in QDTYPES {
+            let (_, bb) = dtype.block();
+            for cols in [32, 96, 288, 544] {
+                for nz in 0..cols / 32 {
+                    let x = activation(&mut rng, cols);
+                    let mut a = Q8Act::default();
+                    a.quantize(&x, cols);
+                    let mut w = weight_row(&mut rng, dtype, cols);
+                    for b in (0..cols / 32).filter(|&b| b != nz) {
+                        w[b * bb..b * bb + 4].fill(0); // d = 0 (and m = 0 for q4_1)
+                    }
+                    let want = (SCALAR.qdot(dtype).unwrap())(&w, &a.row(0));
+                    let got = (k.qdot(dtype).unwrap())(&w, &a.row(0));
+                    assert_eq!(
+                        got.to_bits(),
+                        want.to_bits(),
+                        "{} {dtype:?} {cols} block {nz}: {got} vs {want}",
+                        k.name
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_path_matches_scalar_on_f32_and_f16() {
+    let mut rng = Rng(4);
+    for k in available() {
+        for n in [1usize, 7, 8, 33, 64, 100, 577, 1536, 4096, 4099] {
+            let a: Vec<f32> = (0..n).map(|_| rng.f() * 3.0).collect();
+            let b: Vec<f32> = (0..n).map(|_| rng.f()).collect();
+            let h: Vec<u8> = a.iter().flat_map(|v| f16_bytes(*v)).collect();
+            let ah: Vec<f32> = a.iter().map(|v| f16::from_f32(*v).to_f32()).collect();
+            for (got, w) in [((k.dot_f32)(&a, &b), &a), ((k.dot_f16)(&h, &b), &ah)] {
+                let want: f64 = w.iter().zip(&b).map(|(p, q)| *p as f64 * *q as f64).sum();
+                let mag: f64 = w
+                    .iter()
+                    .zip(&b)
+                    .map(|(p, q)| (*p as f64 * *q as f64).abs())
+                    .sum();
+                assert!(close(got, want, mag), "{} n={n}: {got} vs {want}", k.name);
+            }
+            assert!(close(
+                (k.dot_f32)(&a, &b),
+                (SCALAR.dot_f32)(&a, &b) as f64,
+                a.iter().zip(&b).map(|(p, q)| (p * q).abs() as f64).sum()
+            ));
+        }
+    }
+}
+
+/// Weight::matvec / matmul with the active path: threads do not change results, and
+/// matmul's per-token outputs equal matvec's bit for bit.
+#[test]
+fn matvec_and_matmul_agree_across_threads() {
+    let mut rng = Rng(5);
+    let (rows, cols, n) = (517, 576, 3);
+    for dtype in [
+        DType::F32,
+        DType::F16,
+        DType::Q8_0,
+        DType::Q4_0,
+        DType::Q4_1,
+    ] {
+        let wf: Vec<f32> = (0..rows * cols).map(|_| rng.f()).collect();
+        let mut bytes = Vec::new();
+        quant::quantize(dtype, &wf, &mut bytes);
+        let w = Weight::new(dtype, rows, cols, bytes).unwrap();
+        let x: Vec<f32> = (0..n).flat_map(|_| activation(&mut rng, cols)).collect();
+        let mut y1 = vec![0f32; n * rows];
+        let mut y2 = vec![0f32; n * rows];
+        w.matmul(&x, n, &mut y1, 1);
+        w.matmul(&x, n, &mut y2, 2);
+        assert_eq!(y1, y2, "{dtype:?} matmul threads");
+        for t in 0..n {
+            let mut v = vec![0f32; rows];
+            w.matvec(&x[t * cols..(t + 1) * cols], &mut v, 2);
+            assert_eq!(v, &y1[t * rows..(t + 1) * rows], "{dtype:?} token {t}");
+        }
+    }
+}
