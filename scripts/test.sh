@@ -16,6 +16,8 @@ cargo fetch --locked
 cargo build --release --locked -p slm-runtime -p slm-cli
 echo "== wasm32 build of the runtime"
 cargo build --release --locked -p slm-runtime --target wasm32-unknown-unknown
+echo "== wasm simd128 kernels against the scalar reference (under node)"
+CARGO_TARGET_DIR="$TINYRUSTLM_CACHE/target-wasm" scripts/wasm-kernel-test.sh
 
 echo "== tests"
 log="$(mktemp)"
