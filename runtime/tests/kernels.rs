@@ -188,9 +188,10 @@ fn every_path_matches_scalar_on_quantized_rows() {
                     let want = (SCALAR.qdot(dtype).unwrap())(&w, &a.row(0));
                     let got = (k.qdot(dtype).unwrap())(&w, &a.row(0));
                     let (naive, mag) = naive(dtype, &w, &a.row(0), cols);
-                    assert!(
-                        close(got, want as f64, mag),
-                        "{} {dtype:?} {cols}: {got} vs scalar {want}",
+                    assert_eq!(
+                        got.to_bits(),
+                        want.to_bits(),
+                        "{} {dtype:?} {cols}: {got} vs scalar {want} (paths must agree bit for bit)",
                         k.name
                     );
                     assert!(
@@ -254,11 +255,18 @@ fn every_path_matches_scalar_on_f32_and_f16() {
                     .sum();
                 assert!(close(got, want, mag), "{} n={n}: {got} vs {want}", k.name);
             }
-            assert!(close(
-                (k.dot_f32)(&a, &b),
-                (SCALAR.dot_f32)(&a, &b) as f64,
-                a.iter().zip(&b).map(|(p, q)| (p * q).abs() as f64).sum()
-            ));
+            assert_eq!(
+                (k.dot_f32)(&a, &b).to_bits(),
+                (SCALAR.dot_f32)(&a, &b).to_bits(),
+                "{} f32 n={n}",
+                k.name
+            );
+            assert_eq!(
+                (k.dot_f16)(&h, &b).to_bits(),
+                (SCALAR.dot_f16)(&h, &b).to_bits(),
+                "{} f16 n={n}",
+                k.name
+            );
         }
     }
 }

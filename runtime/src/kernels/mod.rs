@@ -3,10 +3,16 @@
 //!
 //! Quantized weights (q8_0, q4_0, q4_1) are dotted with an activation that was itself
 //! quantized to 8 bits in blocks of 32 (`Q8Act`), as llama.cpp does: the inner products
-//! become exact integer sums and the weights are never decoded to f32. Every path
-//! computes the same per-block integer sums; only the f32 accumulation order across
-//! blocks differs, which is what the tests' tolerance (1e-5 of Σ|block terms|) covers.
-//! f32 and f16 weights keep f32 activations.
+//! become exact integer sums and the weights are never decoded to f32. f32 and f16
+//! weights keep f32 activations.
+//!
+//! Every path returns the same bits as the scalar reference: the same per-block integer
+//! sums, the same f32 products, added in the same order (block by block for quantized
+//! rows; 8 lanes and a fixed tree for f32 dots; never FMA). That is not pedantry:
+//! activation quantization rounds x/d to an integer, so a one-ulp difference upstream
+//! can move an activation by a whole step, and over 30 layers such flips moved
+//! SmolLM2's logits by up to 1.3 between AVX2 and scalar. With one order, the browser
+//! (simd128) and the CLI (AVX2) compute identical logits.
 //!
 //! `SLM_KERNEL=scalar|avx2|avx512|simd128` forces a path (for benchmarks and bisecting);
 //! an unknown or unsupported value falls back to the best available one.

@@ -1,5 +1,5 @@
-//! Portable reference kernels. Every SIMD path must reproduce the per-block integer
-//! sums computed here exactly; only the f32 accumulation across blocks may differ.
+//! Portable reference kernels. Every SIMD path reproduces these results bit for bit:
+//! the per-block integer sums, the f32 products and the order of the additions.
 
 use super::Q8Row;
 use half::f16;

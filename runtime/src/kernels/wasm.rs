@@ -3,7 +3,7 @@
 //! simd128 has no u8×i8 multiply-add, so i8 pairs are widened to i16 and summed with
 //! `i32x4_dot_i16x8`, which is exact (|w·x| ≤ 128·127 fits i16, pair sums fit i32).
 //! Blocks are reduced and scaled one at a time, in the scalar order, so these results
-//! are in fact bit-identical to the scalar path.
+//! are bit-identical to the scalar path (and so to the x86 paths).
 
 use super::scalar::f16_at;
 use super::{Kernels, Q8Row};
@@ -92,12 +92,12 @@ fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
     s + sm
 }
 
-/// Σ a·b over 16-float chunks into 4 accumulators; `dot_f16` feeds it decoded chunks so
-/// that both give the same result for the same values (matmul decodes f16 rows first).
+/// f32 dots in the scalar reference's order: 8 lanes (two v128), a multiply then an
+/// add per element, ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7)), then the tail.
 #[inline]
-fn acc16(acc: &mut [v128; 4], a: &[f32], b: &[f32]) {
-    for k in 0..4 {
-        // Safety: both chunks hold 16 floats; loads are unaligned-safe.
+fn acc8(acc: &mut [v128; 2], a: &[f32], b: &[f32]) {
+    for k in 0..2 {
+        // Safety: both chunks hold 8 floats; loads are unaligned-safe.
         let (va, vb) = unsafe {
             (
                 v128_load(a.as_ptr().add(4 * k) as *const v128),
@@ -109,17 +109,17 @@ fn acc16(acc: &mut [v128; 4], a: &[f32], b: &[f32]) {
 }
 
 #[inline]
-fn finish(acc: &[v128; 4]) -> f32 {
-    let v = f32x4_add(f32x4_add(acc[0], acc[1]), f32x4_add(acc[2], acc[3]));
+fn finish(acc: &[v128; 2]) -> f32 {
+    let v = f32x4_add(acc[0], acc[1]);
     (f32x4_extract_lane::<0>(v) + f32x4_extract_lane::<1>(v))
         + (f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v))
 }
 
 fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len()) / 16 * 16;
-    let mut acc = [f32x4_splat(0.0); 4];
-    for (ca, cb) in a[..n].chunks_exact(16).zip(b[..n].chunks_exact(16)) {
-        acc16(&mut acc, ca, cb);
+    let n = a.len().min(b.len()) / 8 * 8;
+    let mut acc = [f32x4_splat(0.0); 2];
+    for (ca, cb) in a[..n].chunks_exact(8).zip(b[..n].chunks_exact(8)) {
+        acc8(&mut acc, ca, cb);
     }
     let mut s = finish(&acc);
     for i in n..a.len().min(b.len()) {
@@ -129,14 +129,14 @@ fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
 }
 
 fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
-    let n = x.len() / 16 * 16;
-    let mut acc = [f32x4_splat(0.0); 4];
-    let mut buf = [0f32; 16];
-    for (cw, cx) in w[..2 * n].chunks_exact(32).zip(x[..n].chunks_exact(16)) {
+    let n = x.len() / 8 * 8;
+    let mut acc = [f32x4_splat(0.0); 2];
+    let mut buf = [0f32; 8];
+    for (cw, cx) in w[..2 * n].chunks_exact(16).zip(x[..n].chunks_exact(8)) {
         for (k, o) in buf.iter_mut().enumerate() {
             *o = f16_at(cw, 2 * k);
         }
-        acc16(&mut acc, &buf, cx);
+        acc8(&mut acc, &buf, cx);
     }
     let mut s = finish(&acc);
     for i in n..x.len() {

@@ -46,15 +46,6 @@ static AVX512: Kernels = Kernels {
 mod avx2 {
     use super::*;
 
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn hsum_ps(v: __m256) -> f32 {
-        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        let s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        _mm_cvtss_f32(s)
-    }
-
     /// Lane k of the result is the sum of the 8 lanes of v[k].
     #[inline]
     #[target_feature(enable = "avx2")]
@@ -150,10 +141,10 @@ mod avx2 {
         stride: usize,
         isum: impl Fn(usize) -> __m256i,
         isum8: impl Fn(usize) -> [__m256i; 8],
-    ) -> __m256 {
+    ) -> f32 {
         let nb = w.len() / stride;
         assert!(x.d.len() >= nb && x.q.len() >= 32 * nb);
-        let mut acc = _mm256_setzero_ps();
+        let mut acc = 0f32;
         let mut i = 0;
         while i < nb {
             let v = if i + 8 <= nb {
@@ -166,8 +157,23 @@ mod avx2 {
                 v
             };
             let sums = _mm256_cvtepi32_ps(hsum8(&v));
-            acc = _mm256_fmadd_ps(sums, scales8!(w, x.d, i, nb, stride, 0), acc);
+            // The same two roundings per block as the scalar reference (product, then
+            // sum in block order), so every path gives the same bits.
+            acc = add_in_order(acc, _mm256_mul_ps(sums, scales8!(w, x.d, i, nb, stride, 0)), nb - i);
             i += 8;
+        }
+        acc
+    }
+
+    /// `acc + t[0] + t[1] + …` for the first `n` (≤ 8) lanes, left to right.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn add_in_order(mut acc: f32, t: __m256, n: usize) -> f32 {
+        let mut lanes = [0f32; 8];
+        // Safety: a local array of 8 f32.
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), t) };
+        for v in &lanes[..n.min(8)] {
+            acc += v;
         }
         acc
     }
@@ -175,10 +181,10 @@ mod avx2 {
     /// q4_1's Σ m_w·d_x·Σq: Σq came with the activation, so this is plain f32 FMA.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) fn q4_1_offsets(w: &[u8], x: &Q8Row) -> __m256 {
+    pub(super) fn q4_1_offsets(w: &[u8], x: &Q8Row) -> f32 {
         let nb = w.len() / 20;
         assert!(x.s.len() >= nb);
-        let mut acc = _mm256_setzero_ps();
+        let mut acc = 0f32;
         let mut i = 0;
         while i < nb {
             let mut s = [0i32; 8];
@@ -187,7 +193,7 @@ mod avx2 {
             // Safety: a local array of 8 i32.
             let sq =
                 _mm256_cvtepi32_ps(unsafe { _mm256_loadu_si256(s.as_ptr() as *const __m256i) });
-            acc = _mm256_fmadd_ps(sq, scales8!(w, x.d, i, nb, 20, 2), acc);
+            acc = add_in_order(acc, _mm256_mul_ps(sq, scales8!(w, x.d, i, nb, 20, 2)), n);
             i += 8;
         }
         acc
@@ -215,7 +221,7 @@ mod avx2 {
             let wq = _mm256_loadu_si256(w.as_ptr().add(34 * b + 2) as *const __m256i);
             mul_sum_i8(wq, load_x(x, b))
         };
-        hsum_ps(blocks8(w, x, 34, isum, |i| each8(isum, i)))
+        blocks8(w, x, 34, isum, |i| each8(isum, i))
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -224,72 +230,57 @@ mod avx2 {
             let wq = _mm256_sub_epi8(nibbles(w.as_ptr().add(18 * b + 2)), _mm256_set1_epi8(8));
             mul_sum_i8(wq, load_x(x, b))
         };
-        hsum_ps(blocks8(w, x, 18, isum, |i| each8(isum, i)))
+        blocks8(w, x, 18, isum, |i| each8(isum, i))
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
         let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(20 * b + 4)), load_x(x, b));
-        hsum_ps(blocks8(w, x, 20, isum, |i| each8(isum, i))) + hsum_ps(q4_1_offsets(w, x))
+        blocks8(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
     }
 
-    #[target_feature(enable = "avx2,fma")]
+    /// The scalar reference's reduction of 8 lane sums:
+    /// ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7)).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn reduce8(v: __m256) -> f32 {
+        let mut a = [0f32; 8];
+        // Safety: a local array of 8 f32.
+        unsafe { _mm256_storeu_ps(a.as_mut_ptr(), v) };
+        ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
+    }
+
+    /// f32 dot in the scalar reference's order: 8 lanes, a multiply then an add per
+    /// element (no FMA: its single rounding would differ from wasm and scalar).
+    #[target_feature(enable = "avx2")]
     pub unsafe fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
         let (pa, pb) = (a.as_ptr(), b.as_ptr());
-        let mut acc = [_mm256_setzero_ps(); 4];
+        let mut acc = _mm256_setzero_ps();
         let mut i = 0;
-        while i + 32 <= n {
-            for k in 0..4 {
-                let o = i + 8 * k;
-                acc[k] = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(pa.add(o)),
-                    _mm256_loadu_ps(pb.add(o)),
-                    acc[k],
-                );
-            }
-            i += 32;
-        }
         while i + 8 <= n {
-            acc[0] = _mm256_fmadd_ps(
-                _mm256_loadu_ps(pa.add(i)),
-                _mm256_loadu_ps(pb.add(i)),
-                acc[0],
-            );
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i))));
             i += 8;
         }
-        let mut s = hsum_ps(_mm256_add_ps(
-            _mm256_add_ps(acc[0], acc[1]),
-            _mm256_add_ps(acc[2], acc[3]),
-        ));
+        let mut s = reduce8(acc);
         for j in i..n {
             s += a[j] * b[j];
         }
         s
     }
 
-    #[target_feature(enable = "avx2,fma,f16c")]
+    #[target_feature(enable = "avx2,f16c")]
     pub unsafe fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
         let n = x.len().min(w.len() / 2);
         let (pw, px) = (w.as_ptr(), x.as_ptr());
-        let ld = |o: usize| _mm256_cvtph_ps(_mm_loadu_si128(pw.add(2 * o) as *const __m128i));
-        let mut acc = [_mm256_setzero_ps(); 4];
+        let mut acc = _mm256_setzero_ps();
         let mut i = 0;
-        while i + 32 <= n {
-            for k in 0..4 {
-                let o = i + 8 * k;
-                acc[k] = _mm256_fmadd_ps(ld(o), _mm256_loadu_ps(px.add(o)), acc[k]);
-            }
-            i += 32;
-        }
         while i + 8 <= n {
-            acc[0] = _mm256_fmadd_ps(ld(i), _mm256_loadu_ps(px.add(i)), acc[0]);
+            let wv = _mm256_cvtph_ps(_mm_loadu_si128(pw.add(2 * i) as *const __m128i));
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(wv, _mm256_loadu_ps(px.add(i))));
             i += 8;
         }
-        let mut s = hsum_ps(_mm256_add_ps(
-            _mm256_add_ps(acc[0], acc[1]),
-            _mm256_add_ps(acc[2], acc[3]),
-        ));
+        let mut s = reduce8(acc);
         for j in i..n {
             s += super::super::scalar::f16_at(w, 2 * j) * x[j];
         }
@@ -300,7 +291,7 @@ mod avx2 {
 /// AVX-512BW: two blocks per zmm register. There is no 512-bit `sign_epi8`, so x is
 /// negated under the mask of w's sign bits instead; the integer sums are the same.
 mod avx512 {
-    use super::avx2::{self, blocks8, hsum_ps, q4_1_offsets};
+    use super::avx2::{self, blocks8, q4_1_offsets};
     use super::*;
 
     #[inline]
@@ -349,7 +340,7 @@ mod avx512 {
         let ld = |k: usize| _mm256_loadu_si256(p.add(34 * k + 2) as *const __m256i);
         let isum = |b: usize| avx2::mul_sum_i8(ld(b), avx2::load_x(x, b));
         let isum2 = |b: usize| mul_sum_i8(join(ld(b), ld(b + 1)), load_x2(x, b));
-        hsum_ps(blocks8(w, x, 34, isum, |i| pairs8(isum2, i)))
+        blocks8(w, x, 34, isum, |i| pairs8(isum2, i))
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
@@ -368,7 +359,7 @@ mod avx512 {
                 load_x2(x, b),
             )
         };
-        hsum_ps(blocks8(w, x, 18, isum, |i| pairs8(isum2, i)))
+        blocks8(w, x, 18, isum, |i| pairs8(isum2, i))
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
@@ -377,45 +368,17 @@ mod avx512 {
         let nib = |b: usize| avx2::nibbles(p.add(20 * b + 4));
         let isum = |b: usize| avx2::mul_sum_u8_i8(nib(b), avx2::load_x(x, b));
         let isum2 = |b: usize| mul_sum_u8_i8(join(nib(b), nib(b + 1)), load_x2(x, b));
-        hsum_ps(blocks8(w, x, 20, isum, |i| pairs8(isum2, i))) + hsum_ps(q4_1_offsets(w, x))
+        blocks8(w, x, 20, isum, |i| pairs8(isum2, i)) + q4_1_offsets(w, x)
     }
 
-    #[target_feature(enable = "avx512f,avx2,fma")]
+    // f32/f16 dots go through the AVX2 code: one summation order on every path.
+    #[target_feature(enable = "avx2,f16c")]
     pub unsafe fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-        let n = a.len().min(b.len());
-        let (pa, pb) = (a.as_ptr(), b.as_ptr());
-        let mut acc = [_mm512_setzero_ps(); 4];
-        let mut i = 0;
-        while i + 64 <= n {
-            for k in 0..4 {
-                let o = i + 16 * k;
-                acc[k] = _mm512_fmadd_ps(
-                    _mm512_loadu_ps(pa.add(o)),
-                    _mm512_loadu_ps(pb.add(o)),
-                    acc[k],
-                );
-            }
-            i += 64;
-        }
-        let s = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]));
-        _mm512_reduce_add_ps(s) + super::avx2::dot_f32(&a[i..n], &b[i..n])
+        avx2::dot_f32(a, b)
     }
 
-    #[target_feature(enable = "avx512f,avx2,fma,f16c")]
+    #[target_feature(enable = "avx2,f16c")]
     pub unsafe fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
-        let n = x.len().min(w.len() / 2);
-        let (pw, px) = (w.as_ptr(), x.as_ptr());
-        let ld = |o: usize| _mm512_cvtph_ps(_mm256_loadu_si256(pw.add(2 * o) as *const __m256i));
-        let mut acc = [_mm512_setzero_ps(); 4];
-        let mut i = 0;
-        while i + 64 <= n {
-            for k in 0..4 {
-                let o = i + 16 * k;
-                acc[k] = _mm512_fmadd_ps(ld(o), _mm512_loadu_ps(px.add(o)), acc[k]);
-            }
-            i += 64;
-        }
-        let s = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]));
-        _mm512_reduce_add_ps(s) + super::avx2::dot_f16(&w[2 * i..2 * n], &x[i..n])
+        avx2::dot_f16(w, x)
     }
 }

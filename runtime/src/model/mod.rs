@@ -425,7 +425,7 @@ impl Model {
             l.w_gate.matmul(xn, n, gate, t);
             l.w_up.matmul(xn, n, up, t);
             for (g, u) in gate.iter_mut().zip(up.iter()) {
-                *g = *g / (1.0 + (-*g).exp()) * u;
+                *g = *g / (1.0 + crate::model::exp(-*g)) * u;
             }
             l.w_down.matmul(gate, n, xn, t);
             for (a, d) in x.iter_mut().zip(xn.iter()) {
@@ -470,7 +470,7 @@ fn attend(
     }
     let mut sum = 0f32;
     for sc in scores.iter_mut() {
-        *sc = (*sc - max).exp();
+        *sc = exp(*sc - max);
         sum += *sc;
     }
     out.fill(0.0);
@@ -480,4 +480,13 @@ fn attend(
             *o += w * vv;
         }
     }
+}
+
+/// e^x for f32, evaluated in f64 and rounded once. The platform's f32 `exp` differs
+/// between glibc (the CLI) and the wasm libm by an ulp here and there; f64 results of
+/// both are within a fraction of an f64 ulp, so after rounding to f32 they agree, and
+/// the browser computes the same logits as the CLI (see `kernels`).
+#[inline]
+pub fn exp(x: f32) -> f32 {
+    (x as f64).exp() as f32
 }

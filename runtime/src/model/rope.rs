@@ -55,9 +55,11 @@ impl Rope {
     /// Fill `cos`/`sin` (length head_dim/2) for position `pos`.
     pub fn angles(&self, pos: usize, cos: &mut [f32], sin: &mut [f32]) {
         for i in 0..self.half {
-            let a = pos as f32 * self.inv_freq[i];
-            cos[i] = a.cos();
-            sin[i] = a.sin();
+            // The angle is formed in f32 as before; sin/cos in f64 and rounded once, so
+            // every platform's libm gives the same f32 (see `model::exp`).
+            let a = (pos as f32 * self.inv_freq[i]) as f64;
+            cos[i] = a.cos() as f32;
+            sin[i] = a.sin() as f32;
         }
     }
 
