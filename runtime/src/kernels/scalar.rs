@@ -56,13 +56,55 @@ fn block_q(q: &[i8], i: usize) -> &[i8; 32] {
     q[32 * i..32 * i + 32].try_into().unwrap()
 }
 
+/// The one accumulation order of block terms, shared by every path: term `b` goes to
+/// lane `b % 8` (a product, then an add), lanes past the last block add 0.0 so the
+/// count is a multiple of 8 (as the 8-wide SIMD code does), then `reduce8`. Eight
+/// independent lanes keep SIMD fast; one order keeps every path's bits equal.
+pub struct Lanes8 {
+    acc: [f32; 8],
+    n: usize,
+}
+
+impl Lanes8 {
+    #[inline]
+    pub fn new() -> Lanes8 {
+        Lanes8 { acc: [0.0; 8], n: 0 }
+    }
+
+    #[inline]
+    pub fn push(&mut self, term: f32) {
+        self.acc[self.n % 8] += term;
+        self.n += 1;
+    }
+
+    #[inline]
+    pub fn finish(mut self) -> f32 {
+        while self.n % 8 != 0 {
+            self.push(0.0);
+        }
+        reduce8(&self.acc)
+    }
+}
+
+impl Default for Lanes8 {
+    fn default() -> Self {
+        Lanes8::new()
+    }
+}
+
+/// ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7)): the tree every path uses.
+#[inline]
+pub fn reduce8(a: &[f32; 8]) -> f32 {
+    ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
+}
+
 pub fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
-    let mut s = 0f32;
+    let mut s = Lanes8::new();
     for (i, b) in w.chunks_exact(34).enumerate() {
         let isum = isum_i8(b[2..34].try_into().unwrap(), block_q(x.q, i));
-        s += isum as f32 * (f16_at(b, 0) * x.d[i]);
+        s.push(isum as f32 * (f16_at(b, 0) * x.d[i]));
     }
-    s
+    s.finish()
 }
 
 /// Σ_j (nibble_j − 8)·q_j, or Σ_j nibble_j·q_j when `offset` is 0.
@@ -77,22 +119,22 @@ fn isum_q4(nib: &[u8; 16], q: &[i8; 32], offset: i32) -> i32 {
 }
 
 pub fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-    let mut s = 0f32;
+    let mut s = Lanes8::new();
     for (i, b) in w.chunks_exact(18).enumerate() {
         let isum = isum_q4(b[2..18].try_into().unwrap(), block_q(x.q, i), 8);
-        s += isum as f32 * (f16_at(b, 0) * x.d[i]);
+        s.push(isum as f32 * (f16_at(b, 0) * x.d[i]));
     }
-    s
+    s.finish()
 }
 
-/// Two accumulators: the d·Σnibble·q terms and the m·Σq terms, each rounded per block
-/// exactly as the SIMD paths round them.
+/// Two accumulations, each in the `Lanes8` order: the d·Σnibble·q terms and the m·Σq
+/// terms; their sum is the result.
 pub fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-    let (mut s, mut sm) = (0f32, 0f32);
+    let (mut s, mut sm) = (Lanes8::new(), Lanes8::new());
     for (i, b) in w.chunks_exact(20).enumerate() {
         let isum = isum_q4(b[4..20].try_into().unwrap(), block_q(x.q, i), 0);
-        s += isum as f32 * (f16_at(b, 0) * x.d[i]);
-        sm += x.s[i] as f32 * (f16_at(b, 2) * x.d[i]);
+        s.push(isum as f32 * (f16_at(b, 0) * x.d[i]));
+        sm.push(x.s[i] as f32 * (f16_at(b, 2) * x.d[i]));
     }
-    s + sm
+    s.finish() + sm.finish()
 }

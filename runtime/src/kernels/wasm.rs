@@ -2,10 +2,10 @@
 //! run-time feature detection: a module using it fails to validate where unsupported).
 //! simd128 has no u8×i8 multiply-add, so i8 pairs are widened to i16 and summed with
 //! `i32x4_dot_i16x8`, which is exact (|w·x| ≤ 128·127 fits i16, pair sums fit i32).
-//! Blocks are reduced and scaled one at a time, in the scalar order, so these results
-//! are bit-identical to the scalar path (and so to the x86 paths).
+//! Block terms are accumulated with the scalar path's `Lanes8`, so these results are
+//! bit-identical to the scalar path (and so to the x86 paths).
 
-use super::scalar::f16_at;
+use super::scalar::{f16_at, Lanes8};
 use super::{Kernels, Q8Row};
 use core::arch::wasm32::*;
 
@@ -50,16 +50,16 @@ fn hsum_i32(v: v128) -> i32 {
 }
 
 fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
-    let mut s = 0f32;
+    let mut s = Lanes8::new();
     for i in 0..w.len() / 34 {
         let (o, q) = (34 * i + 2, 32 * i);
         let v = i32x4_add(
             dot16(load(w, o), load_q(x.q, q)),
             dot16(load(w, o + 16), load_q(x.q, q + 16)),
         );
-        s += hsum_i32(v) as f32 * (f16_at(w, 34 * i) * x.d[i]);
+        s.push(hsum_i32(v) as f32 * (f16_at(w, 34 * i) * x.d[i]));
     }
-    s
+    s.finish()
 }
 
 /// Block `i`'s nibble dot, nibbles minus `offset` (8 for q4_0, 0 for q4_1).
@@ -76,20 +76,20 @@ fn nib_dot(w: &[u8], at: usize, x: &Q8Row, i: usize, offset: i8) -> i32 {
 }
 
 fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-    let mut s = 0f32;
+    let mut s = Lanes8::new();
     for i in 0..w.len() / 18 {
-        s += nib_dot(w, 18 * i + 2, x, i, 8) as f32 * (f16_at(w, 18 * i) * x.d[i]);
+        s.push(nib_dot(w, 18 * i + 2, x, i, 8) as f32 * (f16_at(w, 18 * i) * x.d[i]));
     }
-    s
+    s.finish()
 }
 
 fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-    let (mut s, mut sm) = (0f32, 0f32);
+    let (mut s, mut sm) = (Lanes8::new(), Lanes8::new());
     for i in 0..w.len() / 20 {
-        s += nib_dot(w, 20 * i + 4, x, i, 0) as f32 * (f16_at(w, 20 * i) * x.d[i]);
-        sm += x.s[i] as f32 * (f16_at(w, 20 * i + 2) * x.d[i]);
+        s.push(nib_dot(w, 20 * i + 4, x, i, 0) as f32 * (f16_at(w, 20 * i) * x.d[i]));
+        sm.push(x.s[i] as f32 * (f16_at(w, 20 * i + 2) * x.d[i]));
     }
-    s + sm
+    s.finish() + sm.finish()
 }
 
 /// f32 dots in the scalar reference's order: 8 lanes (two v128), a multiply then an

@@ -144,7 +144,7 @@ mod avx2 {
     ) -> f32 {
         let nb = w.len() / stride;
         assert!(x.d.len() >= nb && x.q.len() >= 32 * nb);
-        let mut acc = 0f32;
+        let mut acc = _mm256_setzero_ps();
         let mut i = 0;
         while i < nb {
             let v = if i + 8 <= nb {
@@ -157,34 +157,21 @@ mod avx2 {
                 v
             };
             let sums = _mm256_cvtepi32_ps(hsum8(&v));
-            // The same two roundings per block as the scalar reference (product, then
-            // sum in block order), so every path gives the same bits.
-            acc = add_in_order(acc, _mm256_mul_ps(sums, scales8!(w, x.d, i, nb, stride, 0)), nb - i);
+            // `scalar::Lanes8`: lane k takes block i + k, a product then an add (no
+            // FMA); past the last block both factors are 0, so the lane adds 0.0.
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(sums, scales8!(w, x.d, i, nb, stride, 0)));
             i += 8;
         }
-        acc
+        reduce8(acc)
     }
 
-    /// `acc + t[0] + t[1] + …` for the first `n` (≤ 8) lanes, left to right.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub(super) fn add_in_order(mut acc: f32, t: __m256, n: usize) -> f32 {
-        let mut lanes = [0f32; 8];
-        // Safety: a local array of 8 f32.
-        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), t) };
-        for v in &lanes[..n.min(8)] {
-            acc += v;
-        }
-        acc
-    }
-
-    /// q4_1's Σ m_w·d_x·Σq: Σq came with the activation, so this is plain f32 FMA.
+    /// q4_1's Σ m_w·d_x·Σq (Σq came with the activation), in the `Lanes8` order.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     pub(super) fn q4_1_offsets(w: &[u8], x: &Q8Row) -> f32 {
         let nb = w.len() / 20;
         assert!(x.s.len() >= nb);
-        let mut acc = 0f32;
+        let mut acc = _mm256_setzero_ps();
         let mut i = 0;
         while i < nb {
             let mut s = [0i32; 8];
@@ -193,10 +180,10 @@ mod avx2 {
             // Safety: a local array of 8 i32.
             let sq =
                 _mm256_cvtepi32_ps(unsafe { _mm256_loadu_si256(s.as_ptr() as *const __m256i) });
-            acc = add_in_order(acc, _mm256_mul_ps(sq, scales8!(w, x.d, i, nb, 20, 2)), n);
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(sq, scales8!(w, x.d, i, nb, 20, 2)));
             i += 8;
         }
-        acc
+        reduce8(acc)
     }
 
     /// Eight single-block sums, for paths without a wider batch.
