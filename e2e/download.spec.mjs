@@ -15,6 +15,7 @@ test('download with progress, cached, then chat; reload offline and chat again',
   await expect(page.locator('.token-row').first()).toBeVisible();
   await expect(page.locator('.token-row').first().locator('.top')).toContainText('(');
   await shot(page, '03-chat');
+  console.log(`page speed after download: ${await page.getByTestId('speed').textContent()}`);
 
   // Offline: the service worker serves the shell, IndexedDB the model.
   await context.setOffline(true);
