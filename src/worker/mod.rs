@@ -393,7 +393,15 @@ async fn turn(engine: &Engine, session: &mut Session<'_>, st: &ChatSettings, abo
 /// A step's record as the console shows it; a flush (no step) carries only text.
 fn token_event(engine: &Engine, text: &str, step: &StepTrace) -> Event {
     let tok = &engine.text.tokenizer;
-    let piece = |id: u32| tok.piece(id).unwrap_or_default();
+    // The token as text ("Ġtime" shows as " time"); a lone byte of a multi-byte
+    // character shows as U+FFFD, the raw piece otherwise.
+    let piece = |id: u32| {
+        tok.decode(&[id], false)
+            .ok()
+            .filter(|t| !t.is_empty())
+            .or_else(|| tok.piece(id))
+            .unwrap_or_default()
+    };
     // `Decoding::finish` flushes held-back text with an empty record (no token).
     let flush = step.top.is_empty() && step.prob == 0.0;
     Event::Token {
