@@ -1,0 +1,48 @@
+// Shared helpers for bench/native.mjs and bench/browser.mjs.
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export const CACHE = process.env.TINYRUSTLM_CACHE || join(homedir(), '.cache/tinyrustlm');
+export const BENCH = join(CACHE, 'bench');
+export const SLM = process.env.SLM || join(CACHE, 'target/release/slm');
+export const PROMPT_TEXT = 'The quick brown fox jumps over the lazy dog. ';
+
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+export const argOpt = (args, n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
+
+/** The GGUF made by make_gguf.py and its .slm (converted with `slm convert`, which copies
+ * q8_0/q4_0 blocks of the same type losslessly). Reconverts when the .slm is missing or
+ * older than the slm binary or the GGUF. */
+export function slmModel(q) {
+  const gguf = join(BENCH, `SmolLM2-135M-Instruct.${q}.gguf`);
+  const slm = join(BENCH, `SmolLM2-135M-Instruct.${q.toLowerCase()}.slm`);
+  if (!existsSync(gguf)) throw new Error(`missing ${gguf}: run bench/make_gguf.py first`);
+  const stale = !existsSync(slm) || statSync(slm).mtimeMs < Math.max(statSync(SLM).mtimeMs, statSync(gguf).mtimeMs);
+  if (stale) {
+    const out = execFileSync(SLM, ['--json', 'convert', gguf, '-o', slm, '--quant', q.toLowerCase()],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const r = JSON.parse(out);
+    console.error(`converted ${gguf} -> ${r.out} (${r.bytes} bytes, quant ${r.quant})`);
+  }
+  return { gguf, slm };
+}
+
+/** The repo state the figures belong to: HEAD, whether the tree has local changes, and
+ * when the artifacts measured were built (the slm binary, dist/). */
+export function provenance(repo) {
+  const git = (...a) => { try { return execFileSync('git', ['-C', repo, ...a], { encoding: 'utf8' }).trim(); } catch { return null; } };
+  const mtime = (p) => { try { return new Date(statSync(p).mtimeMs).toISOString(); } catch { return null; } };
+  return {
+    head: git('rev-parse', '--short', 'HEAD'),
+    dirty: (git('status', '--porcelain', '--untracked-files=no') || '') !== '',
+    slm_built: mtime(SLM),
+    dist_built: mtime(join(repo, 'dist', 'index.html')),
+  };
+}
