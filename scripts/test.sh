@@ -22,7 +22,7 @@ CARGO_TARGET_DIR="$TINYRUSTLM_CACHE/target-wasm" scripts/wasm-kernel-test.sh
 echo "== tests"
 log="$(mktemp)"
 set +e
-cargo test --release --locked -p slm-runtime -p slm-cli -- --test-threads=1 2>&1 | tee "$log"
+cargo test --release --locked --no-fail-fast -p slm-runtime -p slm-cli -- --test-threads=1 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 echo "== browser tests"
 scripts/e2e.sh 2>&1 | tee -a "$log"

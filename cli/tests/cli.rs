@@ -37,10 +37,12 @@ fn smol_gguf() -> PathBuf {
     p
 }
 
-/// SmolLM2 converted once for this test binary (q8_0 keeps it quick).
+/// SmolLM2 converted once for this test binary, in f32: the CLI's outputs are then the
+/// transformers goldens themselves (a quantized model may flip near-ties: SmolLM2's
+/// "The"/"L" for the France prompt is 0.08 apart in f32).
 fn smol_slm() -> PathBuf {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    let out = tmp("smol-q8_0.slm");
+    let out = tmp("smol-f32.slm");
     ONCE.call_once(|| {
         let o = slm(&[
             "convert",
@@ -48,7 +50,7 @@ fn smol_slm() -> PathBuf {
             "-o",
             out.to_str().unwrap(),
             "--quant",
-            "q8_0",
+            "f32",
         ]);
         assert!(o.status.success(), "convert failed: {}", stderr(&o));
     });
@@ -195,7 +197,7 @@ fn logits_file_is_vocab_sized_f32() {
     assert_eq!(
         top as u64,
         case["logits"]["top_ids"][0].as_u64().unwrap(),
-        "q8_0 keeps top-1 here"
+        "top-1 is the golden's"
     );
 }
 
