@@ -29,8 +29,8 @@ set +e
 (cd e2e && ../node_modules/.bin/playwright test -c playwright.config.mjs) 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
-passed=$(grep -Eo '^ +[0-9]+ passed' "$log" | awk '{s+=$1} END {print s+0}')
-failed=$(grep -Eo '^ +[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+passed=$(grep -Eo '^ +[0-9]+ passed' "$log" | awk '{s+=$1} END {print s+0}' || true)
+failed=$(grep -Eo '^ +[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}' || true)
 rm -f "$log"
 echo "$passed passed, $failed failed"
 exit "$status"

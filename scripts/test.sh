@@ -30,8 +30,8 @@ e2e_status=${PIPESTATUS[0]}
 [ "$status" = 0 ] && status=$e2e_status
 set -e
 # cargo's "test result: ok. N passed; M failed" lines and e2e.sh's summary line.
-passed=$(grep -Eo '(test result: .*|^)[0-9]+ passed[;,]' "$log" | grep -Eo '[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
-failed=$(grep -Eo '(test result: .*|^)[0-9]+ passed[;,] [0-9]+ failed' "$log" | grep -Eo '[0-9]+ failed' | awk '{s+=$1} END {print s+0}')
+passed=$(grep -Eo '(test result: .*|^)[0-9]+ passed[;,]' "$log" | grep -Eo '[0-9]+ passed' | awk '{s+=$1} END {print s+0}' || true)
+failed=$(grep -Eo '(test result: .*|^)[0-9]+ passed[;,] [0-9]+ failed' "$log" | grep -Eo '[0-9]+ failed' | awk '{s+=$1} END {print s+0}' || true)
 rm -f "$log"
 echo "$passed passed, $failed failed"
 exit "$status"
