@@ -1,5 +1,5 @@
 //! Row-dot kernels for `Weight::matvec`/`matmul`: a scalar reference plus SIMD paths
-//! (x86 AVX2/FMA and AVX-512BW chosen at run time; wasm simd128 chosen at compile time).
+//! (x86 AVX2/FMA, AVX-VNNI and AVX-512BW chosen at run time; wasm simd128 at compile time).
 //!
 //! Quantized weights (q8_0, q4_0, q4_1) are dotted with an activation that was itself
 //! quantized to 8 bits in blocks of 32 (`Q8Act`), as llama.cpp does: the inner products
@@ -14,7 +14,7 @@
 //! SmolLM2's logits by up to 1.3 between AVX2 and scalar. With one order, the browser
 //! (simd128) and the CLI (AVX2) compute identical logits.
 //!
-//! `SLM_KERNEL=scalar|avx2|avx512|simd128` forces a path (for benchmarks and bisecting);
+//! `SLM_KERNEL=scalar|avx2|avxvnni|avx512|simd128` forces a path (for benchmarks and bisecting);
 //! an unknown or unsupported value falls back to the best available one.
 
 pub mod scalar;
