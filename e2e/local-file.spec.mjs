@@ -1,11 +1,15 @@
 import { test, expect } from '@playwright/test';
-import { open, dropFile, greedy, say, shot, assistantMessages, cachedEntry } from './helpers.mjs';
+import { open, dropFile, greedy, say, shot, assistantMessages } from './helpers.mjs';
 
-test('drag and drop a local .slm, then chat', async ({ page }) => {
+test('drag and drop a local .slm, kept in the browser, then chat', async ({ page }) => {
   const errors = await open(page);
+  await page.getByLabel('Keep in browser').check();
   await dropFile(page, 'smollm2-135m-instruct-q8_0', 'smollm2-dropped.slm');
   await expect(page.locator('.card')).toBeVisible({ timeout: 300_000 });
   await expect(page.locator('.card')).toContainText('137 verified');
+  const kept = page.locator('.cached-model');
+  await expect(kept).toHaveCount(1);
+  await expect(kept.locator('.cached-state')).toHaveText('verified');
   await greedy(page);
   await say(page, 'Say hello.');
   await expect(assistantMessages(page).last()).not.toBeEmpty();
@@ -23,5 +27,5 @@ test('a corrupted file is rejected with the bad chunk named, and nothing is kept
   await expect(alert).toContainText('checksum');
   await shot(page, '06-corrupted-file');
   await expect(page.locator('.card')).toHaveCount(0);
-  await expect(cachedEntry(page, 'local-corrupt')).toHaveCount(0);
+  await expect(page.locator('.cached-model')).toHaveCount(0);
 });

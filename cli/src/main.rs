@@ -193,6 +193,7 @@ impl GenArgs {
                 Some(LoopConfig::default())
             },
             trace: self.trace.is_some(),
+            candidates: false,
             abort: None,
         })
     }

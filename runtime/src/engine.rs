@@ -100,6 +100,9 @@ pub struct GenerateOptions {
     pub loop_detection: Option<LoopConfig>,
     /// Keep a per-step record (`Generation::steps`).
     pub trace: bool,
+    /// List the top candidates of greedy steps too (for a token console; costs a pass
+    /// over the vocabulary per step).
+    pub candidates: bool,
     /// Set from another thread (or a worker message handler) to stop after the
     /// current step with `StopReason::Aborted`.
     pub abort: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
@@ -115,6 +118,7 @@ impl GenerateOptions {
             stop_token_ids: vec![],
             loop_detection: None,
             trace: false,
+            candidates: false,
             abort: None,
         }
     }
@@ -279,6 +283,7 @@ impl Engine {
         check_fits(ids.len(), 1, cache.capacity.min(self.context_len()))?;
         let mut sampler = Sampler::new(opts.sampler.clone())?;
         sampler.record = opts.trace;
+        sampler.greedy_candidates = opts.trace || opts.candidates;
         let t0 = now_ms();
         self.model.prefill(&ids[reused..], cache, s)?;
         Ok(Decoding {
@@ -323,15 +328,6 @@ pub struct Decoding<'e> {
 }
 
 impl Decoding<'_> {
-    /// Ids generated so far.
-    pub fn ids(&self) -> &[u32] {
-        &self.out
-    }
-
-    pub fn is_done(&self) -> bool {
-        self.stop.is_some()
-    }
-
     /// One decode step. `on_text` gets the newly showable text with the step's record
     /// (possibly empty text: a partial character or a possible stop-string prefix).
     /// Returns true once generation has stopped; further calls do nothing.

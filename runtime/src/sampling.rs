@@ -215,19 +215,37 @@ pub struct StepTrace {
 /// Candidates recorded for a greedy step.
 const GREEDY_TOP: usize = 8;
 
-/// The `n` most probable ids under softmax(x), with their probabilities.
+/// The `GREEDY_TOP` most probable ids under softmax(x), with their probabilities: one
+/// pass keeping a small sorted list (no vocabulary-sized buffer), one pass for the sum.
 fn softmax_top(x: &[f32], n: usize) -> Vec<(u32, f32)> {
-    let top = top_n(x, n);
-    let Some(&(_, max)) = top.first() else {
+    let mut best: [(u32, f32); GREEDY_TOP] = [(0, f32::NEG_INFINITY); GREEDY_TOP];
+    let n = n.min(GREEDY_TOP);
+    let mut len = 0;
+    for (i, &v) in x.iter().enumerate() {
+        // Strictly greater: the lower id wins ties, as in `top_n`.
+        if !v.is_finite() || (len == n && v <= best[n - 1].1) {
+            continue;
+        }
+        let mut at = len.min(n - 1);
+        while at > 0 && best[at - 1].1 < v {
+            best[at] = best[at - 1];
+            at -= 1;
+        }
+        best[at] = (i as u32, v);
+        len = (len + 1).min(n);
+    }
+    if len == 0 {
         return vec![];
-    };
+    }
+    let max = best[0].1;
     let z: f64 = x
         .iter()
         .filter(|v| v.is_finite())
         .map(|&v| ((v - max) as f64).exp())
         .sum();
-    top.into_iter()
-        .map(|(i, v)| (i, (((v - max) as f64).exp() / z) as f32))
+    best[..len]
+        .iter()
+        .map(|&(i, v)| (i, (((v - max) as f64).exp() / z) as f32))
         .collect()
 }
 
@@ -253,6 +271,9 @@ pub struct Sampler {
     pub cfg: SamplerConfig,
     /// Record the top logits before and after penalties in every `StepTrace`.
     pub record: bool,
+    /// For greedy steps, also list the most probable candidates (`StepTrace::top`), as
+    /// a token console shows them: one pass over the vocabulary per step, so opt-in.
+    pub greedy_candidates: bool,
     rng: Rng,
     /// Working copy of the logits and the sort order, reused every step.
     work: Vec<f32>,
@@ -271,6 +292,7 @@ impl Sampler {
         Ok(Sampler {
             cfg,
             record: false,
+            greedy_candidates: false,
             rng,
             work: Vec::new(),
             order: Vec::new(),
@@ -437,7 +459,9 @@ impl Sampler {
                     trace.prob = 1.0;
                     // No filter ran, so show the (penalized) distribution at temperature 1:
                     // what a console reader wants to see next to a greedy pick.
-                    trace.top = softmax_top(&work, GREEDY_TOP);
+                    if self.greedy_candidates {
+                        trace.top = softmax_top(&work, GREEDY_TOP);
+                    }
                 }
                 None => fallback(logits, "no finite logit after penalties", &mut trace),
             }
@@ -522,6 +546,8 @@ mod tests {
     fn greedy_records_the_temperature_one_distribution() {
         // softmax([1, 2, 3]) = [0.0900, 0.2447, 0.6652]
         let mut s = Sampler::new(SamplerConfig::preset("json").unwrap()).unwrap();
+        assert!(s.sample(&[1.0, 2.0, 3.0], &[]).top.is_empty(), "opt-in");
+        s.greedy_candidates = true;
         let t = s.sample(&[1.0, 2.0, 3.0], &[]);
         assert_eq!((t.token, t.prob), (2, 1.0));
         let ids: Vec<u32> = t.top.iter().map(|c| c.0).collect();

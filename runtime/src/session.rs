@@ -227,9 +227,6 @@ impl PendingTurn<'_> {
     pub fn prompt_ids(&self) -> &[u32] {
         &self.ids
     }
-    pub fn divergence(&self) -> Option<&Divergence> {
-        self.divergence.as_ref()
-    }
 }
 
 fn common_prefix(a: &[u32], b: &[u32]) -> usize {

@@ -28,6 +28,7 @@ fn send_message(state: State, text: RwSignal<String>) {
         return;
     }
     text.set(String::new());
+    state.replaced_reply.set(None);
     state.transcript.update(|t| {
         t.push(ChatMessage {
             role: "user".into(),
@@ -45,11 +46,13 @@ fn regenerate(state: State) {
     if state.generating.get_untracked() {
         return;
     }
+    let mut replaced = None;
     state.transcript.update(|t| {
         if t.last().is_some_and(|m| m.role == "assistant") {
-            t.pop();
+            replaced = t.pop();
         }
     });
+    state.replaced_reply.set(replaced);
     begin_turn(state);
     send(&Command::Regenerate {
         settings: current(state),

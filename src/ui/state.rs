@@ -105,6 +105,8 @@ pub struct State {
     pub stop_strings: RwSignal<String>,
     pub loop_detection: RwSignal<bool>,
     pub keep_file: RwSignal<bool>,
+    /// The reply a Regenerate replaced, put back if the worker refuses the turn.
+    pub replaced_reply: RwSignal<Option<ChatMessage>>,
 }
 
 impl State {
@@ -133,6 +135,7 @@ impl State {
             stop_strings: RwSignal::new(String::new()),
             loop_detection: RwSignal::new(true),
             keep_file: RwSignal::new(false),
+            replaced_reply: RwSignal::new(None),
         }
     }
 
@@ -248,18 +251,32 @@ impl State {
             Event::ProbeResult { .. } | Event::BenchResult { .. } => super::client::resolve_probe(&ev),
             Event::Error { during, kind, message, chunk } => {
                 if during == "chat" {
-                    // The worker dropped the turn: drop its placeholder and user message.
+                    // The worker refused the turn and restored its transcript: mirror it
+                    // (drop the placeholder; then drop the user message of a Send, or put
+                    // back the reply a Regenerate replaced).
                     if self.generating.get_untracked() {
+                        let replaced = self.replaced_reply.get_untracked();
                         self.transcript.update(|t| {
                             if t.last().is_some_and(|m| m.role == "assistant" && m.content.is_empty()) {
                                 t.pop();
                             }
-                            if t.last().is_some_and(|m| m.role == "user") {
-                                t.pop();
+                            match replaced {
+                                Some(m) => t.push(m),
+                                None => {
+                                    if t.last().is_some_and(|m| m.role == "user") {
+                                        t.pop();
+                                    }
+                                }
                             }
                         });
                     }
                     self.generating.set(false);
+                }
+                if during == "load" {
+                    // The worker frees the old model before loading: none is loaded now.
+                    self.card.set(None);
+                    self.transcript.set(vec![]);
+                    self.kv.set((0, 0));
                 }
                 if during == "probe" {
                     super::client::reject_probe(&message);

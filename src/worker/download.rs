@@ -14,7 +14,7 @@ use super::idb::{describe, estimate, Store};
 use super::source::{chunk_count, head_len, parse_head, verify_chunk, Failure, Head, HEADER_BYTES};
 use crate::protocol::{CachedModel, CatalogEntry, Event};
 
-/// Consecutive failed attempts (with no chunk stored in between) before giving up.
+/// Failed attempts in a row (an attempt that stored a chunk resets the count).
 const MAX_RETRIES: u32 = 6;
 
 fn scope() -> web_sys::WorkerGlobalScope {
@@ -151,9 +151,13 @@ pub async fn download(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> 
     };
     progress(&meta, (meta.chunks_done > 0).then(|| format!("resuming at chunk {}", meta.chunks_done)));
     while meta.chunks_done < total {
+        let before = meta.chunks_done;
         match stream_chunks(store, e, &head, &mut meta, &progress).await {
             Ok(()) => {}
-            Err(f) if f.kind == "network" && failures < MAX_RETRIES => {
+            Err(f) if f.kind == "network" && (failures < MAX_RETRIES || meta.chunks_done > before) => {
+                if meta.chunks_done > before {
+                    failures = 0;
+                }
                 failures += 1;
                 progress(
                     &meta,

@@ -21,13 +21,11 @@ pub struct Loaded {
     pub card: ModelCard,
 }
 
-fn id_for_file(name: &str) -> String {
-    let stem: String = name
-        .trim_end_matches(".slm")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c.to_ascii_lowercase() } else { '-' })
-        .collect();
-    format!("local-{stem}")
+/// A kept file's id comes from its content (the manifest's data SHA-256), not its
+/// name: two different files never share a record, and the same model dropped twice
+/// is stored once.
+fn id_for_file(head: &Head) -> String {
+    format!("local-{}", &head.manifest.data.sha256[..16])
 }
 
 pub async fn load(store: &Store, origin: Origin, post: &dyn Fn(Event), now: fn() -> f64) -> Result<Loaded, Failure> {
@@ -55,11 +53,16 @@ pub async fn load(store: &Store, origin: Origin, post: &dyn Fn(Event), now: fn()
             let first = blob_range(file, 0, HEADER_BYTES.min(len)).await?;
             let n = head_len(&first, len)?;
             let head = parse_head(blob_range(file, 0, n).await?, len)?;
-            (id_for_file(&file.name()), file.name(), head, len, None)
+            (id_for_file(&head), file.name(), head, len, None)
         }
     };
+    // Already kept and verified: load from the file without touching the stored copy.
+    let already = match &origin {
+        Origin::File { keep: true, .. } => store.meta(&id).await?.is_some_and(|m| m.complete),
+        _ => false,
+    };
     let keep = match &origin {
-        Origin::File { keep: true, .. } => {
+        Origin::File { keep: true, .. } if !already => {
             let meta = CachedModel {
                 id: id.clone(),
                 name: name.clone(),
@@ -79,7 +82,7 @@ pub async fn load(store: &Store, origin: Origin, post: &dyn Fn(Event), now: fn()
     let (file_sha, keep, mut asm) = match read_chunks(store, &origin, &id, &head, keep, post).await {
         Ok(r) => r,
         Err(f) => {
-            if matches!(origin, Origin::File { keep: true, .. }) {
+            if matches!(origin, Origin::File { keep: true, .. }) && !already {
                 // A file that failed verification is not kept, not even in part.
                 let _ = store.delete(&id).await;
             }

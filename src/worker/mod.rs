@@ -71,10 +71,19 @@ fn now_unix() -> i64 {
     (js_sys::Date::now() / 1000.0) as i64
 }
 
-/// Let the event loop run (and deliver a Stop) between tokens.
+thread_local! {
+    static YIELD: web_sys::MessageChannel =
+        web_sys::MessageChannel::new().expect("MessageChannel exists in workers");
+}
+
+/// Let the event loop run (and deliver a Stop) between tokens. A message to ourselves
+/// rather than `setTimeout(0)`, which browsers clamp to 4 ms when nested.
 async fn yield_now() {
     let p = js_sys::Promise::new(&mut |resolve, _| {
-        let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        YIELD.with(|c| {
+            c.port1().set_onmessage(Some(&resolve));
+            let _ = c.port2().post_message(&JsValue::NULL);
+        });
     });
     let _ = JsFuture::from(p).await;
 }
@@ -148,7 +157,14 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
             }
             (cmd, file) if is_chat(&cmd) => match &loaded {
                 Some(l) => next = chat(l, (cmd, file), &mut rx, store.as_ref(), &abort).await,
-                None => post_failure("chat", Failure::from("no model is loaded".to_string())),
+                None => {
+                    // The page's probe/bench promises wait for a "probe" answer.
+                    let during = match cmd {
+                        Command::Probe { .. } | Command::Bench { .. } => "probe",
+                        _ => "chat",
+                    };
+                    post_failure(during, Failure::from("no model is loaded".to_string()))
+                }
             },
             (cmd, _) => storage(store.as_ref(), cmd).await,
         }
@@ -316,6 +332,7 @@ async fn turn(engine: &Engine, session: &mut Session<'_>, st: &ChatSettings, abo
         stop_token_ids: vec![],
         loop_detection: st.loop_detection.then(LoopConfig::default),
         trace: false,
+        candidates: true,
         abort: Some(abort.clone()),
     };
     let now = now_unix();
