@@ -38,25 +38,45 @@ pub enum Command {
     /// Cached models and storage use.
     List,
     /// Download (or resume) a catalog entry into IndexedDB, verifying every chunk.
-    Download { entry: CatalogEntry },
+    Download {
+        entry: CatalogEntry,
+    },
     /// Load a fully verified cached model.
-    Load { id: String },
+    Load {
+        id: String,
+    },
     /// Load the `File` sent alongside; `keep` also stores it in IndexedDB.
-    LoadFile { name: String, keep: bool },
-    Delete { id: String },
-    Send { text: String, settings: ChatSettings },
+    LoadFile {
+        name: String,
+        keep: bool,
+    },
+    Delete {
+        id: String,
+    },
+    Send {
+        text: String,
+        settings: ChatSettings,
+    },
     /// Drop the last reply and generate it again.
-    Regenerate { settings: ChatSettings },
+    Regenerate {
+        settings: ChatSettings,
+    },
     /// Handled as soon as it arrives, even mid-generation.
     Stop,
     ResetContext,
     ClearTranscript,
     /// Rendered prompt, ids, first-step logits and a greedy continuation of `messages`
     /// in a fresh context: what the e2e suite compares with the native CLI.
-    Probe { messages: Value, max_tokens: usize },
+    Probe {
+        messages: Value,
+        max_tokens: usize,
+    },
     /// Prefill `prompt_tokens` and decode `gen_tokens` (EOS suppressed) in a fresh
     /// context, single thread: the browser benchmark.
-    Bench { prompt_tokens: usize, gen_tokens: usize },
+    Bench {
+        prompt_tokens: usize,
+        gen_tokens: usize,
+    },
 }
 
 /// A candidate in the token console: id, piece, probability.
@@ -80,8 +100,13 @@ pub enum Event {
         total: u64,
         note: Option<String>,
     },
-    Downloaded { id: String, sha256: String },
-    Loaded { card: ModelCard },
+    Downloaded {
+        id: String,
+        sha256: String,
+    },
+    Loaded {
+        card: ModelCard,
+    },
     /// A turn began: the exact prompt.
     Prompt {
         rendered: String,

@@ -387,7 +387,12 @@ impl Decoding<'_> {
         }
         let piece = self.stream.advance(&self.text);
         on_text(&piece, &step);
-        if let Some(l) = self.opts.loop_detection.as_ref().and_then(|c| c.check(&self.out)) {
+        if let Some(l) = self
+            .opts
+            .loop_detection
+            .as_ref()
+            .and_then(|c| c.check(&self.out))
+        {
             let pattern_text = text_side
                 .tokenizer
                 .decode(&l.pattern, false)

@@ -157,7 +157,11 @@ impl<'e> Session<'e> {
     }
 
     /// `reply`, step by step: render the transcript, reuse the common prefix, prefill.
-    pub fn begin_reply(&mut self, opts: &GenerateOptions, now_unix: i64) -> Result<PendingTurn<'e>> {
+    pub fn begin_reply(
+        &mut self,
+        opts: &GenerateOptions,
+        now_unix: i64,
+    ) -> Result<PendingTurn<'e>> {
         let ids = self.transcript_ids(true, now_unix)?;
         // Budget: refuse before any compute when not even one output token fits.
         check_fits(ids.len(), 1, self.cache.capacity).map_err(|e| match e {

@@ -220,7 +220,10 @@ fn reset_context_and_clear_transcript_do_different_things() {
     chat.clear_transcript();
     assert_eq!(chat.kv_len(), kv);
     assert!(chat.messages.is_empty());
-    let flagged = chat.divergence(NOW).unwrap().expect("flag right after the clear");
+    let flagged = chat
+        .divergence(NOW)
+        .unwrap()
+        .expect("flag right after the clear");
     assert_eq!((flagged.context_tokens, flagged.transcript_tokens), (kv, 0));
     let t = chat.send("Hi", &opts, NOW, &mut |_, _| {}).unwrap();
     let d = t

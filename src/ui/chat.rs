@@ -24,7 +24,10 @@ fn begin_turn(state: State) {
 
 fn send_message(state: State, text: RwSignal<String>) {
     let msg = text.get_untracked();
-    if msg.trim().is_empty() || state.generating.get_untracked() || state.card.get_untracked().is_none() {
+    if msg.trim().is_empty()
+        || state.generating.get_untracked()
+        || state.card.get_untracked().is_none()
+    {
         return;
     }
     text.set(String::new());

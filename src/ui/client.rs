@@ -5,8 +5,8 @@
 
 use std::cell::RefCell;
 
-use leptos::prelude::*;
 use js_sys::{Function, Object, Promise, Reflect};
+use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -37,29 +37,34 @@ pub fn start(state: State) {
             return;
         }
     };
-    let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
-        let Some(s) = e.data().as_string() else { return };
-        match serde_json::from_str::<Event>(&s) {
-            Ok(Event::Ready) => {
-                let queued = CLIENT.with_borrow_mut(|c| {
-                    c.as_mut().map(|c| {
-                        c.ready = true;
-                        std::mem::take(&mut c.queue)
-                    })
-                });
-                CLIENT.with_borrow(|c| {
-                    if let Some(c) = c {
-                        for m in queued.unwrap_or_default() {
-                            let _ = c.worker.post_message(&m);
+    let on_message =
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            let Some(s) = e.data().as_string() else {
+                return;
+            };
+            match serde_json::from_str::<Event>(&s) {
+                Ok(Event::Ready) => {
+                    let queued = CLIENT.with_borrow_mut(|c| {
+                        c.as_mut().map(|c| {
+                            c.ready = true;
+                            std::mem::take(&mut c.queue)
+                        })
+                    });
+                    CLIENT.with_borrow(|c| {
+                        if let Some(c) = c {
+                            for m in queued.unwrap_or_default() {
+                                let _ = c.worker.post_message(&m);
+                            }
                         }
-                    }
-                });
-                state.apply(Event::Ready);
+                    });
+                    state.apply(Event::Ready);
+                }
+                Ok(ev) => state.apply(ev),
+                Err(err) => {
+                    web_sys::console::error_1(&format!("unreadable worker event: {err}").into())
+                }
             }
-            Ok(ev) => state.apply(ev),
-            Err(err) => web_sys::console::error_1(&format!("unreadable worker event: {err}").into()),
-        }
-    });
+        });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     let on_error = Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
@@ -109,37 +114,39 @@ pub fn send(cmd: &Command) {
 /// `window.tinyrustlm.probe(messages, maxTokens)` → Promise of
 /// `{rendered, ids, logits, greedy}` from the worker's runtime (one request at a time).
 fn install_probe_hook() {
-    let probe = Closure::<dyn Fn(JsValue, u32) -> Promise>::new(|messages: JsValue, max_tokens: u32| {
-        Promise::new(&mut |resolve, reject| {
-            let messages: serde_json::Value = match js_sys::JSON::stringify(&messages)
-                .ok()
-                .and_then(|s| s.as_string())
-                .and_then(|s| serde_json::from_str(&s).ok())
-            {
-                Some(m) => m,
-                None => {
-                    let _ = reject.call1(&JsValue::NULL, &"messages must be JSON".into());
-                    return;
-                }
-            };
-            PROBE.with_borrow_mut(|p| *p = Some((resolve, reject)));
-            send(&Command::Probe {
-                messages,
-                max_tokens: max_tokens as usize,
-            });
-        })
-    });
+    let probe =
+        Closure::<dyn Fn(JsValue, u32) -> Promise>::new(|messages: JsValue, max_tokens: u32| {
+            Promise::new(&mut |resolve, reject| {
+                let messages: serde_json::Value = match js_sys::JSON::stringify(&messages)
+                    .ok()
+                    .and_then(|s| s.as_string())
+                    .and_then(|s| serde_json::from_str(&s).ok())
+                {
+                    Some(m) => m,
+                    None => {
+                        let _ = reject.call1(&JsValue::NULL, &"messages must be JSON".into());
+                        return;
+                    }
+                };
+                PROBE.with_borrow_mut(|p| *p = Some((resolve, reject)));
+                send(&Command::Probe {
+                    messages,
+                    max_tokens: max_tokens as usize,
+                });
+            })
+        });
     // `window.tinyrustlm.bench(promptTokens, genTokens)` → Promise of
     // `{prompt_tokens, gen_tokens, prefill_tok_s, decode_tok_s, simd128}`.
-    let bench = Closure::<dyn Fn(u32, u32) -> Promise>::new(|prompt_tokens: u32, gen_tokens: u32| {
-        Promise::new(&mut |resolve, reject| {
-            PROBE.with_borrow_mut(|p| *p = Some((resolve, reject)));
-            send(&Command::Bench {
-                prompt_tokens: prompt_tokens as usize,
-                gen_tokens: gen_tokens as usize,
-            });
-        })
-    });
+    let bench =
+        Closure::<dyn Fn(u32, u32) -> Promise>::new(|prompt_tokens: u32, gen_tokens: u32| {
+            Promise::new(&mut |resolve, reject| {
+                PROBE.with_borrow_mut(|p| *p = Some((resolve, reject)));
+                send(&Command::Bench {
+                    prompt_tokens: prompt_tokens as usize,
+                    gen_tokens: gen_tokens as usize,
+                });
+            })
+        });
     let hook = Object::new();
     let _ = Reflect::set(&hook, &"probe".into(), probe.as_ref());
     let _ = Reflect::set(&hook, &"bench".into(), bench.as_ref());

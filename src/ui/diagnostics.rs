@@ -58,7 +58,11 @@ fn KvBar() -> impl IntoView {
     let state = expect_context::<State>();
     move || {
         let (len, cap) = state.kv.get();
-        let pct = if cap > 0 { len as f64 * 100.0 / cap as f64 } else { 0.0 };
+        let pct = if cap > 0 {
+            len as f64 * 100.0 / cap as f64
+        } else {
+            0.0
+        };
         view! {
             <div class="kv">
                 <h3>"KV cache"</h3>

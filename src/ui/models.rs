@@ -52,13 +52,17 @@ pub fn fetch_catalog(state: State) {
 fn start_download(state: State, entry: CatalogEntry) {
     super::request_persistence();
     state.error.set(None);
-    state.working.set(Some(format!("downloading {}", entry.name)));
+    state
+        .working
+        .set(Some(format!("downloading {}", entry.name)));
     send(&Command::Download { entry });
 }
 
 fn load_file(state: State, file: web_sys::File) {
     state.error.set(None);
-    state.working.set(Some(format!("verifying and loading {}", file.name())));
+    state
+        .working
+        .set(Some(format!("verifying and loading {}", file.name())));
     send_with(
         &Command::LoadFile {
             name: file.name(),
@@ -249,7 +253,10 @@ fn LocalFile() -> impl IntoView {
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
         hover.set(false);
-        let file = ev.data_transfer().and_then(|d| d.files()).and_then(|f| f.get(0));
+        let file = ev
+            .data_transfer()
+            .and_then(|d| d.files())
+            .and_then(|f| f.get(0));
         match file {
             Some(f) => load_file(state, f),
             None => state.error.set(Some(super::state::ErrorView {

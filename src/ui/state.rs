@@ -143,11 +143,21 @@ impl State {
     pub fn apply(self, ev: Event) {
         match ev {
             Event::Ready => self.worker_ready.set(true),
-            Event::Cached { models, usage, quota } => {
+            Event::Cached {
+                models,
+                usage,
+                quota,
+            } => {
                 self.cached.set(models);
                 self.storage.set((usage, quota));
             }
-            Event::Progress { id, stage, done, total, note } => {
+            Event::Progress {
+                id,
+                stage,
+                done,
+                total,
+                note,
+            } => {
                 let now = super::now_ms();
                 self.progress.update(|p| {
                     let started = match p {
@@ -155,13 +165,27 @@ impl State {
                         _ => (now, done),
                     };
                     let secs = (now - started.0) / 1e3;
-                    let speed = if secs > 0.2 { (done.saturating_sub(started.1)) as f64 / secs } else { 0.0 };
-                    *p = Some(ProgressView { id, stage, done, total, note, speed, started });
+                    let speed = if secs > 0.2 {
+                        (done.saturating_sub(started.1)) as f64 / secs
+                    } else {
+                        0.0
+                    };
+                    *p = Some(ProgressView {
+                        id,
+                        stage,
+                        done,
+                        total,
+                        note,
+                        speed,
+                        started,
+                    });
                 });
             }
             Event::Downloaded { id, .. } => {
                 self.working.set(None);
-                self.notice.set(Some(format!("{id} downloaded and verified; it is cached in this browser.")));
+                self.notice.set(Some(format!(
+                    "{id} downloaded and verified; it is cached in this browser."
+                )));
                 self.progress.update(|p| {
                     if let Some(p) = p {
                         p.done = p.total;
@@ -179,19 +203,46 @@ impl State {
                 self.prompt.set(None);
                 self.stats.set(None);
                 self.divergence.set(None);
-                self.notice.set(Some(format!("{} loaded in {:.1} s.", card.name, card.load_ms / 1e3)));
+                self.notice.set(Some(format!(
+                    "{} loaded in {:.1} s.",
+                    card.name,
+                    card.load_ms / 1e3
+                )));
                 if self.preset.get_untracked() == "model" {
                     self.sampler.set(SamplerConfig::from_generation_config(
-                        card.generation_config.as_object().unwrap_or(&Default::default()),
+                        card.generation_config
+                            .as_object()
+                            .unwrap_or(&Default::default()),
                     ));
                 }
                 self.card.set(Some(card));
             }
-            Event::Prompt { rendered, sha256, ids, pieces, reused, capacity } => {
+            Event::Prompt {
+                rendered,
+                sha256,
+                ids,
+                pieces,
+                reused,
+                capacity,
+            } => {
                 self.kv.set((reused, capacity));
-                self.prompt.set(Some(PromptView { rendered, sha256, ids, pieces, reused }));
+                self.prompt.set(Some(PromptView {
+                    rendered,
+                    sha256,
+                    ids,
+                    pieces,
+                    reused,
+                }));
             }
-            Event::Token { id, piece, text, prob, draw, top, kv_len } => {
+            Event::Token {
+                id,
+                piece,
+                text,
+                prob,
+                draw,
+                top,
+                kv_len,
+            } => {
                 if !text.is_empty() {
                     self.transcript.update(|t| {
                         if let Some(m) = t.last_mut() {
@@ -202,7 +253,14 @@ impl State {
                 if id != u32::MAX {
                     self.tokens.update(|rows| {
                         let index = rows.len();
-                        rows.push(TokenRow { index, id, piece, prob, draw, top });
+                        rows.push(TokenRow {
+                            index,
+                            id,
+                            piece,
+                            prob,
+                            draw,
+                            top,
+                        });
                     });
                     self.kv.update(|kv| kv.0 = kv_len);
                 }
@@ -244,12 +302,24 @@ impl State {
                     memory_bytes,
                 }));
             }
-            Event::Context { kv_len, capacity, messages: _, divergence } => {
+            Event::Context {
+                kv_len,
+                capacity,
+                messages: _,
+                divergence,
+            } => {
                 self.kv.set((kv_len, capacity));
                 self.divergence.set(divergence);
             }
-            Event::ProbeResult { .. } | Event::BenchResult { .. } => super::client::resolve_probe(&ev),
-            Event::Error { during, kind, message, chunk } => {
+            Event::ProbeResult { .. } | Event::BenchResult { .. } => {
+                super::client::resolve_probe(&ev)
+            }
+            Event::Error {
+                during,
+                kind,
+                message,
+                chunk,
+            } => {
                 if during == "chat" {
                     // The worker refused the turn and restored its transcript: mirror it
                     // (drop the placeholder; then drop the user message of a Send, or put
@@ -257,7 +327,9 @@ impl State {
                     if self.generating.get_untracked() {
                         let replaced = self.replaced_reply.get_untracked();
                         self.transcript.update(|t| {
-                            if t.last().is_some_and(|m| m.role == "assistant" && m.content.is_empty()) {
+                            if t.last()
+                                .is_some_and(|m| m.role == "assistant" && m.content.is_empty())
+                            {
                                 t.pop();
                             }
                             match replaced {
@@ -284,7 +356,12 @@ impl State {
                 if during == "download" || during == "load" {
                     self.working.set(None);
                 }
-                self.error.set(Some(ErrorView { during, kind, message, chunk }));
+                self.error.set(Some(ErrorView {
+                    during,
+                    kind,
+                    message,
+                    chunk,
+                }));
             }
         }
     }

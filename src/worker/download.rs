@@ -46,9 +46,12 @@ async fn fetch_range(url: &str, start: u64, end: u64) -> Result<web_sys::Respons
 }
 
 async fn read_all(resp: web_sys::Response) -> Result<Vec<u8>, Failure> {
-    let buf = JsFuture::from(resp.array_buffer().map_err(|e| Failure::from(describe(&e)))?)
-        .await
-        .map_err(|e| Failure::network(format!("reading the response: {}", describe(&e))))?;
+    let buf = JsFuture::from(
+        resp.array_buffer()
+            .map_err(|e| Failure::from(describe(&e)))?,
+    )
+    .await
+    .map_err(|e| Failure::network(format!("reading the response: {}", describe(&e))))?;
     Ok(Uint8Array::new(&buf).to_vec())
 }
 
@@ -60,7 +63,11 @@ async fn sleep_ms(ms: i32) {
 }
 
 /// The head from the store, or fetched and stored with a fresh progress record.
-async fn head(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<(Head, CachedModel), Failure> {
+async fn head(
+    store: &Store,
+    e: &CatalogEntry,
+    post: &dyn Fn(Event),
+) -> Result<(Head, CachedModel), Failure> {
     if let (Some(meta), Some(bytes)) = (store.meta(&e.id).await?, store.head(&e.id).await?) {
         return Ok((parse_head(bytes, meta.bytes)?, meta));
     }
@@ -87,12 +94,10 @@ async fn head(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<(
                 e.url
             )))
         }
-        (s, Some(t)) if s != t => {
-            return Err(Failure::from(format!(
-                "{} is {t} bytes but the catalog says {s}: refusing a file that is not the one listed",
-                e.url
-            )))
-        }
+        (s, Some(t)) if s != t => return Err(Failure::from(format!(
+            "{} is {t} bytes but the catalog says {s}: refusing a file that is not the one listed",
+            e.url
+        ))),
         (s, _) => s,
     };
     let e = &CatalogEntry { size, ..e.clone() };
@@ -130,7 +135,11 @@ async fn head(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<(
 }
 
 /// Download or resume `e`. Returns the verified whole-file SHA-256.
-pub async fn download(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> Result<String, Failure> {
+pub async fn download(
+    store: &Store,
+    e: &CatalogEntry,
+    post: &dyn Fn(Event),
+) -> Result<String, Failure> {
     let (head, mut meta) = head(store, e, post).await?;
     let e = &CatalogEntry {
         size: meta.bytes,
@@ -149,12 +158,17 @@ pub async fn download(store: &Store, e: &CatalogEntry, post: &dyn Fn(Event)) -> 
             note,
         });
     };
-    progress(&meta, (meta.chunks_done > 0).then(|| format!("resuming at chunk {}", meta.chunks_done)));
+    progress(
+        &meta,
+        (meta.chunks_done > 0).then(|| format!("resuming at chunk {}", meta.chunks_done)),
+    );
     while meta.chunks_done < total {
         let before = meta.chunks_done;
         match stream_chunks(store, e, &head, &mut meta, &progress).await {
             Ok(()) => {}
-            Err(f) if f.kind == "network" && (failures < MAX_RETRIES || meta.chunks_done > before) => {
+            Err(f)
+                if f.kind == "network" && (failures < MAX_RETRIES || meta.chunks_done > before) =>
+            {
                 if meta.chunks_done > before {
                     failures = 0;
                 }

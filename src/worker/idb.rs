@@ -42,7 +42,12 @@ fn request(req: &IdbRequest) -> JsFuture {
         });
         let r = req.clone();
         let fail = Closure::once_into_js(move || {
-            let e = r.error().ok().flatten().map(JsValue::from).unwrap_or(JsValue::NULL);
+            let e = r
+                .error()
+                .ok()
+                .flatten()
+                .map(JsValue::from)
+                .unwrap_or(JsValue::NULL);
             let _ = reject.call1(&JsValue::NULL, &e);
         });
         req.set_onsuccess(Some(ok.unchecked_ref()));
@@ -194,7 +199,12 @@ impl Store {
     }
 
     /// Store verified chunk `index` and the record counting it, atomically.
-    pub async fn put_chunk(&self, meta: &CachedModel, index: u64, bytes: &[u8]) -> Result<(), String> {
+    pub async fn put_chunk(
+        &self,
+        meta: &CachedModel,
+        index: u64,
+        bytes: &[u8],
+    ) -> Result<(), String> {
         let tx = self.tx(&[MODELS, CHUNKS], true)?;
         let json = JsValue::from_str(&serde_json::to_string(meta).unwrap());
         let r = tx
@@ -214,7 +224,12 @@ impl Store {
     }
 
     /// Copy chunk `index` into `out` (cleared first). False if it is not stored.
-    pub async fn chunk_into(&self, id: &str, index: u64, out: &mut Vec<u8>) -> Result<bool, String> {
+    pub async fn chunk_into(
+        &self,
+        id: &str,
+        index: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, String> {
         out.clear();
         match self.get(CHUNKS, &chunk_key(id, index)).await? {
             Some(v) => {

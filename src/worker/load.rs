@@ -7,7 +7,10 @@ use slm_runtime::engine::Engine;
 use slm_runtime::format::layout::hex;
 
 use super::idb::Store;
-use super::source::{blob_range, chunk_count, head_len, parse_head, verify_chunk, Assembler, Failure, Head, HEADER_BYTES};
+use super::source::{
+    blob_range, chunk_count, head_len, parse_head, verify_chunk, Assembler, Failure, Head,
+    HEADER_BYTES,
+};
 use crate::protocol::{CachedModel, Event, ModelCard};
 
 pub enum Origin {
@@ -28,25 +31,34 @@ fn id_for_file(head: &Head) -> String {
     format!("local-{}", &head.manifest.data.sha256[..16])
 }
 
-pub async fn load(store: &Store, origin: Origin, post: &dyn Fn(Event), now: fn() -> f64) -> Result<Loaded, Failure> {
+pub async fn load(
+    store: &Store,
+    origin: Origin,
+    post: &dyn Fn(Event),
+    now: fn() -> f64,
+) -> Result<Loaded, Failure> {
     let t0 = now();
     let (id, name, head, file_len, expect_sha) = match &origin {
         Origin::Stored(id) => {
-            let meta = store
-                .meta(id)
-                .await?
-                .ok_or_else(|| Failure::from(format!("model {id} is not in the browser's store")))?;
+            let meta = store.meta(id).await?.ok_or_else(|| {
+                Failure::from(format!("model {id} is not in the browser's store"))
+            })?;
             if !meta.complete {
                 return Err(Failure::from(format!(
                     "{} is not fully downloaded and verified ({} of {} chunks): resume the download first",
                     meta.name, meta.chunks_done, meta.chunks_total
                 )));
             }
-            let bytes = store
-                .head(id)
-                .await?
-                .ok_or_else(|| Failure::from(format!("the manifest of {id} is missing from the store")))?;
-            (id.clone(), meta.name.clone(), parse_head(bytes, meta.bytes)?, meta.bytes, Some(meta.sha256))
+            let bytes = store.head(id).await?.ok_or_else(|| {
+                Failure::from(format!("the manifest of {id} is missing from the store"))
+            })?;
+            (
+                id.clone(),
+                meta.name.clone(),
+                parse_head(bytes, meta.bytes)?,
+                meta.bytes,
+                Some(meta.sha256),
+            )
         }
         Origin::File { file, .. } => {
             let len = file.size() as u64;
@@ -79,7 +91,8 @@ pub async fn load(store: &Store, origin: Origin, post: &dyn Fn(Event), now: fn()
         }
         _ => None,
     };
-    let (file_sha, keep, mut asm) = match read_chunks(store, &origin, &id, &head, keep, post).await {
+    let (file_sha, keep, mut asm) = match read_chunks(store, &origin, &id, &head, keep, post).await
+    {
         Ok(r) => r,
         Err(f) => {
             if matches!(origin, Origin::File { keep: true, .. }) && !already {
@@ -140,7 +153,9 @@ async fn read_chunks(
         match origin {
             Origin::Stored(_) => {
                 if !store.chunk_into(id, i, &mut buf).await? {
-                    return Err(Failure::from(format!("chunk {i} is missing from the store")));
+                    return Err(Failure::from(format!(
+                        "chunk {i} is missing from the store"
+                    )));
                 }
             }
             Origin::File { file, .. } => buf = blob_range(file, start, end).await?,

@@ -95,28 +95,29 @@ pub fn start() {
     let (tx, rx) = unbounded::<Msg>();
     let abort = Arc::new(AtomicBool::new(false));
     let flag = abort.clone();
-    let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
-        let data = e.data();
-        let json = Reflect::get(&data, &"json".into())
-            .ok()
-            .and_then(|v| v.as_string())
-            .unwrap_or_default();
-        let file = Reflect::get(&data, &"file".into())
-            .ok()
-            .and_then(|v| v.dyn_into::<web_sys::File>().ok());
-        match serde_json::from_str::<Command>(&json) {
-            Ok(Command::Stop) => flag.store(true, Ordering::Relaxed),
-            Ok(c) => {
-                let _ = tx.unbounded_send((c, file));
+    let on_message =
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            let data = e.data();
+            let json = Reflect::get(&data, &"json".into())
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default();
+            let file = Reflect::get(&data, &"file".into())
+                .ok()
+                .and_then(|v| v.dyn_into::<web_sys::File>().ok());
+            match serde_json::from_str::<Command>(&json) {
+                Ok(Command::Stop) => flag.store(true, Ordering::Relaxed),
+                Ok(c) => {
+                    let _ = tx.unbounded_send((c, file));
+                }
+                Err(err) => post(Event::Error {
+                    during: "message".into(),
+                    kind: "invalid".into(),
+                    message: format!("unreadable command: {err}"),
+                    chunk: None,
+                }),
             }
-            Err(err) => post(Event::Error {
-                during: "message".into(),
-                kind: "invalid".into(),
-                message: format!("unreadable command: {err}"),
-                chunk: None,
-            }),
-        }
-    });
+        });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     spawn_local(actor(rx, abort));
@@ -129,7 +130,10 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
     let store = match Store::open().await {
         Ok(s) => Some(s),
         Err(e) => {
-            post_failure("storage", Failure::from(format!("IndexedDB is unavailable: {e}")));
+            post_failure(
+                "storage",
+                Failure::from(format!("IndexedDB is unavailable: {e}")),
+            );
             None
         }
     };
@@ -185,12 +189,17 @@ fn is_chat(c: &Command) -> bool {
 
 async fn load_model(store: Option<&Store>, origin: Origin) -> Option<Loaded> {
     let Some(store) = store else {
-        post_failure("load", Failure::from("IndexedDB is unavailable".to_string()));
+        post_failure(
+            "load",
+            Failure::from("IndexedDB is unavailable".to_string()),
+        );
         return None;
     };
     match load::load(store, origin, &post, perf_now).await {
         Ok(l) => {
-            post(Event::Loaded { card: l.card.clone() });
+            post(Event::Loaded {
+                card: l.card.clone(),
+            });
             Some(l)
         }
         Err(f) => {
@@ -205,7 +214,11 @@ async fn list(store: Option<&Store>) {
     match store.list().await {
         Ok(models) => {
             let (usage, quota) = idb::estimate().await;
-            post(Event::Cached { models, usage, quota });
+            post(Event::Cached {
+                models,
+                usage,
+                quota,
+            });
         }
         Err(e) => post_failure("storage", Failure::from(e)),
     }
@@ -214,13 +227,19 @@ async fn list(store: Option<&Store>) {
 /// Commands about the store (valid with or without a model loaded).
 async fn storage(store: Option<&Store>, cmd: Command) {
     let Some(s) = store else {
-        post_failure("storage", Failure::from("IndexedDB is unavailable".to_string()));
+        post_failure(
+            "storage",
+            Failure::from("IndexedDB is unavailable".to_string()),
+        );
         return;
     };
     match cmd {
         Command::List => {}
         Command::Download { entry } => match download::download(s, &entry, &post).await {
-            Ok(sha256) => post(Event::Downloaded { id: entry.id.clone(), sha256 }),
+            Ok(sha256) => post(Event::Downloaded {
+                id: entry.id.clone(),
+                sha256,
+            }),
             Err(f) => post_failure("download", f),
         },
         Command::Delete { id } => {
@@ -228,9 +247,10 @@ async fn storage(store: Option<&Store>, cmd: Command) {
                 post_failure("storage", Failure::from(e));
             }
         }
-        Command::LoadFile { .. } => {
-            post_failure("load", Failure::from("no file came with the message".to_string()))
-        }
+        Command::LoadFile { .. } => post_failure(
+            "load",
+            Failure::from("no file came with the message".to_string()),
+        ),
         _ => return,
     }
     list(store).await;
@@ -260,8 +280,13 @@ async fn chat(
                 }
             }
             Command::Regenerate { settings } => {
-                let is_reply = |m: Option<&Value>| m.and_then(|m| m["role"].as_str()) == Some("assistant");
-                let dropped = if is_reply(session.messages.last()) { session.messages.pop() } else { None };
+                let is_reply =
+                    |m: Option<&Value>| m.and_then(|m| m["role"].as_str()) == Some("assistant");
+                let dropped = if is_reply(session.messages.last()) {
+                    session.messages.pop()
+                } else {
+                    None
+                };
                 set_system(&mut session, &settings.system);
                 if !turn(engine, &mut session, &settings, abort).await {
                     session.messages.extend(dropped);
@@ -275,12 +300,18 @@ async fn chat(
                 session.clear_transcript();
                 post_context(&session);
             }
-            Command::Probe { messages, max_tokens } => {
+            Command::Probe {
+                messages,
+                max_tokens,
+            } => {
                 if let Err(e) = probe(engine, &messages, max_tokens) {
                     post_failure("probe", e.into());
                 }
             }
-            Command::Bench { prompt_tokens, gen_tokens } => {
+            Command::Bench {
+                prompt_tokens,
+                gen_tokens,
+            } => {
                 if let Err(e) = bench(engine, prompt_tokens, gen_tokens) {
                     post_failure("probe", e.into());
                 }
@@ -322,7 +353,12 @@ fn post_context(s: &Session) {
 
 /// Generate the reply to the transcript (which ends with the user's message), streaming
 /// tokens. False if it could not start (the error has been posted).
-async fn turn(engine: &Engine, session: &mut Session<'_>, st: &ChatSettings, abort: &Arc<AtomicBool>) -> bool {
+async fn turn(
+    engine: &Engine,
+    session: &mut Session<'_>,
+    st: &ChatSettings,
+    abort: &Arc<AtomicBool>,
+) -> bool {
     let t0 = perf_now();
     abort.store(false, Ordering::Relaxed);
     let opts = GenerateOptions {
@@ -351,7 +387,10 @@ async fn turn(engine: &Engine, session: &mut Session<'_>, st: &ChatSettings, abo
     post(Event::Prompt {
         sha256: hex(&Sha256::digest(rendered.as_bytes())),
         rendered,
-        pieces: ids.iter().map(|&i| engine.text.tokenizer.piece(i).unwrap_or_default()).collect(),
+        pieces: ids
+            .iter()
+            .map(|&i| engine.text.tokenizer.piece(i).unwrap_or_default())
+            .collect(),
         reused: session.kv_len(),
         capacity: session.capacity(),
         ids,
@@ -423,7 +462,11 @@ fn token_event(engine: &Engine, text: &str, step: &StepTrace) -> Event {
     let flush = step.top.is_empty() && step.prob == 0.0;
     Event::Token {
         id: if flush { u32::MAX } else { step.token },
-        piece: if flush { String::new() } else { piece(step.token) },
+        piece: if flush {
+            String::new()
+        } else {
+            piece(step.token)
+        },
         text: text.to_string(),
         prob: step.prob,
         draw: step.draw,

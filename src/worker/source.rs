@@ -67,9 +67,9 @@ pub fn parse_head(bytes: Vec<u8>, file_len: u64) -> Result<Head, Failure> {
     if (bytes.len() as u64) < data_offset {
         return Err(SlmError::malformed(".slm", "file ends inside its manifest").into());
     }
-    let data_len = file_len.checked_sub(data_offset).ok_or_else(|| {
-        SlmError::malformed(".slm", "file ends before its data region")
-    })?;
+    let data_len = file_len
+        .checked_sub(data_offset)
+        .ok_or_else(|| SlmError::malformed(".slm", "file ends before its data region"))?;
     let m_end = (HEADER_LEN + h.manifest_len) as usize;
     let manifest = parse_manifest(&h, &bytes[HEADER_LEN as usize..m_end], Some(data_len))?;
     if bytes[m_end..data_offset as usize].iter().any(|&b| b != 0) {
@@ -193,7 +193,10 @@ impl Assembler {
             .ok_or_else(|| SlmError::malformed(".slm", format!("tensor {name} is missing")))?;
         let b = std::mem::take(&mut self.bufs[i]);
         if b.len() as u64 != m.tensors[i].length {
-            return Err(SlmError::malformed(".slm", format!("tensor {name} is incomplete")));
+            return Err(SlmError::malformed(
+                ".slm",
+                format!("tensor {name} is incomplete"),
+            ));
         }
         Ok(b)
     }
@@ -204,8 +207,11 @@ pub async fn blob_range(b: &web_sys::Blob, start: u64, end: u64) -> Result<Vec<u
     let part = b
         .slice_with_f64_and_f64(start as f64, end as f64)
         .map_err(|e| Failure::from(crate::worker::idb::describe(&e)))?;
-    let buf = JsFuture::from(part.array_buffer())
-        .await
-        .map_err(|e| Failure::from(format!("reading the file: {}", crate::worker::idb::describe(&e))))?;
+    let buf = JsFuture::from(part.array_buffer()).await.map_err(|e| {
+        Failure::from(format!(
+            "reading the file: {}",
+            crate::worker::idb::describe(&e)
+        ))
+    })?;
     Ok(js_sys::Uint8Array::new(buf.unchecked_ref()).to_vec())
 }

@@ -68,7 +68,10 @@ pub struct Lanes8 {
 impl Lanes8 {
     #[inline]
     pub fn new() -> Lanes8 {
-        Lanes8 { acc: [0.0; 8], n: 0 }
+        Lanes8 {
+            acc: [0.0; 8],
+            n: 0,
+        }
     }
 
     #[inline]

@@ -260,7 +260,10 @@ mod avx2 {
         let mut acc = _mm256_setzero_ps();
         let mut i = 0;
         while i + 8 <= n {
-            acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i))));
+            acc = _mm256_add_ps(
+                acc,
+                _mm256_mul_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i))),
+            );
             i += 8;
         }
         let mut s = reduce8(acc);
@@ -299,7 +302,11 @@ mod vnni {
     #[inline]
     #[target_feature(enable = "avx2,avxvnni")]
     fn mul_sum_i8(w: __m256i, x: __m256i) -> __m256i {
-        _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w))
+        _mm256_dpbusd_avx_epi32(
+            _mm256_setzero_si256(),
+            _mm256_sign_epi8(w, w),
+            _mm256_sign_epi8(x, w),
+        )
     }
 
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
@@ -323,7 +330,11 @@ mod vnni {
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
     pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
         let isum = |b: usize| {
-            _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), nibbles(w.as_ptr().add(20 * b + 4)), load_x(x, b))
+            _mm256_dpbusd_avx_epi32(
+                _mm256_setzero_si256(),
+                nibbles(w.as_ptr().add(20 * b + 4)),
+                load_x(x, b),
+            )
         };
         blocks8(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
     }
