@@ -94,10 +94,12 @@ async fn head(
                 e.url
             )))
         }
-        (s, Some(t)) if s != t => return Err(Failure::from(format!(
+        (s, Some(t)) if s != t => {
+            return Err(Failure::from(format!(
             "{} is {t} bytes but the catalog says {s}: refusing a file that is not the one listed",
             e.url
-        ))),
+        )))
+        }
         (s, _) => s,
     };
     let e = &CatalogEntry { size, ..e.clone() };
