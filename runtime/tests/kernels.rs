@@ -4,7 +4,7 @@
 //! which is the only way the simd128 path gets checked.
 
 use half::f16;
-use slm_runtime::kernels::{available, scalar, Q8Act, Q8Row, SCALAR};
+use slm_runtime::kernels::{available, round_to_i8, scalar, Q8Act, Q8Row, SCALAR};
 use slm_runtime::model::weight::Weight;
 use slm_runtime::quant::{self, DType};
 
@@ -111,6 +111,88 @@ fn naive(dtype: DType, w: &[u8], x: &Q8Row, cols: usize) -> (f64, f64) {
 
 fn close(got: f32, want: f64, mag: f64) -> bool {
     (got as f64 - want).abs() <= 1e-5 * mag + 1e-30
+}
+
+/// The branch-free rounding equals `round().clamp() as i8` (ties away from zero) on
+/// every f32 in ±130 and a stride through all the other bit patterns.
+#[test]
+fn activation_rounding_equals_round_half_away() {
+    let reference = |v: f32| v.round().clamp(-127.0, 127.0) as i8;
+    let mut checked = 0u64;
+    let mut check = |v: f32| {
+        assert_eq!(
+            round_to_i8(v),
+            reference(v),
+            "{v:e} ({:#010x})",
+            v.to_bits()
+        );
+        checked += 1;
+    };
+    for bits in 0..=u32::MAX / 4099 {
+        check(f32::from_bits(bits * 4099));
+    }
+    // Every half-integer and its two neighbours, where the rounding could go wrong.
+    for k in -262..=262 {
+        let h = k as f32 * 0.5;
+        for v in [
+            h,
+            f32::from_bits(h.to_bits().wrapping_sub(1)),
+            f32::from_bits(h.to_bits().wrapping_add(1)),
+        ] {
+            check(v);
+        }
+    }
+    for v in [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        f32::MIN_POSITIVE,
+    ] {
+        check(v);
+    }
+    assert!(checked > 1_000_000);
+}
+
+/// The model's own exp (used by SiLU and softmax) is glibc's f64 exp rounded to f32,
+/// on all f32 values in [−104, 89] at a stride, and on the specials. (Run once on every
+/// second f32 in that range, 1.12e9 inputs: none differed.)
+#[test]
+fn exp_is_the_rounded_f64_exp() {
+    let mut checked = 0u64;
+    let mut check = |x: f32| {
+        let want = (x as f64).exp() as f32;
+        let got = slm_runtime::model::exp(x);
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "exp({x:e}) = {got:e}, want {want:e}"
+        );
+        checked += 1;
+    };
+    let (lo, hi) = (-104f32, 89f32);
+    for bits in (0..=u32::MAX).step_by(331) {
+        let x = f32::from_bits(bits);
+        if (lo..=hi).contains(&x) {
+            check(x);
+        }
+    }
+    for x in [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        88.72,
+        88.73,
+        -103.9,
+        -104.0,
+        1e-30,
+        -1e-30,
+    ] {
+        check(x);
+    }
+    assert!(checked > 5_000_000, "{checked}");
 }
 
 #[test]
@@ -276,28 +358,35 @@ fn every_path_matches_scalar_on_f32_and_f16() {
 #[test]
 fn matvec_and_matmul_agree_across_threads() {
     let mut rng = Rng(5);
-    let (rows, cols, n) = (517, 576, 3);
-    for dtype in [
-        DType::F32,
-        DType::F16,
-        DType::Q8_0,
-        DType::Q4_0,
-        DType::Q4_1,
-    ] {
-        let wf: Vec<f32> = (0..rows * cols).map(|_| rng.f()).collect();
-        let mut bytes = Vec::new();
-        quant::quantize(dtype, &wf, &mut bytes);
-        let w = Weight::new(dtype, rows, cols, bytes).unwrap();
-        let x: Vec<f32> = (0..n).flat_map(|_| activation(&mut rng, cols)).collect();
-        let mut y1 = vec![0f32; n * rows];
-        let mut y2 = vec![0f32; n * rows];
-        w.matmul(&x, n, &mut y1, 1);
-        w.matmul(&x, n, &mut y2, 2);
-        assert_eq!(y1, y2, "{dtype:?} matmul threads");
-        for t in 0..n {
-            let mut v = vec![0f32; rows];
-            w.matvec(&x[t * cols..(t + 1) * cols], &mut v, 2);
-            assert_eq!(v, &y1[t * rows..(t + 1) * rows], "{dtype:?} token {t}");
+    // 517 rows: 32 whole 16-row tiles and 5 left over; 3 and 37 tokens: a partial tile,
+    // and two whole ones plus a partial one.
+    for (rows, cols, n) in [(517, 576, 3), (517, 576, 37), (48, 1536, 20)] {
+        for dtype in [
+            DType::F32,
+            DType::F16,
+            DType::Q8_0,
+            DType::Q4_0,
+            DType::Q4_1,
+        ] {
+            let wf: Vec<f32> = (0..rows * cols).map(|_| rng.f()).collect();
+            let mut bytes = Vec::new();
+            quant::quantize(dtype, &wf, &mut bytes);
+            let w = Weight::new(dtype, rows, cols, bytes).unwrap();
+            let x: Vec<f32> = (0..n).flat_map(|_| activation(&mut rng, cols)).collect();
+            let mut y1 = vec![0f32; n * rows];
+            let mut y2 = vec![0f32; n * rows];
+            w.matmul(&x, n, &mut y1, 1);
+            w.matmul(&x, n, &mut y2, 2);
+            assert_eq!(y1, y2, "{dtype:?} matmul threads");
+            for t in 0..n {
+                let mut v = vec![0f32; rows];
+                w.matvec(&x[t * cols..(t + 1) * cols], &mut v, 2);
+                assert_eq!(
+                    v,
+                    &y1[t * rows..(t + 1) * rows],
+                    "{dtype:?} token {t} of {n}"
+                );
+            }
         }
     }
 }

@@ -14,9 +14,14 @@
 //! SmolLM2's logits by up to 1.3 between AVX2 and scalar. With one order, the browser
 //! (simd128) and the CLI (AVX2) compute identical logits.
 //!
-//! `SLM_KERNEL=scalar|avx2|avxvnni|avx512|simd128` forces a path (for benchmarks and bisecting);
+//! Prefill can also run whole tiles of rows × tokens at once (`gemm`, Intel AMX), with
+//! the same integer sums added in the same order.
+//!
+//! `SLM_KERNEL=scalar|avx2|avxvnni|amx|avx512|simd128` forces a path (for benchmarks and bisecting);
 //! an unknown or unsupported value falls back to the best available one.
 
+#[cfg(target_arch = "x86_64")]
+mod amx;
 pub mod scalar;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm;
@@ -70,12 +75,19 @@ impl Q8Act {
         self.s.resize(nb, 0);
         self.q.resize(x.len(), 0);
         for (i, xs) in x.chunks_exact(QK).enumerate() {
-            let mut amax = 0f32;
+            // Eight running maxima written as compares, which LLVM turns into vector
+            // max instructions (`f32::max`'s NaN rule kept this loop scalar). Maxima
+            // are exact in any order; a NaN is caught separately.
+            let mut m = [0f32; 8];
             let mut nan = false;
-            for &v in xs {
-                amax = amax.max(v.abs());
-                nan |= v.is_nan();
+            for c in xs.chunks_exact(8) {
+                for k in 0..8 {
+                    let a = c[k].abs();
+                    m[k] = if a > m[k] { a } else { m[k] };
+                    nan |= c[k].is_nan();
+                }
             }
+            let amax = m.iter().fold(0f32, |x, &y| if y > x { y } else { x });
             // A NaN must reach the output as it would without quantization.
             let d = if nan { f32::NAN } else { amax / 127.0 };
             let id = if d != 0.0 && d.is_finite() {
@@ -86,7 +98,7 @@ impl Q8Act {
             let q = &mut self.q[i * QK..(i + 1) * QK];
             let mut s = 0i32;
             for (o, &v) in q.iter_mut().zip(xs) {
-                let r = (v * id).round().clamp(-127.0, 127.0) as i8;
+                let r = round_to_i8(v * id);
                 *o = r;
                 s += r as i32;
             }
@@ -105,8 +117,82 @@ impl Q8Act {
     }
 }
 
+/// `v.round().clamp(-127.0, 127.0) as i8` (ties away from zero; NaN gives 0), without
+/// the libm `roundf` call that the baseline x86-64 target makes for `round`: clamping
+/// first keeps the truncation exact, and `v - trunc(v)` is exact for |v| ≤ 127, so the
+/// result is the same for every input. Written so that LLVM vectorizes it.
+#[inline]
+pub fn round_to_i8(v: f32) -> i8 {
+    let c = v.clamp(-127.0, 127.0);
+    let t = c as i32; // toward zero; NaN → 0
+    let frac = c - t as f32;
+    (t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32) as i8
+}
+
 /// Dot of one encoded weight row with a quantized activation row.
 pub type QDot = fn(&[u8], &Q8Row) -> f32;
+
+/// A batched product for whole tiles of rows: `(dtype, rows' bytes, rows, cols, x, y)`
+/// writes y[r·n + t] = W[r]·x[t] (bit for bit what the dot kernel gives) for as many
+/// leading rows as it handles, and returns that count.
+pub type Gemm = fn(DType, &[u8], usize, usize, &PackedAct, &mut [f32]) -> usize;
+
+/// Tokens per tile of `PackedAct`.
+pub const GEMM_TOKENS: usize = 16;
+
+/// A quantized batch repacked for tile products: for each tile of 16 tokens and each
+/// block, 8 rows of 64 bytes where row k holds every token's values 4k..4k+4 (token t
+/// at bytes 4t..4t+4), then the 16 tokens' scales. Tokens past `n` are zeros.
+#[derive(Default)]
+pub struct PackedAct {
+    q: Vec<i8>,
+    d: Vec<f32>,
+    pub n: usize,
+    pub nb: usize,
+    pub tiles: usize,
+}
+
+/// One block of one token tile of a `PackedAct`.
+pub struct PackedBlock<'a> {
+    /// 512 bytes: 8 rows × 64.
+    pub q: &'a [i8],
+    /// 16 scales.
+    pub d: &'a [f32],
+}
+
+impl PackedAct {
+    /// Repack the first `n` rows of `a`, reusing this buffer.
+    pub fn repack(&mut self, a: &Q8Act, n: usize) {
+        let nb = a.cols / QK;
+        let tiles = n.div_ceil(GEMM_TOKENS);
+        self.q.clear();
+        self.q.resize(tiles * nb * 512, 0);
+        self.d.clear();
+        self.d.resize(tiles * nb * GEMM_TOKENS, 0.0);
+        let (q, d) = (&mut self.q, &mut self.d);
+        for t in 0..n {
+            let (tt, tl) = (t / GEMM_TOKENS, t % GEMM_TOKENS);
+            let row = a.row(t);
+            for b in 0..nb {
+                let base = (tt * nb + b) * 512;
+                for k in 0..8 {
+                    let dst = base + 64 * k + 4 * tl;
+                    q[dst..dst + 4].copy_from_slice(&row.q[QK * b + 4 * k..QK * b + 4 * k + 4]);
+                }
+                d[(tt * nb + b) * GEMM_TOKENS + tl] = row.d[b];
+            }
+        }
+        (self.n, self.nb, self.tiles) = (n, nb, tiles);
+    }
+
+    pub fn block(&self, tile: usize, b: usize) -> PackedBlock<'_> {
+        let i = tile * self.nb + b;
+        PackedBlock {
+            q: &self.q[i * 512..(i + 1) * 512],
+            d: &self.d[i * GEMM_TOKENS..(i + 1) * GEMM_TOKENS],
+        }
+    }
+}
 
 /// One implementation of every kernel. The SIMD tables hold safe wrappers around
 /// `#[target_feature]` functions; they are only handed out after feature detection,
@@ -119,6 +205,8 @@ pub struct Kernels {
     pub dot_q8_0: QDot,
     pub dot_q4_0: QDot,
     pub dot_q4_1: QDot,
+    /// A batched q8_0/q4_0 product for prefill, where the CPU has one (AMX).
+    pub gemm: Option<Gemm>,
 }
 
 impl Kernels {
@@ -141,6 +229,7 @@ pub static SCALAR: Kernels = Kernels {
     dot_q8_0: scalar::dot_q8_0,
     dot_q4_0: scalar::dot_q4_0,
     dot_q4_1: scalar::dot_q4_1,
+    gemm: None,
 };
 
 /// Every path this machine can run, preferred first; the scalar reference is always last.

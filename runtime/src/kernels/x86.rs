@@ -16,6 +16,10 @@ pub(super) fn available() -> Vec<&'static Kernels> {
     // each, and the loop is near the memory bound anyway). SLM_KERNEL=avx512 selects it.
     // AVX-VNNI first where present: `vpdpbusd` does maddubs + madd + add in one
     // instruction with the same exact i32 lane sums, so the results do not change.
+    // AMX where the OS grants it: the VNNI dots plus tile products for prefill.
+    if avx2 && is_x86_feature_detected!("avxvnni") && super::amx::usable() {
+        v.push(&AMX);
+    }
     if avx2 && is_x86_feature_detected!("avxvnni") {
         v.push(&AVX_VNNI);
     }
@@ -37,6 +41,7 @@ static AVX2: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { avx2::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx2::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx2::dot_q4_1(w, x) },
+    gemm: None,
 };
 
 static AVX_VNNI: Kernels = Kernels {
@@ -46,6 +51,13 @@ static AVX_VNNI: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { vnni::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { vnni::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { vnni::dot_q4_1(w, x) },
+    gemm: None,
+};
+
+static AMX: Kernels = Kernels {
+    name: "amx",
+    gemm: Some(super::amx::gemm),
+    ..AVX_VNNI
 };
 
 static AVX512: Kernels = Kernels {
@@ -55,6 +67,7 @@ static AVX512: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx512::dot_q4_1(w, x) },
+    gemm: None,
 };
 
 mod avx2 {
@@ -150,10 +163,13 @@ mod avx2 {
 
     /// Σ over blocks of (exact i32 block sum) × d_w·d_x, 8 blocks per step. `isum8(i)`
     /// gives the lane sums of blocks i..i+8 (all in range); the tail uses `isum(b)` per
-    /// block and zeros for the rest.
+    /// block and zeros for the rest. The kernels may feed the products with the weight
+    /// offset by `BIAS` (a nibble 0..15 instead of nibble − 8, a byte w + 128 instead of
+    /// w, which u8 × i8 instructions want); `BIAS`·Σq, exact in i32, is taken off each
+    /// block sum here, so the sums, and the result, are those of the plain weights.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) fn blocks8(
+    pub(super) fn blocks8<const BIAS: i32>(
         w: &[u8],
         x: &Q8Row,
         stride: usize,
@@ -161,21 +177,32 @@ mod avx2 {
         isum8: impl Fn(usize) -> [__m256i; 8],
     ) -> f32 {
         let nb = w.len() / stride;
-        assert!(x.d.len() >= nb && x.q.len() >= 32 * nb);
+        assert!(x.d.len() >= nb && x.q.len() >= 32 * nb && x.s.len() >= nb);
         let mut acc = _mm256_setzero_ps();
         let mut i = 0;
         while i < nb {
             prefetch_ahead(w, i * stride, 8 * stride);
-            let v = if i + 8 <= nb {
-                isum8(i)
+            let (v, sq) = if i + 8 <= nb {
+                // Safety: blocks i..i+8 are in range (asserted above).
+                let sq = unsafe { _mm256_loadu_si256(x.s.as_ptr().add(i) as *const __m256i) };
+                (isum8(i), sq)
             } else {
                 let mut v = [_mm256_setzero_si256(); 8];
+                let mut sq = [0i32; 8];
                 for (k, vk) in v.iter_mut().enumerate().take(nb - i) {
                     *vk = isum(i + k);
+                    sq[k] = x.s[i + k];
                 }
-                v
+                // Safety: a local array of 8 i32.
+                (v, unsafe {
+                    _mm256_loadu_si256(sq.as_ptr() as *const __m256i)
+                })
             };
-            let sums = _mm256_cvtepi32_ps(hsum8(&v));
+            let mut isums = hsum8(&v);
+            if BIAS != 0 {
+                isums = _mm256_sub_epi32(isums, _mm256_mullo_epi32(sq, _mm256_set1_epi32(BIAS)));
+            }
+            let sums = _mm256_cvtepi32_ps(isums);
             // `scalar::Lanes8`: lane k takes block i + k, a product then an add (no
             // FMA); past the last block both factors are 0, so the lane adds 0.0.
             acc = _mm256_add_ps(acc, _mm256_mul_ps(sums, scales8!(w, x.d, i, nb, stride, 0)));
@@ -195,8 +222,8 @@ mod avx2 {
         let p = w.as_ptr().wrapping_add(from + PREFETCH_DISTANCE);
         let mut o = 0;
         while o < len {
-            // Safety: prefetch has no architectural effect and never faults.
-            unsafe { _mm_prefetch(p.wrapping_add(o) as *const i8, _MM_HINT_T0) };
+            // A prefetch has no architectural effect and never faults, hence safe.
+            _mm_prefetch(p.wrapping_add(o) as *const i8, _MM_HINT_T0);
             o += 64;
         }
     }
@@ -244,22 +271,20 @@ mod avx2 {
             let wq = _mm256_loadu_si256(w.as_ptr().add(34 * b + 2) as *const __m256i);
             mul_sum_i8(wq, load_x(x, b))
         };
-        blocks8(w, x, 34, isum, |i| each8(isum, i))
+        blocks8::<0>(w, x, 34, isum, |i| each8(isum, i))
     }
 
+    /// Nibbles 0..15 (not nibble − 8) times x: u8 × i8 needs no sign trick.
     #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-        let isum = |b: usize| {
-            let wq = _mm256_sub_epi8(nibbles(w.as_ptr().add(18 * b + 2)), _mm256_set1_epi8(8));
-            mul_sum_i8(wq, load_x(x, b))
-        };
-        blocks8(w, x, 18, isum, |i| each8(isum, i))
+        let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(18 * b + 2)), load_x(x, b));
+        blocks8::<8>(w, x, 18, isum, |i| each8(isum, i))
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
         let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(20 * b + 4)), load_x(x, b));
-        blocks8(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
+        blocks8::<0>(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
     }
 
     /// The scalar reference's reduction of 8 lane sums:
@@ -321,44 +346,34 @@ mod vnni {
     use super::avx2::{blocks8, each8, load_x, nibbles, q4_1_offsets};
     use super::*;
 
+    /// Unsigned bytes × signed bytes, 4 products per i32 lane, exact.
     #[inline]
     #[target_feature(enable = "avx2,avxvnni")]
-    fn mul_sum_i8(w: __m256i, x: __m256i) -> __m256i {
-        _mm256_dpbusd_avx_epi32(
-            _mm256_setzero_si256(),
-            _mm256_sign_epi8(w, w),
-            _mm256_sign_epi8(x, w),
-        )
+    fn mul_sum_u8_i8(w: __m256i, x: __m256i) -> __m256i {
+        _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), w, x)
     }
 
+    /// w + 128 (flipping the sign bit) is w as an unsigned byte; `blocks8` takes the
+    /// 128·Σq back off. One xor instead of two sign operations.
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
         let isum = |b: usize| {
             let wq = _mm256_loadu_si256(w.as_ptr().add(34 * b + 2) as *const __m256i);
-            mul_sum_i8(wq, load_x(x, b))
+            mul_sum_u8_i8(_mm256_xor_si256(wq, _mm256_set1_epi8(-128)), load_x(x, b))
         };
-        blocks8(w, x, 34, isum, |i| each8(isum, i))
+        blocks8::<128>(w, x, 34, isum, |i| each8(isum, i))
     }
 
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
     pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-        let isum = |b: usize| {
-            let wq = _mm256_sub_epi8(nibbles(w.as_ptr().add(18 * b + 2)), _mm256_set1_epi8(8));
-            mul_sum_i8(wq, load_x(x, b))
-        };
-        blocks8(w, x, 18, isum, |i| each8(isum, i))
+        let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(18 * b + 2)), load_x(x, b));
+        blocks8::<8>(w, x, 18, isum, |i| each8(isum, i))
     }
 
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
     pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-        let isum = |b: usize| {
-            _mm256_dpbusd_avx_epi32(
-                _mm256_setzero_si256(),
-                nibbles(w.as_ptr().add(20 * b + 4)),
-                load_x(x, b),
-            )
-        };
-        blocks8(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
+        let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(20 * b + 4)), load_x(x, b));
+        blocks8::<0>(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
     }
 }
 
@@ -414,26 +429,16 @@ mod avx512 {
         let ld = |k: usize| _mm256_loadu_si256(p.add(34 * k + 2) as *const __m256i);
         let isum = |b: usize| avx2::mul_sum_i8(ld(b), avx2::load_x(x, b));
         let isum2 = |b: usize| mul_sum_i8(join(ld(b), ld(b + 1)), load_x2(x, b));
-        blocks8(w, x, 34, isum, |i| pairs8(isum2, i))
+        blocks8::<0>(w, x, 34, isum, |i| pairs8(isum2, i))
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
     pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
         let p = w.as_ptr();
         let nib = |b: usize| avx2::nibbles(p.add(18 * b + 2));
-        let isum = |b: usize| {
-            avx2::mul_sum_i8(
-                _mm256_sub_epi8(nib(b), _mm256_set1_epi8(8)),
-                avx2::load_x(x, b),
-            )
-        };
-        let isum2 = |b: usize| {
-            mul_sum_i8(
-                _mm512_sub_epi8(join(nib(b), nib(b + 1)), _mm512_set1_epi8(8)),
-                load_x2(x, b),
-            )
-        };
-        blocks8(w, x, 18, isum, |i| pairs8(isum2, i))
+        let isum = |b: usize| avx2::mul_sum_u8_i8(nib(b), avx2::load_x(x, b));
+        let isum2 = |b: usize| mul_sum_u8_i8(join(nib(b), nib(b + 1)), load_x2(x, b));
+        blocks8::<8>(w, x, 18, isum, |i| pairs8(isum2, i))
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
@@ -442,7 +447,7 @@ mod avx512 {
         let nib = |b: usize| avx2::nibbles(p.add(20 * b + 4));
         let isum = |b: usize| avx2::mul_sum_u8_i8(nib(b), avx2::load_x(x, b));
         let isum2 = |b: usize| mul_sum_u8_i8(join(nib(b), nib(b + 1)), load_x2(x, b));
-        blocks8(w, x, 20, isum, |i| pairs8(isum2, i)) + q4_1_offsets(w, x)
+        blocks8::<0>(w, x, 20, isum, |i| pairs8(isum2, i)) + q4_1_offsets(w, x)
     }
 
     // f32/f16 dots go through the AVX2 code: one summation order on every path.

@@ -13,7 +13,7 @@ use crate::quant::DType;
 use config::ModelConfig;
 use kv_cache::KvCache;
 use rope::Rope;
-use weight::Weight;
+use weight::{matmul_group, Weight};
 
 pub struct Layer {
     /// [hidden]
@@ -78,22 +78,33 @@ pub struct Scratch {
     pub logits: Vec<f32>,
 }
 
+/// A zeroed buffer whose pages are already mapped: a `vec![0.0; n]` is mapped lazily,
+/// so the first forward pass would pay the page faults. (The opaque zero stops LLVM
+/// from turning the fill back into a lazily mapped zeroed allocation.)
+fn touched(n: usize) -> Vec<f32> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, std::hint::black_box(0.0));
+    v
+}
+
 impl Scratch {
+    /// Buffers for batches up to `PREFILL_BATCH` tokens, allocated (and touched) here
+    /// so that no forward pass allocates.
     pub fn new(cfg: &ModelConfig, capacity: usize) -> Scratch {
         let b = PREFILL_BATCH.min(capacity.max(1));
         Scratch {
             batch: b,
-            x: vec![0.0; b * cfg.hidden_size],
-            xn: vec![0.0; b * cfg.hidden_size],
-            q: vec![0.0; b * cfg.q_dim()],
-            k: vec![0.0; b * cfg.kv_dim()],
-            v: vec![0.0; b * cfg.kv_dim()],
-            att: vec![0.0; b * cfg.q_dim()],
-            gate: vec![0.0; b * cfg.intermediate_size],
-            up: vec![0.0; b * cfg.intermediate_size],
-            cos: vec![0.0; b * cfg.head_dim / 2],
-            sin: vec![0.0; b * cfg.head_dim / 2],
-            scores: vec![0.0; capacity],
+            x: touched(b * cfg.hidden_size),
+            xn: touched(b * cfg.hidden_size),
+            q: touched(b * cfg.q_dim()),
+            k: touched(b * cfg.kv_dim()),
+            v: touched(b * cfg.kv_dim()),
+            att: touched(b * cfg.q_dim()),
+            gate: touched(b * cfg.intermediate_size),
+            up: touched(b * cfg.intermediate_size),
+            cos: touched(b * cfg.head_dim / 2),
+            sin: touched(b * cfg.head_dim / 2),
+            scores: touched(capacity),
             logits: vec![0.0; cfg.vocab_size],
         }
     }
@@ -371,9 +382,12 @@ impl Model {
                     &mut xn[i * h..(i + 1) * h],
                 );
             }
-            l.wq.matmul(xn, n, q, t);
-            l.wk.matmul(xn, n, k, t);
-            l.wv.matmul(xn, n, v, t);
+            matmul_group(
+                &mut [(&l.wq, &mut *q), (&l.wk, &mut *k), (&l.wv, &mut *v)],
+                xn,
+                n,
+                t,
+            );
             for i in 0..n {
                 let (qi, ki, vi) = (
                     &mut q[i * qd..(i + 1) * qd],
@@ -422,8 +436,12 @@ impl Model {
                     &mut xn[i * h..(i + 1) * h],
                 );
             }
-            l.w_gate.matmul(xn, n, gate, t);
-            l.w_up.matmul(xn, n, up, t);
+            matmul_group(
+                &mut [(&l.w_gate, &mut *gate), (&l.w_up, &mut *up)],
+                xn,
+                n,
+                t,
+            );
             for (g, u) in gate.iter_mut().zip(up.iter()) {
                 *g = *g / (1.0 + crate::model::exp(-*g)) * u;
             }
@@ -482,11 +500,45 @@ fn attend(
     }
 }
 
-/// e^x for f32, evaluated in f64 and rounded once. The platform's f32 `exp` differs
-/// between glibc (the CLI) and the wasm libm by an ulp here and there; f64 results of
-/// both are within a fraction of an f64 ulp, so after rounding to f32 they agree, and
-/// the browser computes the same logits as the CLI (see `kernels`).
+/// e^x for f32, evaluated in f64 and rounded once, by our own code: the platform's
+/// f32 `exp` differs between glibc (the CLI) and the wasm libm by an ulp here and
+/// there, and a libm call per element was 5-7% of a forward pass. Plain IEEE adds and
+/// multiplies (no FMA) give the same bits everywhere, so the browser computes the same
+/// logits as the CLI (see `kernels`).
+///
+/// x = k·ln2 + r with |r| ≤ ln2/2 (k rounded with the 1.5·2⁵² trick, ln2 split in two
+/// so that k·LN2_HI is exact), e^r by its Taylor series to r¹³/13! (truncation error
+/// below 1e-17), times 2^k built from its bits. Inputs are
+/// clamped to [−110, 90], past which the f32 result is 0 or ∞ anyway; NaN stays NaN.
+/// It gave glibc's f64 exp rounded to f32 on every second f32 in [−104, 89].
 #[inline]
 pub fn exp(x: f32) -> f32 {
-    (x as f64).exp() as f32
+    const LN2_HI: f64 = 0.693_147_180_369_123_8; // 0x3fe62e42fee00000: low bits zero
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+    const INV_LN2: f64 = std::f64::consts::LOG2_E;
+    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵²
+    let x = (x as f64).clamp(-110.0, 90.0);
+    let k = (x * INV_LN2 + SHIFT) - SHIFT;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let mut p = 1.0 / 6_227_020_800.0;
+    for c in [
+        1.0 / 479_001_600.0,
+        1.0 / 39_916_800.0,
+        1.0 / 3_628_800.0,
+        1.0 / 362_880.0,
+        1.0 / 40_320.0,
+        1.0 / 5_040.0,
+        1.0 / 720.0,
+        1.0 / 120.0,
+        1.0 / 24.0,
+        1.0 / 6.0,
+        0.5,
+        1.0,
+        1.0,
+    ] {
+        p = p * r + c;
+    }
+    // k is an integer in [−159, 130]; NaN turns into 0 here, but p is NaN already.
+    let two_k = f64::from_bits(((k as i64 + 1023) as u64) << 52);
+    (p * two_k) as f32
 }

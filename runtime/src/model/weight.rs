@@ -1,7 +1,7 @@
 //! A weight matrix in its stored type, with the row-dot kernels it needs.
 
 use crate::error::{Result, SlmError};
-use crate::kernels::{self, Q8Act};
+use crate::kernels::{self, PackedAct, Q8Act, GEMM_TOKENS};
 use crate::quant::{self, DType, QK};
 use std::cell::RefCell;
 
@@ -93,60 +93,68 @@ impl Weight {
     }
 
     /// out = W · x, split across `threads` native threads for large matrices.
-    /// Quantized weights see x quantized once (into a thread-local buffer, so decode
-    /// does not allocate) and shared by all threads.
     pub fn matvec(&self, x: &[f32], out: &mut [f32], threads: usize) {
+        matmul_group(&mut [(self, out)], x, 1, threads)
+    }
+
+    /// Y = X · Wᵀ for a batch: `x` is `n × cols` row-major, `y` is `n × rows`.
+    pub fn matmul(&self, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
+        matmul_group(&mut [(self, y)], x, n, threads)
+    }
+
+    /// One token: rows split across `threads` for large matrices.
+    fn matvec_prepared(&self, x: &[f32], act: &Q8Act, out: &mut [f32], threads: usize) {
         debug_assert_eq!(x.len(), self.cols);
         debug_assert_eq!(out.len(), self.rows);
-        thread_local! {
-            static ACT: RefCell<Q8Act> = RefCell::new(Q8Act::default());
+        #[cfg(not(target_arch = "wasm32"))]
+        if threads > 1 && self.rows * self.cols >= 1 << 18 {
+            let per = self.rows.div_ceil(threads);
+            std::thread::scope(|s| {
+                for (t, chunk) in out.chunks_mut(per).enumerate() {
+                    s.spawn(move || self.matvec_rows(x, act, chunk, t * per));
+                }
+            });
+            return;
         }
-        ACT.with(|act| {
-            let mut act = act.borrow_mut();
-            if self.dtype.block().0 == QK {
-                act.quantize(x, self.cols);
-            }
-            let act = &*act;
-            #[cfg(not(target_arch = "wasm32"))]
-            if threads > 1 && self.rows * self.cols >= 1 << 18 {
-                let per = self.rows.div_ceil(threads);
-                std::thread::scope(|s| {
-                    for (t, chunk) in out.chunks_mut(per).enumerate() {
-                        s.spawn(move || self.matvec_rows(x, act, chunk, t * per));
-                    }
-                });
-                return;
-            }
-            let _ = threads;
-            self.matvec_rows(x, act, out, 0);
-        })
+        let _ = threads;
+        self.matvec_rows(x, act, out, 0);
     }
-}
 
-impl Weight {
-    /// Y = X · Wᵀ for a batch: `x` is `n × cols` row-major, `y` is `n × rows`. Each weight
-    /// row is read once and used for every token, so prefill reads the weights once per
-    /// batch instead of once per token. Each output equals `matvec`'s for that token.
-    pub fn matmul(&self, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
+    /// A batch: each weight row is read once and used for every token, so prefill
+    /// reads the weights once per batch instead of once per token. Each output equals
+    /// `matvec`'s for that token. `yt` is scratch for the rows × tokens result.
+    #[allow(clippy::too_many_arguments)]
+    fn matmul_prepared(
+        &self,
+        x: &[f32],
+        n: usize,
+        act: &Q8Act,
+        packed: Option<&PackedAct>,
+        yt: &mut Vec<f32>,
+        y: &mut [f32],
+        threads: usize,
+    ) {
         debug_assert_eq!(x.len(), n * self.cols);
         debug_assert_eq!(y.len(), n * self.rows);
-        if n == 1 {
-            // Decode: no transposition buffer, nothing allocated.
-            return self.matvec(x, y, threads);
-        }
         let k = kernels::active();
         let qdot = k.qdot(self.dtype);
-        let mut act = Q8Act::default();
-        if qdot.is_some() {
-            act.quantize(x, self.cols);
-        }
-        let act = &act;
+        // A tile kernel (AMX) takes whole 16-row tiles; the dots do the other rows.
+        let tiles = match (&self.data, k.gemm, qdot, packed) {
+            (WeightData::Blocks(b), Some(gemm), Some(_), Some(p)) => Some((gemm, b, p)),
+            _ => None,
+        };
         // Rows × tokens, so that each thread owns a contiguous slice; transposed below.
-        let mut yt = vec![0f32; self.rows * n];
+        yt.resize(self.rows * n, 0.0);
         let work = |first: usize, out: &mut [f32]| {
             let xt = |t: usize| &x[t * self.cols..(t + 1) * self.cols];
             let mut row = Vec::new();
-            for (i, o) in out.chunks_exact_mut(n).enumerate() {
+            let mut done = 0;
+            if let Some((gemm, b, p)) = tiles {
+                let rows = out.len() / n;
+                let w = &b[first * self.row_bytes..(first + rows) * self.row_bytes];
+                done = gemm(self.dtype, w, rows, self.cols, p, out);
+            }
+            for (i, o) in out.chunks_exact_mut(n).enumerate().skip(done) {
                 let r = first + i;
                 match (&self.data, qdot) {
                     (WeightData::F32(v), _) => {
@@ -172,9 +180,11 @@ impl Weight {
                 }
             }
         };
+        let yt = &mut yt[..self.rows * n];
         #[cfg(not(target_arch = "wasm32"))]
         if threads > 1 {
-            let per = self.rows.div_ceil(threads);
+            // Whole tiles per thread, so that only the last one has leftover rows.
+            let per = self.rows.div_ceil(threads).next_multiple_of(GEMM_TOKENS);
             std::thread::scope(|s| {
                 for (k, chunk) in yt.chunks_mut(per * n).enumerate() {
                     let work = &work;
@@ -182,19 +192,67 @@ impl Weight {
                 }
             });
         } else {
-            work(0, &mut yt);
+            work(0, yt);
         }
         #[cfg(target_arch = "wasm32")]
         {
             let _ = threads;
-            work(0, &mut yt);
+            work(0, yt);
         }
-        for r in 0..self.rows {
+        // Transposed 16 rows at a time, so that the rows being read stay in cache.
+        for r0 in (0..self.rows).step_by(16) {
+            let r1 = (r0 + 16).min(self.rows);
             for t in 0..n {
-                y[t * self.rows + r] = yt[r * n + t];
+                for r in r0..r1 {
+                    y[t * self.rows + r] = yt[r * n + t];
+                }
             }
         }
     }
+}
+
+/// Per-thread buffers of the products, reused so that neither decode nor prefill
+/// allocates (fresh large allocations cost page faults on every call).
+#[derive(Default)]
+struct Buffers {
+    act: Q8Act,
+    packed: PackedAct,
+    yt: Vec<f32>,
+}
+
+thread_local! {
+    static BUFFERS: RefCell<Buffers> = RefCell::new(Buffers::default());
+}
+
+/// Products of several weights with one input (q/k/v, gate/up): `x` is `n × cols`
+/// row-major, each output `n × rows`. The input is quantized (and packed for a tile
+/// kernel) once for the whole group.
+pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, threads: usize) {
+    let Some(cols) = group.first().map(|(w, _)| w.cols) else {
+        return;
+    };
+    let k = kernels::active();
+    BUFFERS.with(|b| {
+        let b = &mut *b.borrow_mut();
+        let quantized = group.iter().any(|(w, _)| w.dtype.block().0 == QK);
+        if quantized {
+            b.act.quantize(x, cols);
+        }
+        let packed = if n > 1 && quantized && k.gemm.is_some() {
+            b.packed.repack(&b.act, n);
+            Some(&b.packed)
+        } else {
+            None
+        };
+        for (w, y) in group.iter_mut() {
+            assert_eq!(w.cols, cols, "a matmul group shares its input");
+            if n == 1 {
+                w.matvec_prepared(x, &b.act, y, threads);
+            } else {
+                w.matmul_prepared(x, n, &b.act, packed, &mut b.yt, y, threads);
+            }
+        }
+    })
 }
 
 /// f32 dot product (the attention scores use it) through the active kernel.

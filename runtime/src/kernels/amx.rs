@@ -1,0 +1,250 @@
+//! Batched q8_0/q4_0 matrix products on Intel AMX tiles (`tdpbssd`), for prefill.
+//!
+//! One `tdpbssd` multiplies a 16-row × 32-byte tile of weights (one block of 16 rows)
+//! by an 8 × 64-byte tile of activations (one block of 16 tokens, four consecutive
+//! values of a token side by side: the layout `PackedAct` holds) into 16 × 16 exact
+//! i32 block sums. Those are the very integers the dot kernels form, and they are
+//! scaled and added in the scalar reference's `Lanes8` order (block b into lane b % 8,
+//! a product then an add, padding lanes add 0.0, then the `reduce8` tree), so every
+//! output equals the dot path's bit for bit; the tests compare the two.
+//!
+//! Rust has no stable AMX intrinsics, so the five tile instructions are inline asm.
+//! Linux hands out AMX state only on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`); a
+//! kernel that refuses leaves this path unused.
+
+use super::PackedAct;
+use crate::quant::{DType, QK};
+use std::arch::asm;
+use std::arch::x86_64::*;
+
+/// Rows of weights and tokens per tile product.
+const TILE: usize = 16;
+
+/// Whether this CPU has AMX-TILE and AMX-INT8, AVX-512F for the scaling, and Linux
+/// granted the tile state to this process. Asked once.
+pub(super) fn usable() -> bool {
+    use std::sync::OnceLock;
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        // cpuid leaf 7 exists on every CPU with AVX2, which is checked first.
+        let cpu = is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("avx512f")
+            && __cpuid_count(7, 0).edx & (3 << 24) == 3 << 24;
+        cpu && request_tile_state()
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn request_tile_state() -> bool {
+    const SYS_ARCH_PRCTL: i64 = 158;
+    const ARCH_REQ_XCOMP_PERM: i64 = 0x1023;
+    const XFEATURE_XTILEDATA: i64 = 18;
+    let ret: i64;
+    // Safety: arch_prctl only changes which extended states this process may use.
+    unsafe {
+        asm!("syscall",
+            inlateout("rax") SYS_ARCH_PRCTL => ret,
+            in("rdi") ARCH_REQ_XCOMP_PERM,
+            in("rsi") XFEATURE_XTILEDATA,
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack));
+    }
+    ret == 0
+}
+
+#[cfg(not(target_os = "linux"))]
+fn request_tile_state() -> bool {
+    false
+}
+
+/// The tile shapes: tmm0-1 weights (16 rows × 32 bytes), tmm2-3 activations (8 rows ×
+/// 64 bytes), tmm4-5 the 16 × 16 i32 sums.
+#[repr(C, align(64))]
+struct TileConfig([u8; 64]);
+
+impl TileConfig {
+    fn new() -> TileConfig {
+        let mut c = [0u8; 64];
+        c[0] = 1; // palette 1
+        let shapes = [
+            (16u8, 32u16),
+            (16, 32),
+            (8, 64),
+            (8, 64),
+            (16, 64),
+            (16, 64),
+        ];
+        for (i, (rows, colsb)) in shapes.into_iter().enumerate() {
+            c[16 + 2 * i..18 + 2 * i].copy_from_slice(&colsb.to_le_bytes());
+            c[48 + i] = rows;
+        }
+        TileConfig(c)
+    }
+}
+
+/// y[r·n + t] = W[r] · x[t] for the whole 16-row tiles of `w` (`rows` rows of
+/// `row_bytes`); returns how many rows it did (the rest is left to the dot kernels).
+/// Only q8_0 and q4_0. Callers check `usable()` first.
+pub(super) fn gemm(
+    dtype: DType,
+    w: &[u8],
+    rows: usize,
+    cols: usize,
+    x: &PackedAct,
+    y: &mut [f32],
+) -> usize {
+    if !matches!(dtype, DType::Q8_0 | DType::Q4_0) || rows < TILE {
+        return 0;
+    }
+    // Safety: usable() (checked by the caller through the kernel table) found AMX and
+    // AVX-512F and got the tile state.
+    unsafe { gemm_tiles(dtype, w, rows, cols, x, y) }
+}
+
+#[target_feature(enable = "avx512f,avx2,f16c")]
+unsafe fn gemm_tiles(
+    dtype: DType,
+    w: &[u8],
+    rows: usize,
+    cols: usize,
+    x: &PackedAct,
+    y: &mut [f32],
+) -> usize {
+    let nb = cols / QK;
+    let n = x.n;
+    let row_bytes = w.len() / rows;
+    assert!(x.nb == nb && y.len() >= rows * n && row_bytes * rows == w.len());
+    let done = rows / TILE * TILE;
+    // One row tile decoded to i8 (16 × cols) and its block scales, [block][row].
+    let mut a = vec![0i8; TILE * cols];
+    let mut dw = vec![0f32; nb * TILE];
+    // One block's 16 × 16 sums.
+    let mut c = [0i32; TILE * TILE];
+    let cfg = TileConfig::new();
+    asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
+    for r0 in (0..done).step_by(TILE) {
+        for r in 0..TILE {
+            let row = &w[(r0 + r) * row_bytes..(r0 + r + 1) * row_bytes];
+            decode_row(dtype, row, &mut a[r * cols..(r + 1) * cols], |b, d| {
+                dw[b * TILE + r] = d
+            });
+        }
+        for tt in 0..x.tiles {
+            // acc[lane][row][token]: the `Lanes8` accumulators of a 16 × 16 output tile.
+            let mut acc = [[[0f32; TILE]; TILE]; 8];
+            // Block b's product runs in the tile unit while block b − 1's sums are
+            // scaled and added: two sum tiles alternate.
+            product(&a, cols, x, tt, 0, 0);
+            for b in 0..nb {
+                if b + 1 < nb {
+                    product(&a, cols, x, tt, b + 1, (b + 1) % 2);
+                }
+                store(b % 2, &mut c);
+                let dx = _mm512_loadu_ps(x.block(tt, b).d.as_ptr());
+                let lane = &mut acc[b % 8];
+                for r in 0..TILE {
+                    // isum · (d_w · d_x), then added: the scalar reference's arithmetic.
+                    let scale = _mm512_mul_ps(_mm512_set1_ps(dw[b * TILE + r]), dx);
+                    let sums = _mm512_cvtepi32_ps(_mm512_loadu_si512(
+                        c.as_ptr().add(r * TILE) as *const _
+                    ));
+                    let p = lane[r].as_mut_ptr();
+                    _mm512_storeu_ps(
+                        p,
+                        _mm512_add_ps(_mm512_loadu_ps(p), _mm512_mul_ps(sums, scale)),
+                    );
+                }
+            }
+            // Lanes past the last block add 0.0, as `Lanes8::finish` does.
+            if nb % 8 != 0 {
+                for lane in acc[nb % 8..].iter_mut() {
+                    for row in lane.iter_mut() {
+                        for v in row.iter_mut() {
+                            *v += 0.0;
+                        }
+                    }
+                }
+            }
+            let t0 = tt * TILE;
+            for r in 0..TILE {
+                for t in 0..TILE.min(n - t0) {
+                    let l = |k: usize| acc[k][r][t];
+                    y[(r0 + r) * n + t0 + t] =
+                        ((l(0) + l(4)) + (l(1) + l(5))) + ((l(2) + l(6)) + (l(3) + l(7)));
+                }
+            }
+        }
+    }
+    asm!("tilerelease", options(nostack, nomem));
+    done
+}
+
+/// Start block b's 16 × 16 sums into sum tile `slot` (tmm4 or tmm5); weights and
+/// activations alternate between tmm0/tmm1 and tmm2/tmm3 the same way.
+#[inline]
+unsafe fn product(a: &[i8], cols: usize, x: &PackedAct, tt: usize, b: usize, slot: usize) {
+    assert!(a.len() >= TILE * cols && b < cols / QK);
+    macro_rules! go {
+        ($ta:literal, $tx:literal, $tc:literal) => {
+            asm!(
+                concat!("tileloadd tmm", $ta, ", [{a} + {sa}*1]"),
+                concat!("tileloadd tmm", $tx, ", [{x} + {sx}*1]"),
+                concat!("tilezero tmm", $tc),
+                concat!("tdpbssd tmm", $tc, ", tmm", $ta, ", tmm", $tx),
+                a = in(reg) a.as_ptr().add(QK * b),
+                sa = in(reg) cols,
+                x = in(reg) x.block(tt, b).q.as_ptr(),
+                sx = in(reg) 64usize,
+                options(nostack, readonly),
+            )
+        };
+    }
+    if slot == 0 {
+        go!("0", "2", "4");
+    } else {
+        go!("1", "3", "5");
+    }
+}
+
+/// Store sum tile `slot` into `c` (16 rows of 16 i32).
+#[inline]
+unsafe fn store(slot: usize, c: &mut [i32; TILE * TILE]) {
+    if slot == 0 {
+        asm!("tilestored [{c} + {sc}*1], tmm4", c = in(reg) c.as_mut_ptr(), sc = in(reg) 64usize, options(nostack));
+    } else {
+        asm!("tilestored [{c} + {sc}*1], tmm5", c = in(reg) c.as_mut_ptr(), sc = in(reg) 64usize, options(nostack));
+    }
+}
+
+/// One weight row as i8 values (q4_0: nibble − 8) and its f32 block scales.
+fn decode_row(dtype: DType, row: &[u8], out: &mut [i8], mut scale: impl FnMut(usize, f32)) {
+    let f16 = |b: &[u8]| half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+    match dtype {
+        DType::Q8_0 => {
+            for (b, (blk, o)) in row
+                .chunks_exact(34)
+                .zip(out.chunks_exact_mut(QK))
+                .enumerate()
+            {
+                scale(b, f16(blk));
+                for (o, &v) in o.iter_mut().zip(&blk[2..]) {
+                    *o = v as i8;
+                }
+            }
+        }
+        DType::Q4_0 => {
+            for (b, (blk, o)) in row
+                .chunks_exact(18)
+                .zip(out.chunks_exact_mut(QK))
+                .enumerate()
+            {
+                scale(b, f16(blk));
+                for j in 0..16 {
+                    o[j] = (blk[2 + j] & 0x0f) as i8 - 8;
+                    o[j + 16] = (blk[2 + j] >> 4) as i8 - 8;
+                }
+            }
+        }
+        _ => unreachable!("gemm takes q8_0 and q4_0 only"),
+    }
+}
