@@ -1,7 +1,7 @@
 //! A weight matrix in its stored type, with the row-dot kernels it needs.
 
 use crate::error::{Result, SlmError};
-use crate::kernels::{self, PackedAct, Q8Act, GEMM_TOKENS};
+use crate::kernels::{self, PackedAct, Q8Act};
 use crate::quant::{self, DType, QK};
 use std::cell::RefCell;
 
@@ -184,7 +184,7 @@ impl Weight {
         #[cfg(not(target_arch = "wasm32"))]
         if threads > 1 {
             // Whole tiles per thread, so that only the last one has leftover rows.
-            let per = self.rows.div_ceil(threads).next_multiple_of(GEMM_TOKENS);
+            let per = self.rows.div_ceil(threads).next_multiple_of(kernels::GEMM_TOKENS);
             std::thread::scope(|s| {
                 for (k, chunk) in yt.chunks_mut(per * n).enumerate() {
                     let work = &work;
