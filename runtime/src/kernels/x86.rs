@@ -292,10 +292,12 @@ mod avx2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) fn reduce8(v: __m256) -> f32 {
-        let mut a = [0f32; 8];
-        // Safety: a local array of 8 f32.
-        unsafe { _mm256_storeu_ps(a.as_mut_ptr(), v) };
-        ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
+        // [a0+a4, a1+a5, a2+a6, a3+a7]
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        // [s0+s1, s1+s0, s2+s3, s3+s2] (addition commutes exactly)
+        let u = _mm_add_ps(s, _mm_shuffle_ps(s, s, 0b10_11_00_01));
+        // (s0+s1) + (s2+s3)
+        _mm_cvtss_f32(_mm_add_ss(u, _mm_movehl_ps(u, u)))
     }
 
     /// f32 dot in the scalar reference's order: 8 lanes, a multiply then an add per

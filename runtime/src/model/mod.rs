@@ -111,6 +111,7 @@ impl Scratch {
 }
 
 /// HF LlamaRMSNorm: x · rsqrt(mean(x²) + eps) · w, in f32.
+#[inline]
 fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
     let ss: f32 = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
     let r = 1.0 / (ss + eps).sqrt();
@@ -119,6 +120,7 @@ fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
     }
 }
 
+#[inline]
 fn add_bias(x: &mut [f32], b: &Option<Vec<f32>>) {
     if let Some(b) = b {
         for (v, bb) in x.iter_mut().zip(b) {
@@ -317,7 +319,41 @@ impl Model {
 
     /// The forward pass for `toks.len()` consecutive positions at once (same math as
     /// `forward`, with matrix-matrix products).
+    ///
+    /// The crate is built for baseline x86-64 (SSE2), so the loops outside the kernels
+    /// (attention, norms, RoPE, SiLU) would run 4 floats wide; with AVX2 present the
+    /// same code is compiled a second time with AVX2 enabled. Every one of those loops
+    /// adds in a fixed order and Rust never fuses a multiply and an add, so both builds
+    /// give the same bits (the parity tests check the result).
     fn forward_batch(
+        &self,
+        toks: &[u32],
+        cache: &mut KvCache,
+        s: &mut Scratch,
+        want_logits: bool,
+    ) -> Result<()> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // Safety: AVX2 was just detected.
+            return unsafe { self.forward_batch_avx2(toks, cache, s, want_logits) };
+        }
+        self.forward_batch_body(toks, cache, s, want_logits)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn forward_batch_avx2(
+        &self,
+        toks: &[u32],
+        cache: &mut KvCache,
+        s: &mut Scratch,
+        want_logits: bool,
+    ) -> Result<()> {
+        self.forward_batch_body(toks, cache, s, want_logits)
+    }
+
+    #[inline(always)]
+    fn forward_batch_body(
         &self,
         toks: &[u32],
         cache: &mut KvCache,
@@ -470,6 +506,7 @@ const PREFILL_BATCH: usize = 128;
 /// One head's causal attention: softmax(q·Kᵀ·scale)·V over the `scores.len()` cached
 /// positions, reading head `off..off+hd` of each `kvd`-wide cache row.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)] // into the AVX2 build of forward_batch
 fn attend(
     q: &[f32],
     ks: &[f32],
@@ -486,9 +523,12 @@ fn attend(
         *sc = weight::dot_f32(q, &ks[p * kvd + off..p * kvd + off + hd]) * scale;
         max = max.max(*sc);
     }
-    let mut sum = 0f32;
+    // Two loops: the exps are independent (and vectorize), the sum is in order.
     for sc in scores.iter_mut() {
         *sc = exp(*sc - max);
+    }
+    let mut sum = 0f32;
+    for sc in scores.iter() {
         sum += *sc;
     }
     out.fill(0.0);

@@ -53,6 +53,7 @@ impl Rope {
     }
 
     /// Fill `cos`/`sin` (length head_dim/2) for position `pos`.
+    #[inline]
     pub fn angles(&self, pos: usize, cos: &mut [f32], sin: &mut [f32]) {
         for i in 0..self.half {
             // The angle is formed in f32 as before; sin/cos in f64 and rounded once, so
@@ -64,6 +65,7 @@ impl Rope {
     }
 
     /// Rotate every head of `x` (heads × head_dim) in place.
+    #[inline]
     pub fn apply(&self, x: &mut [f32], head_dim: usize, cos: &[f32], sin: &[f32]) {
         let h = self.half;
         for head in x.chunks_exact_mut(head_dim) {

@@ -184,7 +184,10 @@ impl Weight {
         #[cfg(not(target_arch = "wasm32"))]
         if threads > 1 {
             // Whole tiles per thread, so that only the last one has leftover rows.
-            let per = self.rows.div_ceil(threads).next_multiple_of(kernels::GEMM_TOKENS);
+            let per = self
+                .rows
+                .div_ceil(threads)
+                .next_multiple_of(kernels::GEMM_TOKENS);
             std::thread::scope(|s| {
                 for (k, chunk) in yt.chunks_mut(per * n).enumerate() {
                     let work = &work;
