@@ -68,6 +68,14 @@ pub fn run(eng: &mut Engine, a: &BenchArgs) -> Result<Value> {
     let mut cache = eng.model.new_cache(total);
     let mut s = Scratch::new(&cfg, total);
 
+    // Warm-up, not timed (llama-bench does the same): the whole prompt and one decode
+    // step, so that the timed run finds the KV cache and buffers mapped, the tile
+    // state granted and the caches warm, as a long-lived engine would.
+    eng.model.prefill(&ids, &mut cache, &mut s)?;
+    eng.model
+        .forward(argmax(&s.logits), &mut cache, &mut s, true)?;
+    cache.truncate(0);
+
     let t = Instant::now();
     eng.model.prefill(&ids, &mut cache, &mut s)?;
     let prefill_s = t.elapsed().as_secs_f64();

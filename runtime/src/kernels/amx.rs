@@ -118,8 +118,8 @@ unsafe fn gemm_tiles(
     // One row tile decoded to i8 (16 × cols) and its block scales, [block][row].
     let mut a = vec![0i8; TILE * cols];
     let mut dw = vec![0f32; nb * TILE];
-    // One block's 16 × 16 sums.
-    let mut c = [0i32; TILE * TILE];
+    // Two blocks' 16 × 16 sums.
+    let mut c = [[0i32; TILE * TILE]; 2];
     let cfg = TileConfig::new();
     asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
     for r0 in (0..done).step_by(TILE) {
@@ -132,21 +132,30 @@ unsafe fn gemm_tiles(
         for tt in 0..x.tiles {
             // acc[lane][row][token]: the `Lanes8` accumulators of a 16 × 16 output tile.
             let mut acc = [[[0f32; TILE]; TILE]; 8];
-            // Block b's product runs in the tile unit while block b − 1's sums are
-            // scaled and added: two sum tiles alternate.
+            // A three-stage pipeline over blocks: while block b's sums are scaled and
+            // added, block b + 1's tile is being stored and block b + 2's product runs.
+            // (Reading a tile right after storing it waits for the store; so does
+            // storing right after the product.) Sum tiles and buffers alternate.
             product(&a, cols, x, tt, 0, 0);
+            if nb > 1 {
+                product(&a, cols, x, tt, 1, 1);
+            }
+            store(0, &mut c[0]);
             for b in 0..nb {
-                if b + 1 < nb {
-                    product(&a, cols, x, tt, b + 1, (b + 1) % 2);
+                if b + 2 < nb {
+                    product(&a, cols, x, tt, b + 2, b % 2);
                 }
-                store(b % 2, &mut c);
+                if b + 1 < nb {
+                    store((b + 1) % 2, &mut c[(b + 1) % 2]);
+                }
+                let cb = &c[b % 2];
                 let dx = _mm512_loadu_ps(x.block(tt, b).d.as_ptr());
                 let lane = &mut acc[b % 8];
                 for r in 0..TILE {
                     // isum · (d_w · d_x), then added: the scalar reference's arithmetic.
                     let scale = _mm512_mul_ps(_mm512_set1_ps(dw[b * TILE + r]), dx);
                     let sums = _mm512_cvtepi32_ps(_mm512_loadu_si512(
-                        c.as_ptr().add(r * TILE) as *const _
+                        cb.as_ptr().add(r * TILE) as *const _
                     ));
                     let p = lane[r].as_mut_ptr();
                     _mm512_storeu_ps(
@@ -165,13 +174,21 @@ unsafe fn gemm_tiles(
                     }
                 }
             }
+            // `reduce8` for 16 tokens at once.
             let t0 = tt * TILE;
+            let valid: __mmask16 = if n - t0 >= TILE {
+                0xffff
+            } else {
+                (1 << (n - t0)) - 1
+            };
             for r in 0..TILE {
-                for t in 0..TILE.min(n - t0) {
-                    let l = |k: usize| acc[k][r][t];
-                    y[(r0 + r) * n + t0 + t] =
-                        ((l(0) + l(4)) + (l(1) + l(5))) + ((l(2) + l(6)) + (l(3) + l(7)));
-                }
+                let l = |k: usize| _mm512_loadu_ps(acc[k][r].as_ptr());
+                let sum = _mm512_add_ps(
+                    _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
+                    _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
+                );
+                let out = y[(r0 + r) * n + t0..].as_mut_ptr();
+                _mm512_mask_storeu_ps(out, valid, sum);
             }
         }
     }
