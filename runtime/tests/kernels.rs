@@ -359,8 +359,8 @@ fn every_path_matches_scalar_on_f32_and_f16() {
 fn matvec_and_matmul_agree_across_threads() {
     let mut rng = Rng(5);
     // 517 rows: 32 whole 16-row tiles and 5 left over; 3 and 37 tokens: a partial tile,
-    // and two whole ones plus a partial one.
-    for (rows, cols, n) in [(517, 576, 3), (517, 576, 37), (48, 1536, 20)] {
+    // and two whole ones plus a partial one; 96 columns: fewer blocks than lanes.
+    for (rows, cols, n) in [(517, 576, 3), (517, 576, 37), (48, 1536, 20), (40, 96, 17)] {
         for dtype in [
             DType::F32,
             DType::F16,

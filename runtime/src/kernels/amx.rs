@@ -120,6 +120,7 @@ unsafe fn gemm_tiles(
     let mut dw = vec![0f32; nb * TILE];
     // Two blocks' 16 × 16 sums.
     let mut c = [[0i32; TILE * TILE]; 2];
+    let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
     let cfg = TileConfig::new();
     asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
     for r0 in (0..done).step_by(TILE) {
@@ -130,43 +131,50 @@ unsafe fn gemm_tiles(
             });
         }
         for tt in 0..x.tiles {
-            // acc[lane][row][token]: the `Lanes8` accumulators of a 16 × 16 output tile.
-            let mut acc = [[[0f32; TILE]; TILE]; 8];
-            // A three-stage pipeline over blocks: while block b's sums are scaled and
-            // added, block b + 1's tile is being stored and block b + 2's product runs.
-            // (Reading a tile right after storing it waits for the store; so does
-            // storing right after the product.) Sum tiles and buffers alternate.
-            product(&a, cols, x, tt, 0, 0);
+            // lanes[k][row][token]: the `Lanes8` accumulator k of a 16 × 16 output tile.
+            let mut lanes = [[[0f32; TILE]; TILE]; 8];
+            // Blocks in lane-major order (0, 8, 16, …, then 1, 9, …): each lane is
+            // still summed in block order, and its 16 row accumulators stay in
+            // registers. A three-stage pipeline runs along that order: while block
+            // i's sums are scaled and added, block i + 1's tile is being stored and
+            // block i + 2's product runs. (Reading a tile right after storing it waits
+            // for the store, and so does storing right after the product.)
+            let blk = |i: usize| order[i];
+            product(&a, cols, x, tt, blk(0), 0);
             if nb > 1 {
-                product(&a, cols, x, tt, 1, 1);
+                product(&a, cols, x, tt, blk(1), 1);
             }
             store(0, &mut c[0]);
-            for b in 0..nb {
-                if b + 2 < nb {
-                    product(&a, cols, x, tt, b + 2, b % 2);
+            let mut acc = [_mm512_setzero_ps(); TILE];
+            for i in 0..nb {
+                let b = blk(i);
+                if i + 2 < nb {
+                    product(&a, cols, x, tt, blk(i + 2), i % 2);
                 }
-                if b + 1 < nb {
-                    store((b + 1) % 2, &mut c[(b + 1) % 2]);
+                if i + 1 < nb {
+                    store((i + 1) % 2, &mut c[(i + 1) % 2]);
                 }
-                let cb = &c[b % 2];
+                let cb = &c[i % 2];
                 let dx = _mm512_loadu_ps(x.block(tt, b).d.as_ptr());
-                let lane = &mut acc[b % 8];
-                for r in 0..TILE {
+                for (r, acc) in acc.iter_mut().enumerate() {
                     // isum · (d_w · d_x), then added: the scalar reference's arithmetic.
                     let scale = _mm512_mul_ps(_mm512_set1_ps(dw[b * TILE + r]), dx);
                     let sums = _mm512_cvtepi32_ps(_mm512_loadu_si512(
                         cb.as_ptr().add(r * TILE) as *const _
                     ));
-                    let p = lane[r].as_mut_ptr();
-                    _mm512_storeu_ps(
-                        p,
-                        _mm512_add_ps(_mm512_loadu_ps(p), _mm512_mul_ps(sums, scale)),
-                    );
+                    *acc = _mm512_add_ps(*acc, _mm512_mul_ps(sums, scale));
+                }
+                // The lane is complete: keep it and start the next.
+                if i + 1 == nb || blk(i + 1) % 8 != b % 8 {
+                    for (r, a) in acc.iter_mut().enumerate() {
+                        _mm512_storeu_ps(lanes[b % 8][r].as_mut_ptr(), *a);
+                        *a = _mm512_setzero_ps();
+                    }
                 }
             }
             // Lanes past the last block add 0.0, as `Lanes8::finish` does.
             if nb % 8 != 0 {
-                for lane in acc[nb % 8..].iter_mut() {
+                for lane in lanes[nb % 8..].iter_mut() {
                     for row in lane.iter_mut() {
                         for v in row.iter_mut() {
                             *v += 0.0;
@@ -182,7 +190,7 @@ unsafe fn gemm_tiles(
                 (1 << (n - t0)) - 1
             };
             for r in 0..TILE {
-                let l = |k: usize| _mm512_loadu_ps(acc[k][r].as_ptr());
+                let l = |k: usize| _mm512_loadu_ps(lanes[k][r].as_ptr());
                 let sum = _mm512_add_ps(
                     _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
                     _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
