@@ -9,6 +9,7 @@ pub fn f16_at(b: &[u8], i: usize) -> f32 {
     f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
 }
 
+#[inline]
 pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     // 8 independent accumulators let the compiler vectorize without reassociation flags.
     let mut acc = [0f32; 8];

@@ -520,7 +520,10 @@ fn attend(
 ) {
     let mut max = f32::NEG_INFINITY;
     for (p, sc) in scores.iter_mut().enumerate() {
-        *sc = weight::dot_f32(q, &ks[p * kvd + off..p * kvd + off + hd]) * scale;
+        // The scalar reference dot, inlined: in the AVX2 build of forward_batch it
+        // becomes the AVX2 kernel's code (same order, same bits) without a call per
+        // position.
+        *sc = crate::kernels::scalar::dot_f32(q, &ks[p * kvd + off..p * kvd + off + hd]) * scale;
         max = max.max(*sc);
     }
     // Two loops: the exps are independent (and vectorize), the sum is in order.
