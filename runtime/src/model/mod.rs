@@ -72,7 +72,7 @@ pub struct Scratch {
     /// [batch, head_dim/2]
     cos: Vec<f32>,
     sin: Vec<f32>,
-    /// [capacity] attention scores of one head.
+    /// [heads per KV head, capacity] attention scores of one KV head's query heads.
     scores: Vec<f32>,
     /// [vocab] next-token logits of the last position.
     pub logits: Vec<f32>,
@@ -104,7 +104,7 @@ impl Scratch {
             up: touched(b * cfg.intermediate_size),
             cos: touched(b * cfg.head_dim / 2),
             sin: touched(b * cfg.head_dim / 2),
-            scores: touched(capacity),
+            scores: touched(cfg.num_heads / cfg.num_kv_heads.max(1) * capacity),
             logits: vec![0.0; cfg.vocab_size],
         }
     }
@@ -444,19 +444,19 @@ impl Model {
             let (ks, vs) = cache.layer(li, p0 + n);
             for i in 0..n {
                 let ctx = p0 + i + 1;
-                for head in 0..nh {
-                    let kvh = head / group;
-                    let qh = &q[i * qd + head * hd..i * qd + (head + 1) * hd];
+                for kvh in 0..nkv {
+                    // The query heads that share KV head kvh are adjacent.
+                    let heads = i * qd + kvh * group * hd..i * qd + (kvh + 1) * group * hd;
                     attend(
-                        qh,
+                        &q[heads.clone()],
                         ks,
                         vs,
                         kvd,
                         kvh * hd,
                         hd,
                         scale,
-                        &mut scores[..ctx],
-                        &mut att[i * qd + head * hd..i * qd + (head + 1) * hd],
+                        &mut scores[..group * ctx],
+                        &mut att[heads],
                     );
                 }
             }
@@ -503,8 +503,11 @@ impl Model {
 /// (`PREFILL_BATCH × intermediate` floats) while amortizing weight reads.
 const PREFILL_BATCH: usize = 128;
 
-/// One head's causal attention: softmax(q·Kᵀ·scale)·V over the `scores.len()` cached
-/// positions, reading head `off..off+hd` of each `kvd`-wide cache row.
+/// Causal attention of the query heads in `q` (`group × hd`) that share one KV head:
+/// per head, softmax(q·Kᵀ·scale)·V over the `ctx = scores.len() / group` cached
+/// positions, reading head `off..off+hd` of each `kvd`-wide cache row. The heads go
+/// together so that each K and V row is read once for all of them; each head's
+/// arithmetic, and its order, is that of attending alone.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)] // into the AVX2 build of forward_batch
 fn attend(
@@ -518,27 +521,47 @@ fn attend(
     scores: &mut [f32],
     out: &mut [f32],
 ) {
-    let mut max = f32::NEG_INFINITY;
-    for (p, sc) in scores.iter_mut().enumerate() {
-        // The scalar reference dot, inlined: in the AVX2 build of forward_batch it
-        // becomes the AVX2 kernel's code (same order, same bits) without a call per
-        // position.
-        *sc = crate::kernels::scalar::dot_f32(q, &ks[p * kvd + off..p * kvd + off + hd]) * scale;
-        max = max.max(*sc);
+    let group = q.len() / hd;
+    let ctx = scores.len() / group;
+    for p in 0..ctx {
+        let k = &ks[p * kvd + off..p * kvd + off + hd];
+        for g in 0..group {
+            // The scalar reference dot, inlined: in the AVX2 build of forward_batch it
+            // becomes the AVX2 kernel's code (same order, same bits) without a call.
+            scores[g * ctx + p] =
+                crate::kernels::scalar::dot_f32(&q[g * hd..(g + 1) * hd], k) * scale;
+        }
     }
-    // Two loops: the exps are independent (and vectorize), the sum is in order.
-    for sc in scores.iter_mut() {
-        *sc = exp(*sc - max);
-    }
-    let mut sum = 0f32;
-    for sc in scores.iter() {
-        sum += *sc;
+    let mut sums = [0f32; 16];
+    let mut sums_heap = Vec::new();
+    let sums: &mut [f32] = if group <= 16 {
+        &mut sums[..group]
+    } else {
+        sums_heap.resize(group, 0.0);
+        &mut sums_heap
+    };
+    for (g, sum) in sums.iter_mut().enumerate() {
+        let sc = &mut scores[g * ctx..(g + 1) * ctx];
+        let mut max = f32::NEG_INFINITY;
+        for v in sc.iter() {
+            max = max.max(*v);
+        }
+        // Two loops: the exps are independent (and vectorize), the sum is in order.
+        for v in sc.iter_mut() {
+            *v = exp(*v - max);
+        }
+        for v in sc.iter() {
+            *sum += *v;
+        }
     }
     out.fill(0.0);
-    for (p, sc) in scores.iter().enumerate() {
-        let w = sc / sum;
-        for (o, vv) in out.iter_mut().zip(&vs[p * kvd + off..p * kvd + off + hd]) {
-            *o += w * vv;
+    for p in 0..ctx {
+        let v = &vs[p * kvd + off..p * kvd + off + hd];
+        for g in 0..group {
+            let w = scores[g * ctx + p] / sums[g];
+            for (o, vv) in out[g * hd..(g + 1) * hd].iter_mut().zip(v) {
+                *o += w * vv;
+            }
         }
     }
 }
