@@ -202,12 +202,13 @@ fn qwen25_matches_transformers() {
     let runs = check_model("qwen2.5");
     // Measured with q8 activation quantization: q8_0 0.999686 and 20/20 (0.999499 and
     // 0.999662 with other summation orders; f32 activations gave 0.999923); q4_0
-    // 0.918773 and 17/20 (re-quantized from the GGUF's Q4_K/Q5_0/Q6_K mix; typical
-    // prompt cosine 0.975).
+    // 0.932492 and 18/20 with the untied head kept at q8_0 (0.918773 and 17/20 when the
+    // head was q4_0 too). q4_0 re-quantizes the GGUF's Q5_0 bulk (and Q4_K/Q6_K) to 4
+    // bits; re-quantizing only the layers, with an f32 head, measured 0.927.
     check_quant_bands(
         "qwen2.5",
         &runs,
-        &[("q8_0", 0.9994, 20), ("q4_0", 0.915, 17)],
+        &[("q8_0", 0.9994, 20), ("q4_0", 0.93, 18)],
     );
 }
 

@@ -43,8 +43,10 @@ impl QuantPolicy {
         }
     }
     /// Storage type of one tensor. Vectors (norms, biases) always stay f32. Under q4_0 the
-    /// embedding table is q8_0, as llama.cpp's quantizer does. A matrix whose rows are not
-    /// whole blocks stays f32 (visible per tensor in the manifest).
+    /// embedding table and an untied output head are q8_0: llama.cpp's quantizer keeps
+    /// both above 4 bits too (the head at Q6_K, which .slm does not have), because the
+    /// logits feel their error directly. A matrix whose rows are not whole blocks stays
+    /// f32 (visible per tensor in the manifest).
     pub fn dtype_for(self, name: &str, shape: &[u64]) -> DType {
         let row = shape.last().copied().unwrap_or(0);
         if shape.len() != 2 || row % quant::QK as u64 != 0 {
@@ -53,7 +55,11 @@ impl QuantPolicy {
         match self {
             QuantPolicy::F32 => DType::F32,
             QuantPolicy::Q8_0 => DType::Q8_0,
-            QuantPolicy::Q4_0 if name == "model.embed_tokens.weight" => DType::Q8_0,
+            QuantPolicy::Q4_0
+                if name == "model.embed_tokens.weight" || name == "lm_head.weight" =>
+            {
+                DType::Q8_0
+            }
             QuantPolicy::Q4_0 => DType::Q4_0,
         }
     }
