@@ -121,6 +121,10 @@ unsafe fn gemm_tiles(
     // Two blocks' 16 × 16 sums.
     let mut c = [[0i32; TILE * TILE]; 2];
     let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
+    // lanes[k][row][token]: the `Lanes8` accumulator k of one 16 × 16 output tile.
+    // Zeroed once: every lane that has blocks is overwritten for each tile, and a lane
+    // without blocks (fewer than 8) only ever adds 0.0 to its zeros.
+    let mut lanes = [[[0f32; TILE]; TILE]; 8];
     let cfg = TileConfig::new();
     asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
     for r0 in (0..done).step_by(TILE) {
@@ -131,8 +135,6 @@ unsafe fn gemm_tiles(
             });
         }
         for tt in 0..x.tiles {
-            // lanes[k][row][token]: the `Lanes8` accumulator k of a 16 × 16 output tile.
-            let mut lanes = [[[0f32; TILE]; TILE]; 8];
             // Blocks in lane-major order (0, 8, 16, …, then 1, 9, …): each lane is
             // still summed in block order, and its 16 row accumulators stay in
             // registers. A three-stage pipeline runs along that order: while block

@@ -584,7 +584,8 @@ pub fn exp(x: f32) -> f32 {
     const INV_LN2: f64 = std::f64::consts::LOG2_E;
     const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵²
     let x = (x as f64).clamp(-110.0, 90.0);
-    let k = (x * INV_LN2 + SHIFT) - SHIFT;
+    let shifted = x * INV_LN2 + SHIFT; // SHIFT + k exactly: k sits in the low bits
+    let k = shifted - SHIFT;
     let r = (x - k * LN2_HI) - k * LN2_LO;
     let mut p = 1.0 / 6_227_020_800.0;
     for c in [
@@ -604,7 +605,9 @@ pub fn exp(x: f32) -> f32 {
     ] {
         p = p * r + c;
     }
-    // k is an integer in [−159, 130]; NaN turns into 0 here, but p is NaN already.
-    let two_k = f64::from_bits(((k as i64 + 1023) as u64) << 52);
+    // 2^k from k's bits, with integer adds and a shift only (no f64 → int conversion,
+    // which AVX2 lacks for packed f64): k is an integer in [−159, 130].
+    let k_bits = shifted.to_bits().wrapping_sub(SHIFT.to_bits());
+    let two_k = f64::from_bits(k_bits.wrapping_add(1023) << 52);
     (p * two_k) as f32
 }
