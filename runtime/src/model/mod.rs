@@ -523,13 +523,12 @@ fn attend(
 ) {
     let group = q.len() / hd;
     let ctx = scores.len() / group;
+    // The kernel's dot (LLVM vectorized an inlined reference dot poorly here).
+    let dot = crate::kernels::active().dot_f32;
     for p in 0..ctx {
         let k = &ks[p * kvd + off..p * kvd + off + hd];
         for g in 0..group {
-            // The scalar reference dot, inlined: in the AVX2 build of forward_batch it
-            // becomes the AVX2 kernel's code (same order, same bits) without a call.
-            scores[g * ctx + p] =
-                crate::kernels::scalar::dot_f32(&q[g * hd..(g + 1) * hd], k) * scale;
+            scores[g * ctx + p] = dot(&q[g * hd..(g + 1) * hd], k) * scale;
         }
     }
     let mut sums = [0f32; 16];
