@@ -65,22 +65,13 @@ impl<'a> Q8Row<'a> {
 
 impl Q8Act {
     /// Quantize `x` (`n` rows of `cols`, `cols` a multiple of 32). Reuses the buffers,
-    /// so a decode loop of same-sized calls allocates only on the first. Compiled a
-    /// second time with AVX2 where present: every step is per element or an exact
-    /// maximum, so both builds give the same bytes.
+    /// so a decode loop of same-sized calls allocates only on the first. Every step is
+    /// per element or an exact maximum, so `with_avx2` may compile it wider.
     pub fn quantize(&mut self, x: &[f32], cols: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // Safety: AVX2 was just detected.
-            return unsafe { self.quantize_avx2(x, cols) };
-        }
-        self.quantize_body(x, cols)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn quantize_avx2(&mut self, x: &[f32], cols: usize) {
-        self.quantize_body(x, cols)
+        with_avx2(
+            #[inline(always)]
+            || self.quantize_body(x, cols),
+        )
     }
 
     #[inline(always)]
@@ -133,6 +124,25 @@ impl Q8Act {
             s: &self.s[t * nb..(t + 1) * nb],
         }
     }
+}
+
+/// Runs `f` compiled with AVX2 where the CPU has it. The crate is built for baseline
+/// x86-64 (SSE2), so plain loops outside the kernels (attention, norms, activation
+/// quantization) would run 4 floats wide; `f` is inlined into an AVX2 function and
+/// compiled a second time. Only for code whose every add has a fixed order: Rust never
+/// fuses a multiply and an add, so both builds give the same bits.
+#[inline(always)]
+pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        #[target_feature(enable = "avx2")]
+        unsafe fn run<R>(f: impl FnOnce() -> R) -> R {
+            f()
+        }
+        // Safety: AVX2 was just detected.
+        return unsafe { run(f) };
+    }
+    f()
 }
 
 /// `v.round().clamp(-127.0, 127.0) as i8` (ties away from zero; NaN gives 0), without

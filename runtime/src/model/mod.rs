@@ -318,13 +318,8 @@ impl Model {
     }
 
     /// The forward pass for `toks.len()` consecutive positions at once (same math as
-    /// `forward`, with matrix-matrix products).
-    ///
-    /// The crate is built for baseline x86-64 (SSE2), so the loops outside the kernels
-    /// (attention, norms, RoPE, SiLU) would run 4 floats wide; with AVX2 present the
-    /// same code is compiled a second time with AVX2 enabled. Every one of those loops
-    /// adds in a fixed order and Rust never fuses a multiply and an add, so both builds
-    /// give the same bits (the parity tests check the result).
+    /// `forward`, with matrix-matrix products). The glue between the kernels runs
+    /// through `kernels::with_avx2` (same bits; the parity tests check the result).
     fn forward_batch(
         &self,
         toks: &[u32],
@@ -332,24 +327,10 @@ impl Model {
         s: &mut Scratch,
         want_logits: bool,
     ) -> Result<()> {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // Safety: AVX2 was just detected.
-            return unsafe { self.forward_batch_avx2(toks, cache, s, want_logits) };
-        }
-        self.forward_batch_body(toks, cache, s, want_logits)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn forward_batch_avx2(
-        &self,
-        toks: &[u32],
-        cache: &mut KvCache,
-        s: &mut Scratch,
-        want_logits: bool,
-    ) -> Result<()> {
-        self.forward_batch_body(toks, cache, s, want_logits)
+        crate::kernels::with_avx2(
+            #[inline(always)]
+            || self.forward_batch_body(toks, cache, s, want_logits),
+        )
     }
 
     #[inline(always)]
