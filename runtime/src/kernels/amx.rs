@@ -84,8 +84,12 @@ impl TileConfig {
 
 /// y[r·n + t] = W[r] · x[t] for the whole 16-row tiles of `w` (`rows` rows of
 /// `row_bytes`); returns how many rows it did (the rest is left to the dot kernels).
-/// Only q8_0 and q4_0. Callers check `usable()` first.
-pub(super) fn gemm(
+/// Only q8_0 and q4_0.
+///
+/// Safety: `usable()` must have returned true (the kernel table that holds this is
+/// only handed out then).
+#[target_feature(enable = "avx512f,avx2,f16c")]
+pub(super) unsafe fn gemm(
     dtype: DType,
     w: &[u8],
     rows: usize,
@@ -96,20 +100,6 @@ pub(super) fn gemm(
     if !matches!(dtype, DType::Q8_0 | DType::Q4_0) || rows < TILE {
         return 0;
     }
-    // Safety: usable() (checked by the caller through the kernel table) found AMX and
-    // AVX-512F and got the tile state.
-    unsafe { gemm_tiles(dtype, w, rows, cols, x, y) }
-}
-
-#[target_feature(enable = "avx512f,avx2,f16c")]
-unsafe fn gemm_tiles(
-    dtype: DType,
-    w: &[u8],
-    rows: usize,
-    cols: usize,
-    x: &PackedAct,
-    y: &mut [f32],
-) -> usize {
     let nb = cols / QK;
     let n = x.n;
     let row_bytes = w.len() / rows;

@@ -56,7 +56,7 @@ static AVX_VNNI: Kernels = Kernels {
 
 static AMX: Kernels = Kernels {
     name: "amx",
-    gemm: Some(super::amx::gemm),
+    gemm: Some(|d, w, rows, cols, x, y| unsafe { super::amx::gemm(d, w, rows, cols, x, y) }),
     ..AVX_VNNI
 };
 
