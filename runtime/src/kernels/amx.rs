@@ -233,7 +233,9 @@ unsafe fn store(slot: usize, c: &mut [i32; TILE * TILE]) {
     }
 }
 
-/// One weight row as i8 values (q4_0: nibble − 8) and its f32 block scales.
+/// One weight row as i8 values (q4_0: nibble − 8) and its f32 block scales. Inlined
+/// into `gemm`, so that it is compiled with AVX-512 too.
+#[inline(always)]
 fn decode_row(dtype: DType, row: &[u8], out: &mut [i8], mut scale: impl FnMut(usize, f32)) {
     let f16 = |b: &[u8]| half::f16::from_le_bytes([b[0], b[1]]).to_f32();
     match dtype {
