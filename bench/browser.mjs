@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SLM, PROMPT_TEXT, argOpt, median, provenance, slmModel } from './common.mjs';
+import { SLM, PROMPT_TEXT, argOpt, provenance, slmModel, summarize } from './common.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -177,19 +177,8 @@ for (const q of QUANTS) {
   }
   await app.ctx.close();
   await wl.ctx.close();
-  const med = (eng, k) => median(runs[eng].map((r) => r[k]));
-  const m = {
-    tinyrustlm: { prefill_tok_s: med('tinyrustlm', 'prefill_tok_s'), decode_tok_s: med('tinyrustlm', 'decode_tok_s'), simd128 },
-    wllama: { prefill_tok_s: med('wllama', 'prefill_tok_s'), decode_tok_s: med('wllama', 'decode_tok_s') },
-  };
-  results.quants[q] = {
-    runs,
-    median: m,
-    ratio_tinyrustlm_over_wllama: {
-      prefill: m.tinyrustlm.prefill_tok_s / m.wllama.prefill_tok_s,
-      decode: m.tinyrustlm.decode_tok_s / m.wllama.decode_tok_s,
-    },
-  };
+  results.quants[q] = summarize(runs, 'wllama');
+  results.quants[q].median.tinyrustlm.simd128 = simd128;
 }
 results.machine.loadavg_end = loadavg();
 await browser.close();

@@ -15,6 +15,24 @@ export const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+/** One quant's record: the runs, each engine's medians and TinyRustLM's ratio over
+ * `other` (the engine key of llama.cpp or wllama in `runs`). */
+export function summarize(runs, other) {
+  const med = (eng, k) => median(runs[eng].map((r) => r[k]));
+  const m = {};
+  for (const eng of Object.keys(runs)) {
+    m[eng] = { prefill_tok_s: med(eng, 'prefill_tok_s'), decode_tok_s: med(eng, 'decode_tok_s') };
+  }
+  return {
+    runs,
+    median: m,
+    [`ratio_tinyrustlm_over_${other}`]: {
+      prefill: m.tinyrustlm.prefill_tok_s / m[other].prefill_tok_s,
+      decode: m.tinyrustlm.decode_tok_s / m[other].decode_tok_s,
+    },
+  };
+}
+
 export const argOpt = (args, n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
 
 /** The GGUF made by make_gguf.py and its .slm (converted with `slm convert`, which copies

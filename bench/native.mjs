@@ -13,7 +13,7 @@
 //              at positions 128..255, which is what `slm bench` measures).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { SLM, PROMPT_TEXT, median, provenance, slmModel } from './common.mjs';
+import { SLM, PROMPT_TEXT, provenance, slmModel, summarize } from './common.mjs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -97,19 +97,7 @@ for (const q of QUANTS) {
     }
   }
   await model.dispose();
-  const med = (eng, k) => median(runs[eng].map((r) => r[k]));
-  const m = {
-    tinyrustlm: { prefill_tok_s: med('tinyrustlm', 'prefill_tok_s'), decode_tok_s: med('tinyrustlm', 'decode_tok_s') },
-    llama_cpp: { prefill_tok_s: med('llama_cpp', 'prefill_tok_s'), decode_tok_s: med('llama_cpp', 'decode_tok_s') },
-  };
-  results.quants[q] = {
-    runs,
-    median: m,
-    ratio_tinyrustlm_over_llama_cpp: {
-      prefill: m.tinyrustlm.prefill_tok_s / m.llama_cpp.prefill_tok_s,
-      decode: m.tinyrustlm.decode_tok_s / m.llama_cpp.decode_tok_s,
-    },
-  };
+  results.quants[q] = summarize(runs, 'llama_cpp');
 }
 results.machine.loadavg_end = (await import('node:os')).loadavg();
 

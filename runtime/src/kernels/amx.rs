@@ -113,7 +113,7 @@ pub(super) unsafe fn gemm(
     let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
     // lanes[k][row][token]: the `Lanes8` accumulator k of one 16 × 16 output tile.
     // Zeroed once: every lane that has blocks is overwritten for each tile, and a lane
-    // without blocks (fewer than 8) only ever adds 0.0 to its zeros.
+    // without blocks (fewer than 8) stays +0.0, which is what adding 0.0 would give.
     let mut lanes = [[[0f32; TILE]; TILE]; 8];
     let cfg = TileConfig::new();
     asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
@@ -156,21 +156,18 @@ pub(super) unsafe fn gemm(
                     ));
                     *acc = _mm512_add_ps(*acc, _mm512_mul_ps(sums, scale));
                 }
-                // The lane is complete: keep it and start the next.
+                // The lane is complete: keep it and start the next. Lanes past the
+                // last block's add 0.0 first, as `Lanes8::finish` does.
                 if i + 1 == nb || blk(i + 1) % 8 != b % 8 {
+                    let pad = !nb.is_multiple_of(8) && b % 8 >= nb % 8;
                     for (r, a) in acc.iter_mut().enumerate() {
-                        _mm512_storeu_ps(lanes[b % 8][r].as_mut_ptr(), *a);
+                        let v = if pad {
+                            _mm512_add_ps(*a, _mm512_setzero_ps())
+                        } else {
+                            *a
+                        };
+                        _mm512_storeu_ps(lanes[b % 8][r].as_mut_ptr(), v);
                         *a = _mm512_setzero_ps();
-                    }
-                }
-            }
-            // Lanes past the last block add 0.0, as `Lanes8::finish` does.
-            if nb % 8 != 0 {
-                for lane in lanes[nb % 8..].iter_mut() {
-                    for row in lane.iter_mut() {
-                        for v in row.iter_mut() {
-                            *v += 0.0;
-                        }
                     }
                 }
             }

@@ -70,6 +70,25 @@ static AVX512: Kernels = Kernels {
     gemm: None,
 };
 
+/// `dot_q4_0` and `dot_q4_1` of a module, over that module's `mul_sum_u8_i8`: nibbles
+/// 0..15 (not nibble − 8) times x, since u8 × i8 needs no sign trick; `blocks8` takes
+/// q4_0's 8·Σq back off.
+macro_rules! q4_dots {
+    ($features:literal) => {
+        #[target_feature(enable = $features)]
+        pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
+            let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(18 * b + 2)), load_x(x, b));
+            blocks8::<8>(w, x, 18, isum, |i| each8(isum, i))
+        }
+
+        #[target_feature(enable = $features)]
+        pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
+            let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(20 * b + 4)), load_x(x, b));
+            blocks8::<0>(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
+        }
+    };
+}
+
 mod avx2 {
     use super::*;
 
@@ -274,18 +293,7 @@ mod avx2 {
         blocks8::<0>(w, x, 34, isum, |i| each8(isum, i))
     }
 
-    /// Nibbles 0..15 (not nibble − 8) times x: u8 × i8 needs no sign trick.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-        let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(18 * b + 2)), load_x(x, b));
-        blocks8::<8>(w, x, 18, isum, |i| each8(isum, i))
-    }
-
-    #[target_feature(enable = "avx2,fma,f16c")]
-    pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-        let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(20 * b + 4)), load_x(x, b));
-        blocks8::<0>(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
-    }
+    q4_dots!("avx2,fma,f16c");
 
     /// The scalar reference's reduction of 8 lane sums:
     /// ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7)).
@@ -366,17 +374,7 @@ mod vnni {
         blocks8::<128>(w, x, 34, isum, |i| each8(isum, i))
     }
 
-    #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
-    pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-        let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(18 * b + 2)), load_x(x, b));
-        blocks8::<8>(w, x, 18, isum, |i| each8(isum, i))
-    }
-
-    #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
-    pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-        let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(20 * b + 4)), load_x(x, b));
-        blocks8::<0>(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
-    }
+    q4_dots!("avx2,fma,f16c,avxvnni");
 }
 
 /// AVX-512BW: two blocks per zmm register. There is no 512-bit `sign_epi8`, so x is

@@ -512,33 +512,29 @@ fn attend(
             scores[g * ctx + p] = dot(&q[g * hd..(g + 1) * hd], k) * scale;
         }
     }
-    let mut sums = [0f32; 16];
-    let mut sums_heap = Vec::new();
-    let sums: &mut [f32] = if group <= 16 {
-        &mut sums[..group]
-    } else {
-        sums_heap.resize(group, 0.0);
-        &mut sums_heap
-    };
-    for (g, sum) in sums.iter_mut().enumerate() {
-        let sc = &mut scores[g * ctx..(g + 1) * ctx];
+    for sc in scores.chunks_exact_mut(ctx) {
         let mut max = f32::NEG_INFINITY;
         for v in sc.iter() {
             max = max.max(*v);
         }
-        // Two loops: the exps are independent (and vectorize), the sum is in order.
+        // Separate loops: the exps are independent (and vectorize), the sum is in order.
         for v in sc.iter_mut() {
             *v = exp(*v - max);
         }
+        let mut sum = 0f32;
         for v in sc.iter() {
-            *sum += *v;
+            sum += *v;
+        }
+        // Normalized in place: each score becomes its weight, score / sum.
+        for v in sc.iter_mut() {
+            *v /= sum;
         }
     }
     out.fill(0.0);
     for p in 0..ctx {
         let v = &vs[p * kvd + off..p * kvd + off + hd];
         for g in 0..group {
-            let w = scores[g * ctx + p] / sums[g];
+            let w = scores[g * ctx + p];
             for (o, vv) in out[g * hd..(g + 1) * hd].iter_mut().zip(v) {
                 *o += w * vv;
             }

@@ -2,7 +2,7 @@
 
 use crate::error::{Result, SlmError};
 use crate::kernels::{self, PackedAct, Q8Act};
-use crate::quant::{self, DType, QK};
+use crate::quant::{self, DType};
 use std::cell::RefCell;
 
 pub enum WeightData {
@@ -237,11 +237,15 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
     let k = kernels::active();
     BUFFERS.with(|b| {
         let b = &mut *b.borrow_mut();
-        let quantized = group.iter().any(|(w, _)| w.dtype.block().0 == QK);
+        let quantized = group.iter().any(|(w, _)| k.qdot(w.dtype).is_some());
         if quantized {
             b.act.quantize(x, cols);
         }
-        let packed = if n > 1 && quantized && k.gemm.is_some() {
+        // Only the types a tile kernel takes are worth packing for.
+        let tiled = group
+            .iter()
+            .any(|(w, _)| matches!(w.dtype, DType::Q8_0 | DType::Q4_0));
+        let packed = if n > 1 && tiled && k.gemm.is_some() {
             b.packed.repack(&b.act, n);
             Some(&b.packed)
         } else {
@@ -256,10 +260,4 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
             }
         }
     })
-}
-
-/// f32 dot product (the attention scores use it) through the active kernel.
-#[inline]
-pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-    (kernels::active().dot_f32)(a, b)
 }
