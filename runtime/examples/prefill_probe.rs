@@ -1,12 +1,15 @@
 //! Diagnostic: steady-state prefill speed of one model (load once, prefill N tokens
 //! REPS times), for profiling without the load and the bandwidth probe of `slm bench`.
-//! cargo run --release --example prefill_probe -- M.slm N REPS
+//! cargo run --release --example prefill_probe -- M.slm N REPS [THREADS]
 use slm_runtime::engine::Engine;
 use slm_runtime::model::Scratch;
 use std::time::Instant;
 fn main() {
     let a: Vec<String> = std::env::args().collect();
-    let eng = Engine::load_file(a[1].as_ref()).unwrap();
+    let mut eng = Engine::load_file(a[1].as_ref()).unwrap();
+    if let Some(t) = a.get(4) {
+        eng.model.threads = t.parse().unwrap();
+    }
     let n: usize = a[2].parse().unwrap();
     let reps: usize = a[3].parse().unwrap();
     let ids: Vec<u32> = (0..n as u32).map(|i| 1000 + i * 7).collect();

@@ -229,6 +229,44 @@ fn activation_quantization_is_bounded_and_summed() {
     assert!((scalar::dot_q8_0(&weight_row(&mut rng, DType::Q8_0, 32), &a.row(0))).is_nan());
 }
 
+/// Each path's activation quantizer gives the scalar one's bits: random blocks, and
+/// blocks with NaN, ±∞, −0.0, subnormals and values that land exactly on ±k.5 steps.
+#[test]
+fn every_path_quantizes_like_scalar() {
+    let mut rng = Rng(11);
+    let mut x = Vec::new();
+    for _ in 0..64 {
+        x.extend(activation(&mut rng, 32 * 16));
+    }
+    let specials = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.0,
+        1e-40,
+        -3e-39,
+    ];
+    for (b, &sp) in specials.iter().enumerate() {
+        let blk = &mut x[32 * b..32 * b + 32];
+        blk[(7 * b) % 32] = sp;
+    }
+    // Exact ties: amax 127 gives d = 1, so k + 0.5 sits on a rounding boundary.
+    for (j, v) in x[32 * 8..32 * 9].iter_mut().enumerate() {
+        *v = if j == 0 { 127.0 } else { j as f32 - 15.5 };
+    }
+    let nb = x.len() / 32;
+    let quantize = |k: &slm_runtime::kernels::Kernels| {
+        let (mut d, mut q, mut s) = (vec![0f32; nb], vec![0i8; nb * 32], vec![0i32; nb]);
+        (k.quantize)(&x, &mut d, &mut q, &mut s);
+        (d.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), q, s)
+    };
+    let want = quantize(&SCALAR);
+    assert!(f32::from_bits(want.0[0]).is_nan() && want.1[32 * 8 + 1] == -15);
+    for k in available() {
+        assert_eq!(quantize(k), want, "{}", k.name);
+    }
+}
+
 #[test]
 fn scalar_reference_matches_naive_dequantized_dot() {
     let mut rng = Rng(1);

@@ -64,56 +64,18 @@ impl<'a> Q8Row<'a> {
 }
 
 impl Q8Act {
-    /// Quantize `x` (`n` rows of `cols`, `cols` a multiple of 32). Reuses the buffers,
-    /// so a decode loop of same-sized calls allocates only on the first. Every step is
-    /// per element or an exact maximum, so `with_avx2` may compile it wider.
+    /// Quantize `x` (`n` rows of `cols`, `cols` a multiple of 32) with the active
+    /// path's `quantize`. Reuses the buffers, so a decode loop of same-sized calls
+    /// allocates only on the first.
     pub fn quantize(&mut self, x: &[f32], cols: usize) {
-        with_avx2(
-            #[inline(always)]
-            || self.quantize_body(x, cols),
-        )
-    }
-
-    #[inline(always)]
-    fn quantize_body(&mut self, x: &[f32], cols: usize) {
         debug_assert_eq!(cols % QK, 0);
         debug_assert_eq!(x.len() % cols.max(1), 0);
         let nb = x.len() / QK;
         self.cols = cols;
         self.d.resize(nb, 0.0);
         self.s.resize(nb, 0);
-        self.q.resize(x.len(), 0);
-        for (i, xs) in x.chunks_exact(QK).enumerate() {
-            // Eight running maxima written as compares, which LLVM turns into vector
-            // max instructions (`f32::max`'s NaN rule kept this loop scalar). Maxima
-            // are exact in any order; a NaN is caught separately.
-            let mut m = [0f32; 8];
-            let mut nan = false;
-            for c in xs.chunks_exact(8) {
-                for k in 0..8 {
-                    let a = c[k].abs();
-                    m[k] = if a > m[k] { a } else { m[k] };
-                    nan |= c[k].is_nan();
-                }
-            }
-            let amax = m.iter().fold(0f32, |x, &y| if y > x { y } else { x });
-            // A NaN must reach the output as it would without quantization.
-            let d = if nan { f32::NAN } else { amax / 127.0 };
-            let id = if d != 0.0 && d.is_finite() {
-                1.0 / d
-            } else {
-                0.0
-            };
-            let q = &mut self.q[i * QK..(i + 1) * QK];
-            let mut s = 0i32;
-            for (o, &v) in q.iter_mut().zip(xs) {
-                let r = round_to_i8(v * id);
-                *o = r;
-                s += r as i32;
-            }
-            self.d[i] = d;
-            self.s[i] = s;
-        }
+        self.q.resize(nb * QK, 0);
+        (active().quantize)(&x[..nb * QK], &mut self.d, &mut self.q, &mut self.s);
     }
 
     pub fn row(&self, t: usize) -> Q8Row<'_> {
@@ -159,6 +121,11 @@ pub fn round_to_i8(v: f32) -> i8 {
     let frac = c - t as f32;
     (t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32) as i8
 }
+
+/// Quantizes whole blocks of 32: `(x, d, q, s)` writes each block's scale max|x|/127
+/// (NaN if the block has a NaN), its values round(x/d) clamped to ±127 (ties away from
+/// zero; 0 where x/d is NaN), and their sum. Every path gives the scalar one's bits.
+pub type Quantize = fn(&[f32], &mut [f32], &mut [i8], &mut [i32]);
 
 /// Dot of one encoded weight row with a quantized activation row.
 pub type QDot = fn(&[u8], &Q8Row) -> f32;
@@ -236,6 +203,7 @@ pub struct Kernels {
     pub dot_q8_0: QDot,
     pub dot_q4_0: QDot,
     pub dot_q4_1: QDot,
+    pub quantize: Quantize,
     /// A batched q8_0/q4_0 product for prefill, where the CPU has one (AMX).
     pub gemm: Option<Gemm>,
 }
@@ -260,6 +228,7 @@ pub static SCALAR: Kernels = Kernels {
     dot_q8_0: scalar::dot_q8_0,
     dot_q4_0: scalar::dot_q4_0,
     dot_q4_1: scalar::dot_q4_1,
+    quantize: scalar::quantize,
     gemm: None,
 };
 

@@ -1,7 +1,7 @@
 //! Portable reference kernels. Every SIMD path reproduces these results bit for bit:
 //! the per-block integer sums, the f32 products and the order of the additions.
 
-use super::Q8Row;
+use super::{round_to_i8, Q8Row, QK};
 use half::f16;
 
 #[inline]
@@ -24,6 +24,39 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
         s += a[i] * b[i];
     }
     s
+}
+
+/// The reference activation quantizer (see `Quantize`).
+pub fn quantize(x: &[f32], d: &mut [f32], q: &mut [i8], s: &mut [i32]) {
+    for (i, xs) in x.chunks_exact(QK).enumerate() {
+        // Eight running maxima written as compares (`f32::max`'s NaN rule kept the
+        // loop scalar). Maxima are exact in any order; a NaN is caught separately.
+        let mut m = [0f32; 8];
+        let mut nan = false;
+        for c in xs.chunks_exact(8) {
+            for k in 0..8 {
+                let a = c[k].abs();
+                m[k] = if a > m[k] { a } else { m[k] };
+                nan |= c[k].is_nan();
+            }
+        }
+        let amax = m.iter().fold(0f32, |x, &y| if y > x { y } else { x });
+        // A NaN must reach the output as it would without quantization.
+        let di = if nan { f32::NAN } else { amax / 127.0 };
+        let id = if di != 0.0 && di.is_finite() {
+            1.0 / di
+        } else {
+            0.0
+        };
+        let mut sum = 0i32;
+        for (o, &v) in q[i * QK..(i + 1) * QK].iter_mut().zip(xs) {
+            let r = round_to_i8(v * id);
+            *o = r;
+            sum += r as i32;
+        }
+        d[i] = di;
+        s[i] = sum;
+    }
 }
 
 pub fn dot_f16(w: &[u8], x: &[f32]) -> f32 {

@@ -16,6 +16,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     dot_q8_0,
     dot_q4_0,
     dot_q4_1,
+    quantize: super::scalar::quantize,
     gemm: None,
 };
 

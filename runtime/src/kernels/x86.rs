@@ -41,6 +41,7 @@ static AVX2: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { avx2::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx2::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx2::dot_q4_1(w, x) },
+    quantize: |x, d, q, s| unsafe { avx2::quantize(x, d, q, s) },
     gemm: None,
 };
 
@@ -51,6 +52,7 @@ static AVX_VNNI: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { vnni::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { vnni::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { vnni::dot_q4_1(w, x) },
+    quantize: |x, d, q, s| unsafe { avx2::quantize(x, d, q, s) },
     gemm: None,
 };
 
@@ -67,6 +69,7 @@ static AVX512: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx512::dot_q4_1(w, x) },
+    quantize: |x, d, q, s| unsafe { avx2::quantize(x, d, q, s) },
     gemm: None,
 };
 
@@ -306,6 +309,75 @@ mod avx2 {
         let u = _mm_add_ps(s, _mm_shuffle_ps(s, s, 0b10_11_00_01));
         // (s0+s1) + (s2+s3)
         _mm_cvtss_f32(_mm_add_ss(u, _mm_movehl_ps(u, u)))
+    }
+
+    /// The activation quantizer, a block of 32 in four registers: the scalar
+    /// reference's arithmetic element for element (the maximum is exact in any order,
+    /// the rounding is `round_to_i8`'s), so the bits are the same.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn quantize(x: &[f32], d: &mut [f32], q: &mut [i8], s: &mut [i32]) {
+        let nb = x.len() / 32;
+        assert!(d.len() >= nb && s.len() >= nb && q.len() >= 32 * nb);
+        let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+        let (hi, lo) = (_mm256_set1_ps(127.0), _mm256_set1_ps(-127.0));
+        let (half, nhalf) = (_mm256_set1_ps(0.5), _mm256_set1_ps(-0.5));
+        // Undoes the lane interleaving of the two packs below.
+        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        for i in 0..nb {
+            let p = x.as_ptr().add(32 * i);
+            let v = [0, 8, 16, 24].map(|k| _mm256_loadu_ps(p.add(k)));
+            let un = _mm256_or_ps(
+                _mm256_or_ps(
+                    _mm256_cmp_ps::<_CMP_UNORD_Q>(v[0], v[0]),
+                    _mm256_cmp_ps::<_CMP_UNORD_Q>(v[1], v[1]),
+                ),
+                _mm256_or_ps(
+                    _mm256_cmp_ps::<_CMP_UNORD_Q>(v[2], v[2]),
+                    _mm256_cmp_ps::<_CMP_UNORD_Q>(v[3], v[3]),
+                ),
+            );
+            let nan = _mm256_movemask_ps(un) != 0;
+            let a = v.map(|v| _mm256_and_ps(v, abs));
+            let m = _mm256_max_ps(_mm256_max_ps(a[0], a[1]), _mm256_max_ps(a[2], a[3]));
+            let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+            let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+            let amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+            let di = if nan { f32::NAN } else { amax / 127.0 };
+            let id = _mm256_set1_ps(if di != 0.0 && di.is_finite() {
+                1.0 / di
+            } else {
+                0.0
+            });
+            let r = v.map(|v| {
+                let y = _mm256_mul_ps(v, id);
+                // NaN → 0, else clamped to ±127 (so the truncation below is exact).
+                let c = _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_ORD_Q>(y, y),
+                    _mm256_min_ps(_mm256_max_ps(y, lo), hi),
+                );
+                let t = _mm256_cvttps_epi32(c);
+                let frac = _mm256_sub_ps(c, _mm256_cvtepi32_ps(t));
+                // A true compare is −1: t + (frac ≥ ½) − (frac ≤ −½).
+                let up = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(frac, half));
+                let down = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LE_OQ>(frac, nhalf));
+                _mm256_add_epi32(_mm256_sub_epi32(t, up), down)
+            });
+            let sum = _mm256_add_epi32(_mm256_add_epi32(r[0], r[1]), _mm256_add_epi32(r[2], r[3]));
+            let sum = _mm_add_epi32(
+                _mm256_castsi256_si128(sum),
+                _mm256_extracti128_si256(sum, 1),
+            );
+            let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b01_00_11_10));
+            let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b10_11_00_01));
+            let packed = _mm256_packs_epi16(
+                _mm256_packs_epi32(r[0], r[1]),
+                _mm256_packs_epi32(r[2], r[3]),
+            );
+            let packed = _mm256_permutevar8x32_epi32(packed, order);
+            _mm256_storeu_si256(q.as_mut_ptr().add(32 * i) as *mut __m256i, packed);
+            d[i] = di;
+            s[i] = _mm_cvtsi128_si32(sum);
+        }
     }
 
     /// f32 dot in the scalar reference's order: 8 lanes, a multiply then an add per
