@@ -12,7 +12,7 @@
 //! Linux hands out AMX state only on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`); a
 //! kernel that refuses leaves this path unused.
 
-use super::PackedAct;
+use super::{Band, PackedAct};
 use crate::quant::{DType, QK};
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -82,8 +82,9 @@ impl TileConfig {
     }
 }
 
-/// y[r·n + t] = W[r] · x[t] for the whole 16-row tiles of `w` (`rows` rows of
-/// `row_bytes`); returns how many rows it did (the rest is left to the dot kernels).
+/// W[r] · x[t] into row r, token t of `y` for the whole 16-row tiles of `w` (`rows`
+/// rows of `row_bytes`); returns how many rows it did (the rest is left to the dot
+/// kernels).
 /// Only q8_0 and q4_0.
 ///
 /// Safety: `usable()` must have returned true (the kernel table that holds this is
@@ -95,7 +96,7 @@ pub(super) unsafe fn gemm(
     rows: usize,
     cols: usize,
     x: &PackedAct,
-    y: &mut [f32],
+    y: &mut Band,
 ) -> usize {
     if !matches!(dtype, DType::Q8_0 | DType::Q4_0) || rows < TILE {
         return 0;
@@ -103,7 +104,7 @@ pub(super) unsafe fn gemm(
     let nb = cols / QK;
     let n = x.n;
     let row_bytes = w.len() / rows;
-    assert!(x.nb == nb && y.len() >= rows * n && row_bytes * rows == w.len());
+    assert!(x.nb == nb && y.tokens() == n && y.rows() >= rows && row_bytes * rows == w.len());
     let done = rows / TILE * TILE;
     // One row tile decoded to i8 (16 × cols) and its block scales, [block][row].
     let mut a = vec![0i8; TILE * cols];
@@ -171,26 +172,64 @@ pub(super) unsafe fn gemm(
                     }
                 }
             }
-            // `reduce8` for 16 tokens at once.
+            // `reduce8` for 16 tokens at once, then turned to 16 rows per token.
             let t0 = tt * TILE;
-            let valid: __mmask16 = if n - t0 >= TILE {
-                0xffff
-            } else {
-                (1 << (n - t0)) - 1
-            };
-            for r in 0..TILE {
+            let sums: [__m512; TILE] = std::array::from_fn(|r| {
                 let l = |k: usize| _mm512_loadu_ps(lanes[k][r].as_ptr());
-                let sum = _mm512_add_ps(
+                _mm512_add_ps(
                     _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
                     _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
-                );
-                let out = y[(r0 + r) * n + t0..].as_mut_ptr();
-                _mm512_mask_storeu_ps(out, valid, sum);
+                )
+            });
+            for (t, v) in transpose16(sums).iter().enumerate().take(n - t0) {
+                _mm512_storeu_ps(y.span(t0 + t, r0, TILE).as_mut_ptr(), *v);
             }
         }
     }
     asm!("tilerelease", options(nostack, nomem));
     done
+}
+
+/// The 16 × 16 transpose: out[j] lane i = m[i] lane j.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn transpose16(m: [__m512; TILE]) -> [__m512; TILE] {
+    // Pairs, then quads within each 128-bit lane: u[4i + c] lane j holds m[4i..4i+4]
+    // at column 4j + c.
+    let t: [__m512; TILE] = std::array::from_fn(|k| {
+        let (a, b) = (m[k & !1], m[k | 1]);
+        if k % 2 == 0 {
+            _mm512_unpacklo_ps(a, b)
+        } else {
+            _mm512_unpackhi_ps(a, b)
+        }
+    });
+    let u: [__m512; TILE] = std::array::from_fn(|k| {
+        let (i, c) = (k / 4, k % 4);
+        let (a, b) = (
+            _mm512_castps_pd(t[4 * i + c / 2]),
+            _mm512_castps_pd(t[4 * i + 2 + c / 2]),
+        );
+        _mm512_castpd_ps(if c % 2 == 0 {
+            _mm512_unpacklo_pd(a, b)
+        } else {
+            _mm512_unpackhi_pd(a, b)
+        })
+    });
+    // Then a 4 × 4 transpose of 128-bit lanes for each c: column 4j + c gathers lane j
+    // of u[c], u[4 + c], u[8 + c], u[12 + c].
+    let mut out = [_mm512_setzero_ps(); TILE];
+    for c in 0..4 {
+        let v0 = _mm512_shuffle_f32x4::<0b01_00_01_00>(u[c], u[4 + c]);
+        let v1 = _mm512_shuffle_f32x4::<0b11_10_11_10>(u[c], u[4 + c]);
+        let v2 = _mm512_shuffle_f32x4::<0b01_00_01_00>(u[8 + c], u[12 + c]);
+        let v3 = _mm512_shuffle_f32x4::<0b11_10_11_10>(u[8 + c], u[12 + c]);
+        out[c] = _mm512_shuffle_f32x4::<0b10_00_10_00>(v0, v2);
+        out[4 + c] = _mm512_shuffle_f32x4::<0b11_01_11_01>(v0, v2);
+        out[8 + c] = _mm512_shuffle_f32x4::<0b10_00_10_00>(v1, v3);
+        out[12 + c] = _mm512_shuffle_f32x4::<0b11_01_11_01>(v1, v3);
+    }
+    out
 }
 
 /// Start block b's 16 × 16 sums into sum tile `slot` (tmm4 or tmm5); weights and

@@ -29,6 +29,7 @@ mod wasm;
 mod x86;
 
 use crate::quant::{DType, QK};
+use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 /// An activation quantized to q8 blocks of 32, for `n` rows of `cols` values.
@@ -131,9 +132,78 @@ pub type Quantize = fn(&[f32], &mut [f32], &mut [i8], &mut [i32]);
 pub type QDot = fn(&[u8], &Q8Row) -> f32;
 
 /// A batched product for whole tiles of rows: `(dtype, rows' bytes, rows, cols, x, y)`
-/// writes y[r·n + t] = W[r]·x[t] (bit for bit what the dot kernel gives) for as many
-/// leading rows as it handles, and returns that count.
-pub type Gemm = fn(DType, &[u8], usize, usize, &PackedAct, &mut [f32]) -> usize;
+/// writes W[r]·x[t] (bit for bit what the dot kernel gives) to row r, token t of the
+/// band `y`, for as many leading rows as it handles, and returns that count.
+pub type Gemm = fn(DType, &[u8], usize, usize, &PackedAct, &mut Band) -> usize;
+
+/// Where a batched product writes: columns `first..first + rows` of a token-major
+/// `n × ld` matrix (y[t·ld + r], the layout the model keeps activations in), row r of
+/// the weight being column r. Threads take disjoint bands of one matrix (`split`), so a
+/// product needs neither a transpose pass nor scratch.
+pub struct Band<'a> {
+    /// y[first].
+    y: *mut f32,
+    ld: usize,
+    n: usize,
+    first: usize,
+    rows: usize,
+    _y: PhantomData<&'a mut [f32]>,
+}
+
+// Safety: a band writes only its own columns (every access is bounds-checked against
+// them), and the bands of one matrix are disjoint.
+unsafe impl Send for Band<'_> {}
+
+impl<'a> Band<'a> {
+    /// All `ld` columns of `y` (`n × ld`).
+    pub fn new(y: &'a mut [f32], n: usize, ld: usize) -> Band<'a> {
+        assert_eq!(y.len(), n * ld);
+        Band {
+            y: y.as_mut_ptr(),
+            ld,
+            n,
+            first: 0,
+            rows: ld,
+            _y: PhantomData,
+        }
+    }
+
+    /// Disjoint bands of `per` columns (the last one narrower), in order.
+    pub fn split(self, per: usize) -> impl Iterator<Item = Band<'a>> {
+        (0..self.rows).step_by(per.max(1)).map(move |r0| Band {
+            // Safety: r0 < rows ≤ ld, within the first token's row.
+            y: unsafe { self.y.add(r0) },
+            first: self.first + r0,
+            rows: per.min(self.rows - r0),
+            ..self
+        })
+    }
+
+    /// The first column, as a row of the whole weight.
+    pub fn first(&self) -> usize {
+        self.first
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn tokens(&self) -> usize {
+        self.n
+    }
+
+    pub fn set(&mut self, r: usize, t: usize, v: f32) {
+        self.span(t, r, 1)[0] = v;
+    }
+
+    /// Rows `r..r + len` of token t, which are adjacent in y.
+    pub fn span(&mut self, t: usize, r: usize, len: usize) -> &mut [f32] {
+        assert!(t < self.n && r + len <= self.rows);
+        // Safety: within this band's columns of token t's row of y, which the band
+        // borrows exclusively; `&mut self` keeps the slice unique.
+        unsafe { std::slice::from_raw_parts_mut(self.y.add(t * self.ld + r), len) }
+    }
+}
 
 /// Tokens per tile of `PackedAct`.
 pub const GEMM_TOKENS: usize = 16;

@@ -1,7 +1,7 @@
 //! A weight matrix in its stored type, with the row-dot kernels it needs.
 
 use crate::error::{Result, SlmError};
-use crate::kernels::{self, PackedAct, Q8Act};
+use crate::kernels::{self, Band, PackedAct, Q8Act};
 use crate::quant::{self, DType};
 use std::cell::RefCell;
 
@@ -122,15 +122,13 @@ impl Weight {
 
     /// A batch: each weight row is read once and used for every token, so prefill
     /// reads the weights once per batch instead of once per token. Each output equals
-    /// `matvec`'s for that token. `yt` is scratch for the rows × tokens result.
-    #[allow(clippy::too_many_arguments)]
+    /// `matvec`'s for that token.
     fn matmul_prepared(
         &self,
         x: &[f32],
         n: usize,
         act: &Q8Act,
         packed: Option<&PackedAct>,
-        yt: &mut Vec<f32>,
         y: &mut [f32],
         threads: usize,
     ) {
@@ -143,44 +141,42 @@ impl Weight {
             (WeightData::Blocks(b), Some(gemm), Some(_), Some(p)) => Some((gemm, b, p)),
             _ => None,
         };
-        // Rows × tokens, so that each thread owns a contiguous slice; transposed below.
-        yt.resize(self.rows * n, 0.0);
-        let work = |first: usize, out: &mut [f32]| {
+        let work = |mut out: Band| {
+            let (first, rows) = (out.first(), out.rows());
             let xt = |t: usize| &x[t * self.cols..(t + 1) * self.cols];
             let mut row = Vec::new();
             let mut done = 0;
             if let Some((gemm, b, p)) = tiles {
-                let rows = out.len() / n;
                 let w = &b[first * self.row_bytes..(first + rows) * self.row_bytes];
-                done = gemm(self.dtype, w, rows, self.cols, p, out);
+                done = gemm(self.dtype, w, rows, self.cols, p, &mut out);
             }
-            for (i, o) in out.chunks_exact_mut(n).enumerate().skip(done) {
+            for i in done..rows {
                 let r = first + i;
                 match (&self.data, qdot) {
                     (WeightData::F32(v), _) => {
                         let w = &v[r * self.cols..(r + 1) * self.cols];
-                        for (t, v) in o.iter_mut().enumerate() {
-                            *v = (k.dot_f32)(w, xt(t));
+                        for t in 0..n {
+                            out.set(i, t, (k.dot_f32)(w, xt(t)));
                         }
                     }
                     (WeightData::Blocks(b), Some(dot)) => {
                         let w = &b[r * self.row_bytes..(r + 1) * self.row_bytes];
-                        for (t, v) in o.iter_mut().enumerate() {
-                            *v = dot(w, &act.row(t));
+                        for t in 0..n {
+                            out.set(i, t, dot(w, &act.row(t)));
                         }
                     }
                     // f16: decode the row once for all n tokens.
                     (WeightData::Blocks(_), None) => {
                         row.resize(self.cols, 0f32);
                         self.row(r, &mut row);
-                        for (t, v) in o.iter_mut().enumerate() {
-                            *v = (k.dot_f32)(&row, xt(t));
+                        for t in 0..n {
+                            out.set(i, t, (k.dot_f32)(&row, xt(t)));
                         }
                     }
                 }
             }
         };
-        let yt = &mut yt[..self.rows * n];
+        let y = Band::new(y, n, self.rows);
         #[cfg(not(target_arch = "wasm32"))]
         if threads > 1 {
             // Whole tiles per thread, so that only the last one has leftover rows.
@@ -189,28 +185,15 @@ impl Weight {
                 .div_ceil(threads)
                 .next_multiple_of(kernels::GEMM_TOKENS);
             std::thread::scope(|s| {
-                for (k, chunk) in yt.chunks_mut(per * n).enumerate() {
+                for band in y.split(per) {
                     let work = &work;
-                    s.spawn(move || work(k * per, chunk));
+                    s.spawn(move || work(band));
                 }
             });
-        } else {
-            work(0, yt);
+            return;
         }
-        #[cfg(target_arch = "wasm32")]
-        {
-            let _ = threads;
-            work(0, yt);
-        }
-        // Transposed 16 rows at a time, so that the rows being read stay in cache.
-        for r0 in (0..self.rows).step_by(16) {
-            let r1 = (r0 + 16).min(self.rows);
-            for t in 0..n {
-                for r in r0..r1 {
-                    y[t * self.rows + r] = yt[r * n + t];
-                }
-            }
-        }
+        let _ = threads;
+        work(y);
     }
 }
 
@@ -220,7 +203,6 @@ impl Weight {
 struct Buffers {
     act: Q8Act,
     packed: PackedAct,
-    yt: Vec<f32>,
 }
 
 thread_local! {
@@ -256,7 +238,7 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
             if n == 1 {
                 w.matvec_prepared(x, &b.act, y, threads);
             } else {
-                w.matmul_prepared(x, n, &b.act, packed, &mut b.yt, y, threads);
+                w.matmul_prepared(x, n, &b.act, packed, y, threads);
             }
         }
     })
