@@ -391,6 +391,28 @@ fn every_path_matches_scalar_on_f32_and_f16() {
     }
 }
 
+/// `dots_f32` (attention scores) is `dot_f32` per strided row, bit for bit, on every
+/// path: lengths with and without a tail, 0..9 rows (whole groups of 4 and leftovers).
+#[test]
+fn every_path_dots_like_dot_f32() {
+    let mut rng = Rng(6);
+    for k in available() {
+        for (n, stride) in [(64usize, 192usize), (64, 64), (7, 9), (33, 40), (128, 256)] {
+            for rows in 0..10 {
+                let a: Vec<f32> = (0..n).map(|_| rng.f()).collect();
+                let b: Vec<f32> = (0..rows * stride + n).map(|_| rng.f() * 2.0).collect();
+                let mut got = vec![f32::NAN; rows];
+                (k.dots_f32)(&a, &b, stride, &mut got);
+                let want: Vec<u32> = (0..rows)
+                    .map(|j| (SCALAR.dot_f32)(&a, &b[j * stride..j * stride + n]).to_bits())
+                    .collect();
+                let got: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(got, want, "{} n={n} stride={stride} rows={rows}", k.name);
+            }
+        }
+    }
+}
+
 /// Weight::matvec / matmul with the active path: threads do not change results, and
 /// matmul's per-token outputs equal matvec's bit for bit.
 #[test]

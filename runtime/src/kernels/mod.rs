@@ -268,6 +268,10 @@ impl PackedAct {
 pub struct Kernels {
     pub name: &'static str,
     pub dot_f32: fn(&[f32], &[f32]) -> f32,
+    /// `dot_f32` of one vector with many: `(a, b, stride, out)` sets out[j] to
+    /// dot_f32(a, b[j·stride..j·stride + a.len()]), bit for bit (attention scores: a
+    /// query against the cached keys, several at once to hide the add latency).
+    pub dots_f32: fn(&[f32], &[f32], usize, &mut [f32]),
     /// f16 weight bytes · f32 activation.
     pub dot_f16: fn(&[u8], &[f32]) -> f32,
     pub dot_q8_0: QDot,
@@ -294,6 +298,7 @@ impl Kernels {
 pub static SCALAR: Kernels = Kernels {
     name: "scalar",
     dot_f32: scalar::dot_f32,
+    dots_f32: scalar::dots_f32,
     dot_f16: scalar::dot_f16,
     dot_q8_0: scalar::dot_q8_0,
     dot_q4_0: scalar::dot_q4_0,

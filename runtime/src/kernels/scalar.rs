@@ -59,6 +59,12 @@ pub fn quantize(x: &[f32], d: &mut [f32], q: &mut [i8], s: &mut [i32]) {
     }
 }
 
+pub fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = dot_f32(a, &b[j * stride..j * stride + a.len()]);
+    }
+}
+
 pub fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let n = x.len() / 8 * 8;

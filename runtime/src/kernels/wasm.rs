@@ -12,6 +12,7 @@ use core::arch::wasm32::*;
 pub(super) static SIMD128: Kernels = Kernels {
     name: "simd128",
     dot_f32,
+    dots_f32,
     dot_f16,
     dot_q8_0,
     dot_q4_0,
@@ -128,6 +129,33 @@ fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
         s += a[i] * b[i];
     }
     s
+}
+
+/// `dot_f32` against 4 vectors at a time (4 independent add chains), each in its order.
+fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
+    let n = a.len();
+    let n8 = n / 8 * 8;
+    let mut j = 0;
+    while j + 4 <= out.len() {
+        let rows: [&[f32]; 4] = std::array::from_fn(|c| &b[(j + c) * stride..(j + c) * stride + n]);
+        let mut acc = [[f32x4_splat(0.0); 2]; 4];
+        for i in (0..n8).step_by(8) {
+            for c in 0..4 {
+                acc8(&mut acc[c], &a[i..i + 8], &rows[c][i..i + 8]);
+            }
+        }
+        for c in 0..4 {
+            let mut s = finish(&acc[c]);
+            for i in n8..n {
+                s += a[i] * rows[c][i];
+            }
+            out[j + c] = s;
+        }
+        j += 4;
+    }
+    for (jj, o) in out.iter_mut().enumerate().skip(j) {
+        *o = dot_f32(a, &b[jj * stride..jj * stride + n]);
+    }
 }
 
 fn dot_f16(w: &[u8], x: &[f32]) -> f32 {

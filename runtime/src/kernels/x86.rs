@@ -37,6 +37,7 @@ pub(super) fn available() -> Vec<&'static Kernels> {
 static AVX2: Kernels = Kernels {
     name: "avx2",
     dot_f32: |a, b| unsafe { avx2::dot_f32(a, b) },
+    dots_f32: |a, b, stride, out| unsafe { avx2::dots_f32(a, b, stride, out) },
     dot_f16: |w, x| unsafe { avx2::dot_f16(w, x) },
     dot_q8_0: |w, x| unsafe { avx2::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx2::dot_q4_0(w, x) },
@@ -48,6 +49,7 @@ static AVX2: Kernels = Kernels {
 static AVX_VNNI: Kernels = Kernels {
     name: "avxvnni",
     dot_f32: |a, b| unsafe { avx2::dot_f32(a, b) },
+    dots_f32: |a, b, stride, out| unsafe { avx2::dots_f32(a, b, stride, out) },
     dot_f16: |w, x| unsafe { avx2::dot_f16(w, x) },
     dot_q8_0: |w, x| unsafe { vnni::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { vnni::dot_q4_0(w, x) },
@@ -65,6 +67,7 @@ static AMX: Kernels = Kernels {
 static AVX512: Kernels = Kernels {
     name: "avx512",
     dot_f32: |a, b| unsafe { avx512::dot_f32(a, b) },
+    dots_f32: |a, b, stride, out| unsafe { avx2::dots_f32(a, b, stride, out) },
     dot_f16: |w, x| unsafe { avx512::dot_f16(w, x) },
     dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
@@ -400,6 +403,42 @@ mod avx2 {
             s += a[j] * b[j];
         }
         s
+    }
+
+    /// `dot_f32` against 4 vectors at a time: 4 independent add chains instead of 1,
+    /// each in `dot_f32`'s order.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
+        let n = a.len();
+        if let Some(last) = out.len().checked_sub(1) {
+            assert!(b.len() >= last * stride + n);
+        }
+        let n8 = n / 8 * 8;
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut j = 0;
+        while j + 4 <= out.len() {
+            let mut acc = [_mm256_setzero_ps(); 4];
+            let mut i = 0;
+            while i < n8 {
+                let va = _mm256_loadu_ps(pa.add(i));
+                for (c, acc) in acc.iter_mut().enumerate() {
+                    let vb = _mm256_loadu_ps(pb.add((j + c) * stride + i));
+                    *acc = _mm256_add_ps(*acc, _mm256_mul_ps(va, vb));
+                }
+                i += 8;
+            }
+            for (c, acc) in acc.iter().enumerate() {
+                let mut s = reduce8(*acc);
+                for i in n8..n {
+                    s += a[i] * b[(j + c) * stride + i];
+                }
+                out[j + c] = s;
+            }
+            j += 4;
+        }
+        for (jj, o) in out.iter_mut().enumerate().skip(j) {
+            *o = dot_f32(a, &b[jj * stride..jj * stride + n]);
+        }
     }
 
     #[target_feature(enable = "avx2,f16c")]

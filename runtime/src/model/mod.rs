@@ -504,12 +504,12 @@ fn attend(
 ) {
     let group = q.len() / hd;
     let ctx = scores.len() / group;
-    // The kernel's dot (LLVM vectorized an inlined reference dot poorly here).
-    let dot = crate::kernels::active().dot_f32;
-    for p in 0..ctx {
-        let k = &ks[p * kvd + off..p * kvd + off + hd];
-        for g in 0..group {
-            scores[g * ctx + p] = dot(&q[g * hd..(g + 1) * hd], k) * scale;
+    // The kernel's dots (LLVM vectorized an inlined reference dot poorly here).
+    let dots = crate::kernels::active().dots_f32;
+    for (g, sc) in scores.chunks_exact_mut(ctx).enumerate() {
+        dots(&q[g * hd..(g + 1) * hd], &ks[off..], kvd, sc);
+        for v in sc.iter_mut() {
+            *v *= scale;
         }
     }
     for sc in scores.chunks_exact_mut(ctx) {
