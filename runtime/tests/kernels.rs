@@ -413,6 +413,27 @@ fn every_path_dots_like_dot_f32() {
     }
 }
 
+/// `weighted_sum_f32` (attention's sum over V) gives the scalar bits on every path:
+/// widths with 64-, 8- and 1-wide parts, 0..9 rows.
+#[test]
+fn every_path_weighted_sums_like_scalar() {
+    let mut rng = Rng(8);
+    for k in available() {
+        for (n, stride) in [(64usize, 192usize), (64, 64), (7, 9), (75, 80), (128, 256)] {
+            for rows in 0..10 {
+                let w: Vec<f32> = (0..rows).map(|_| rng.f()).collect();
+                let v: Vec<f32> = (0..rows * stride + n).map(|_| rng.f() * 2.0).collect();
+                let run = |k: &slm_runtime::kernels::Kernels| {
+                    let mut out = vec![f32::NAN; n];
+                    (k.weighted_sum_f32)(&w, &v, stride, &mut out);
+                    out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                assert_eq!(run(k), run(&SCALAR), "{} n={n} rows={rows}", k.name);
+            }
+        }
+    }
+}
+
 /// Weight::matvec / matmul with the active path: threads do not change results, and
 /// matmul's per-token outputs equal matvec's bit for bit.
 #[test]

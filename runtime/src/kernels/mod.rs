@@ -272,6 +272,9 @@ pub struct Kernels {
     /// dot_f32(a, b[j·stride..j·stride + a.len()]), bit for bit (attention scores: a
     /// query against the cached keys, several at once to hide the add latency).
     pub dots_f32: fn(&[f32], &[f32], usize, &mut [f32]),
+    /// `(w, v, stride, out)` sets out[i] to 0.0 + w[0]·v[i] + w[1]·v[stride + i] + …,
+    /// added in that order (attention's weighted sum of the cached values).
+    pub weighted_sum_f32: fn(&[f32], &[f32], usize, &mut [f32]),
     /// f16 weight bytes · f32 activation.
     pub dot_f16: fn(&[u8], &[f32]) -> f32,
     pub dot_q8_0: QDot,
@@ -299,6 +302,7 @@ pub static SCALAR: Kernels = Kernels {
     name: "scalar",
     dot_f32: scalar::dot_f32,
     dots_f32: scalar::dots_f32,
+    weighted_sum_f32: scalar::weighted_sum_f32,
     dot_f16: scalar::dot_f16,
     dot_q8_0: scalar::dot_q8_0,
     dot_q4_0: scalar::dot_q4_0,

@@ -65,6 +65,16 @@ pub fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
     }
 }
 
+pub fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
+    let n = out.len();
+    out.fill(0.0);
+    for (p, &wp) in w.iter().enumerate() {
+        for (o, vv) in out.iter_mut().zip(&v[p * stride..p * stride + n]) {
+            *o += wp * vv;
+        }
+    }
+}
+
 pub fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let n = x.len() / 8 * 8;

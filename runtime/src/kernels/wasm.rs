@@ -13,6 +13,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     name: "simd128",
     dot_f32,
     dots_f32,
+    weighted_sum_f32: super::scalar::weighted_sum_f32,
     dot_f16,
     dot_q8_0,
     dot_q4_0,

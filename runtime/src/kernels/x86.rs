@@ -38,6 +38,7 @@ static AVX2: Kernels = Kernels {
     name: "avx2",
     dot_f32: |a, b| unsafe { avx2::dot_f32(a, b) },
     dots_f32: |a, b, stride, out| unsafe { avx2::dots_f32(a, b, stride, out) },
+    weighted_sum_f32: |w, v, stride, out| unsafe { avx2::weighted_sum_f32(w, v, stride, out) },
     dot_f16: |w, x| unsafe { avx2::dot_f16(w, x) },
     dot_q8_0: |w, x| unsafe { avx2::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx2::dot_q4_0(w, x) },
@@ -50,6 +51,7 @@ static AVX_VNNI: Kernels = Kernels {
     name: "avxvnni",
     dot_f32: |a, b| unsafe { avx2::dot_f32(a, b) },
     dots_f32: |a, b, stride, out| unsafe { avx2::dots_f32(a, b, stride, out) },
+    weighted_sum_f32: |w, v, stride, out| unsafe { avx2::weighted_sum_f32(w, v, stride, out) },
     dot_f16: |w, x| unsafe { avx2::dot_f16(w, x) },
     dot_q8_0: |w, x| unsafe { vnni::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { vnni::dot_q4_0(w, x) },
@@ -68,6 +70,7 @@ static AVX512: Kernels = Kernels {
     name: "avx512",
     dot_f32: |a, b| unsafe { avx512::dot_f32(a, b) },
     dots_f32: |a, b, stride, out| unsafe { avx2::dots_f32(a, b, stride, out) },
+    weighted_sum_f32: |w, v, stride, out| unsafe { avx2::weighted_sum_f32(w, v, stride, out) },
     dot_f16: |w, x| unsafe { avx512::dot_f16(w, x) },
     dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
@@ -403,6 +406,48 @@ mod avx2 {
             s += a[j] * b[j];
         }
         s
+    }
+
+    /// `weighted_sum_f32` with the running sums in registers for the whole pass over
+    /// the rows: 64 outputs (8 add chains) at a time, then 8, then one by one.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
+        let n = out.len();
+        if let Some(last) = w.len().checked_sub(1) {
+            assert!(v.len() >= last * stride + n);
+        }
+        let pv = v.as_ptr();
+        let mut i = 0;
+        while i + 64 <= n {
+            let mut acc = [_mm256_setzero_ps(); 8];
+            for (p, &wp) in w.iter().enumerate() {
+                let wv = _mm256_set1_ps(wp);
+                for (k, acc) in acc.iter_mut().enumerate() {
+                    let x = _mm256_loadu_ps(pv.add(p * stride + i + 8 * k));
+                    *acc = _mm256_add_ps(*acc, _mm256_mul_ps(wv, x));
+                }
+            }
+            for (k, acc) in acc.iter().enumerate() {
+                _mm256_storeu_ps(out.as_mut_ptr().add(i + 8 * k), *acc);
+            }
+            i += 64;
+        }
+        while i + 8 <= n {
+            let mut acc = _mm256_setzero_ps();
+            for (p, &wp) in w.iter().enumerate() {
+                let x = _mm256_loadu_ps(pv.add(p * stride + i));
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(wp), x));
+            }
+            _mm256_storeu_ps(out.as_mut_ptr().add(i), acc);
+            i += 8;
+        }
+        for (j, o) in out.iter_mut().enumerate().skip(i) {
+            let mut acc = 0f32;
+            for (p, &wp) in w.iter().enumerate() {
+                acc += wp * v[p * stride + j];
+            }
+            *o = acc;
+        }
     }
 
     /// `dot_f32` against 4 vectors at a time: 4 independent add chains instead of 1,

@@ -530,15 +530,9 @@ fn attend(
             *v /= sum;
         }
     }
-    out.fill(0.0);
-    for p in 0..ctx {
-        let v = &vs[p * kvd + off..p * kvd + off + hd];
-        for g in 0..group {
-            let w = scores[g * ctx + p];
-            for (o, vv) in out[g * hd..(g + 1) * hd].iter_mut().zip(v) {
-                *o += w * vv;
-            }
-        }
+    let weighted_sum = crate::kernels::active().weighted_sum_f32;
+    for (g, o) in out.chunks_exact_mut(hd).enumerate() {
+        weighted_sum(&scores[g * ctx..(g + 1) * ctx], &vs[off..], kvd, o);
     }
 }
 
