@@ -155,20 +155,26 @@ fn activation_rounding_equals_round_half_away() {
     assert!(checked > 1_000_000);
 }
 
-/// The model's own exp (used by SiLU and softmax) is glibc's f64 exp rounded to f32,
-/// on all f32 values in [−104, 89] at a stride, and on the specials. (Run once on every
-/// second f32 in that range, 1.12e9 inputs: none differed.)
+/// The model's own exp (used by SiLU and softmax) is faithful: within one ulp of the
+/// true value (f64 exp) on the f32 values in [−104, 89] at a stride and on the
+/// specials, and mostly the correctly rounded value. (Run once on every f32 in that
+/// range, 2.24e9 inputs: 99.19% correctly rounded, the rest the other neighbour.)
 #[test]
-fn exp_is_the_rounded_f64_exp() {
-    let mut checked = 0u64;
+fn exp_is_faithful() {
+    // Within one ulp of the true value: the correctly rounded f32 or its neighbour.
+    // Positive floats order like their bits, so that is a bit distance of at most 1.
+    let (mut checked, mut exact) = (0u64, 0u64);
     let mut check = |x: f32| {
         let want = (x as f64).exp() as f32;
         let got = slm_runtime::model::exp(x);
-        assert!(
-            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
-            "exp({x:e}) = {got:e}, want {want:e}"
-        );
+        if want.is_nan() {
+            assert!(got.is_nan(), "exp({x:e}) = {got:e}, want NaN");
+            return;
+        }
+        let dist = (got.to_bits() as i64 - want.to_bits() as i64).abs();
+        assert!(dist <= 1, "exp({x:e}) = {got:e}, want {want:e}");
         checked += 1;
+        exact += (dist == 0) as u64;
     };
     let (lo, hi) = (-104f32, 89f32);
     for bits in (0..=u32::MAX).step_by(331) {
@@ -183,8 +189,10 @@ fn exp_is_the_rounded_f64_exp() {
         f32::NEG_INFINITY,
         0.0,
         -0.0,
+        1.0,
         88.72,
         88.73,
+        -87.5,
         -103.9,
         -104.0,
         1e-30,
@@ -193,6 +201,9 @@ fn exp_is_the_rounded_f64_exp() {
         check(x);
     }
     assert!(checked > 5_000_000, "{checked}");
+    // The full sweep gave 99.19% correctly rounded.
+    assert!(exact as f64 > 0.99 * checked as f64, "{exact} of {checked}");
+    assert_eq!(slm_runtime::model::exp(0.0), 1.0);
 }
 
 #[test]
