@@ -1,9 +1,12 @@
-//! Preallocated key/value cache: per layer, `capacity` positions of `kv_dim` floats.
+//! Preallocated key/value cache: per layer and KV head, `capacity` positions of
+//! `head_dim` floats. Head-major, so that attention streams one head's keys (and then
+//! its values) from contiguous memory.
 
 pub struct KvCache {
     pub capacity: usize,
-    kv_dim: usize,
-    /// [layer][position][kv_dim]
+    kv_heads: usize,
+    head_dim: usize,
+    /// [layer][kv head][position][head_dim]
     k: Vec<f32>,
     v: Vec<f32>,
     /// Number of positions filled (the same for every layer between forward calls).
@@ -11,33 +14,37 @@ pub struct KvCache {
 }
 
 impl KvCache {
-    pub fn new(layers: usize, capacity: usize, kv_dim: usize) -> KvCache {
+    pub fn new(layers: usize, capacity: usize, kv_heads: usize, head_dim: usize) -> KvCache {
+        let n = layers * kv_heads * capacity * head_dim;
         KvCache {
             capacity,
-            kv_dim,
-            k: vec![0.0; layers * capacity * kv_dim],
-            v: vec![0.0; layers * capacity * kv_dim],
+            kv_heads,
+            head_dim,
+            k: vec![0.0; n],
+            v: vec![0.0; n],
             len: 0,
         }
     }
 
-    fn at(&self, layer: usize, pos: usize) -> usize {
-        (layer * self.capacity + pos) * self.kv_dim
+    fn at(&self, layer: usize, head: usize, pos: usize) -> usize {
+        ((layer * self.kv_heads + head) * self.capacity + pos) * self.head_dim
     }
 
+    /// Append one position's keys and values (`kv_heads × head_dim` each).
     pub fn store(&mut self, layer: usize, pos: usize, k: &[f32], v: &[f32]) {
-        let o = self.at(layer, pos);
-        self.k[o..o + self.kv_dim].copy_from_slice(k);
-        self.v[o..o + self.kv_dim].copy_from_slice(v);
+        let hd = self.head_dim;
+        for h in 0..self.kv_heads {
+            let o = self.at(layer, h, pos);
+            self.k[o..o + hd].copy_from_slice(&k[h * hd..(h + 1) * hd]);
+            self.v[o..o + hd].copy_from_slice(&v[h * hd..(h + 1) * hd]);
+        }
     }
 
-    /// Keys and values of positions 0..n of `layer`.
-    pub fn layer(&self, layer: usize, n: usize) -> (&[f32], &[f32]) {
-        let o = self.at(layer, 0);
-        (
-            &self.k[o..o + n * self.kv_dim],
-            &self.v[o..o + n * self.kv_dim],
-        )
+    /// Keys and values of positions 0..n of one KV head of `layer` (`n × head_dim`).
+    pub fn head(&self, layer: usize, head: usize, n: usize) -> (&[f32], &[f32]) {
+        let o = self.at(layer, head, 0);
+        let len = n * self.head_dim;
+        (&self.k[o..o + len], &self.v[o..o + len])
     }
 
     /// Forget everything after `n` positions (prefix reuse keeps the first `n`).

@@ -272,7 +272,12 @@ impl Model {
     }
 
     pub fn new_cache(&self, capacity: usize) -> KvCache {
-        KvCache::new(self.cfg.num_layers, capacity, self.cfg.kv_dim())
+        KvCache::new(
+            self.cfg.num_layers,
+            capacity,
+            self.cfg.num_kv_heads,
+            self.cfg.head_dim,
+        )
     }
 
     /// Run one token at position `cache.len`, append its K/V, and (if `want_logits`)
@@ -422,18 +427,16 @@ impl Model {
                 self.rope.apply(ki, hd, c, sn);
                 cache.store(li, p0 + i, ki, vi);
             }
-            let (ks, vs) = cache.layer(li, p0 + n);
-            for i in 0..n {
-                let ctx = p0 + i + 1;
-                for kvh in 0..nkv {
+            for kvh in 0..nkv {
+                let (ks, vs) = cache.head(li, kvh, p0 + n);
+                for i in 0..n {
+                    let ctx = p0 + i + 1;
                     // The query heads that share KV head kvh are adjacent.
                     let heads = i * qd + kvh * group * hd..i * qd + (kvh + 1) * group * hd;
                     attend(
                         &q[heads.clone()],
-                        ks,
-                        vs,
-                        kvd,
-                        kvh * hd,
+                        &ks[..ctx * hd],
+                        &vs[..ctx * hd],
                         hd,
                         scale,
                         &mut scores[..group * ctx],
@@ -485,18 +488,14 @@ impl Model {
 const PREFILL_BATCH: usize = 128;
 
 /// Causal attention of the query heads in `q` (`group × hd`) that share one KV head:
-/// per head, softmax(q·Kᵀ·scale)·V over the `ctx = scores.len() / group` cached
-/// positions, reading head `off..off+hd` of each `kvd`-wide cache row. The heads go
-/// together so that each K and V row is read once for all of them; each head's
-/// arithmetic, and its order, is that of attending alone.
-#[allow(clippy::too_many_arguments)]
+/// per head, softmax(q·Kᵀ·scale)·V over that head's `ctx = scores.len() / group`
+/// cached positions (`ks`, `vs`: ctx × hd). Each head's arithmetic, and its order, is
+/// that of attending alone; the group's passes find the head's K and V in cache.
 #[inline(always)] // into the AVX2 build of forward_batch
 fn attend(
     q: &[f32],
     ks: &[f32],
     vs: &[f32],
-    kvd: usize,
-    off: usize,
     hd: usize,
     scale: f32,
     scores: &mut [f32],
@@ -507,7 +506,7 @@ fn attend(
     // The kernel's dots (LLVM vectorized an inlined reference dot poorly here).
     let dots = crate::kernels::active().dots_f32;
     for (g, sc) in scores.chunks_exact_mut(ctx).enumerate() {
-        dots(&q[g * hd..(g + 1) * hd], &ks[off..], kvd, sc);
+        dots(&q[g * hd..(g + 1) * hd], ks, hd, sc);
         for v in sc.iter_mut() {
             *v *= scale;
         }
@@ -532,7 +531,7 @@ fn attend(
     }
     let weighted_sum = crate::kernels::active().weighted_sum_f32;
     for (g, o) in out.chunks_exact_mut(hd).enumerate() {
-        weighted_sum(&scores[g * ctx..(g + 1) * ctx], &vs[off..], kvd, o);
+        weighted_sum(&scores[g * ctx..(g + 1) * ctx], vs, hd, o);
     }
 }
 
