@@ -73,9 +73,16 @@ fn main() {
         let cos = ab / (aa.sqrt() * bb.sqrt());
         worst = worst.min(cos);
         let (t1, t2) = (argmax(&x), argmax(&y));
+        // The f32 run's lead of its top token over the runner-up: how near a tie it is.
+        let second = x
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != t1 as usize)
+            .fold(f32::NEG_INFINITY, |m, (_, &v)| m.max(v));
         println!(
-            "{:22} cos {cos:.6} top1 {t1} vs {t2} {}",
+            "{:22} cos {cos:.6} top1 {t1} vs {t2} f32 lead {:.4} {}",
             c["name"].as_str().unwrap(),
+            x[t1 as usize] - second,
             if t1 != t2 { "FLIP" } else { "" }
         );
     }
