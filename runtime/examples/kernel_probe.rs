@@ -1,0 +1,53 @@
+//! Diagnostic: one weight product alone, best time of REPS.
+//! - `gemm`: a batched product (prefill) of N tokens, in ns per 16×16×32 tile product;
+//! - `matvec`: one token over enough copies of the weight to exceed the caches (so that
+//!   it streams from memory, as decode does), in GB/s of weight bytes.
+//!
+//! cargo run --release --example kernel_probe -- gemm|matvec q8_0|q4_0 ROWS COLS N REPS
+use slm_runtime::model::weight::Weight;
+use slm_runtime::quant::{self, DType};
+use std::time::Instant;
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let gemm = a[1] == "gemm";
+    let dtype = DType::parse(&a[2]).expect("q8_0 or q4_0");
+    let p = |i: usize| a[i].parse::<usize>().unwrap();
+    let (rows, cols, n, reps) = (p(3), p(4), if gemm { p(5) } else { 1 }, p(6));
+    let wf: Vec<f32> = (0..rows * cols)
+        .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
+        .collect();
+    let mut bytes = Vec::new();
+    quant::quantize(dtype, &wf, &mut bytes);
+    let copies = if gemm {
+        1
+    } else {
+        (256 << 20) / bytes.len() + 1
+    };
+    let ws: Vec<Weight> = (0..copies)
+        .map(|_| Weight::new(dtype, rows, cols, bytes.clone()).unwrap())
+        .collect();
+    let x: Vec<f32> = (0..n * cols)
+        .map(|i| ((i * 104729) % 2000) as f32 / 1000.0 - 1.0)
+        .collect();
+    let mut y = vec![0f32; n * rows];
+    let mut best = f64::MAX;
+    for _ in 0..reps {
+        let t = Instant::now();
+        for w in &ws {
+            w.matmul(&x, n, &mut y, 1);
+        }
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    if gemm {
+        let tiles = (rows / 16) as f64 * (cols / 32) as f64 * n.div_ceil(16) as f64;
+        println!(
+            "{:.1} us, {:.1} ns per tile product",
+            best * 1e6,
+            best * 1e9 / tiles
+        );
+    } else {
+        let gbs = (bytes.len() * copies) as f64 / best / 1e9;
+        println!("{gbs:.2} GB/s");
+    }
+}
