@@ -261,6 +261,10 @@ fn every_path_quantizes_like_scalar() {
         let blk = &mut x[32 * b..32 * b + 32];
         blk[(7 * b) % 32] = sp;
     }
+    // A block of subnormals only: d is subnormal and 1/d overflows to ∞ (id = 0).
+    for (j, v) in x[32 * 9..32 * 10].iter_mut().enumerate() {
+        *v = f32::from_bits(j as u32 * 3 + 1) * if j % 2 == 0 { 1.0 } else { -1.0 };
+    }
     // Exact ties: amax 127 gives d = 1, so k + 0.5 sits on a rounding boundary.
     for (j, v) in x[32 * 8..32 * 9].iter_mut().enumerate() {
         *v = if j == 0 { 127.0 } else { j as f32 - 15.5 };
@@ -408,7 +412,16 @@ fn every_path_matches_scalar_on_f32_and_f16() {
 fn every_path_dots_like_dot_f32() {
     let mut rng = Rng(6);
     for k in available() {
-        for (n, stride) in [(64usize, 192usize), (64, 64), (7, 9), (33, 40), (128, 256)] {
+        // Also an empty query and overlapping rows (stride < n).
+        for (n, stride) in [
+            (64usize, 192usize),
+            (64, 64),
+            (7, 9),
+            (33, 40),
+            (128, 256),
+            (0, 4),
+            (16, 8),
+        ] {
             for rows in 0..10 {
                 let a: Vec<f32> = (0..n).map(|_| rng.f()).collect();
                 let b: Vec<f32> = (0..rows * stride + n).map(|_| rng.f() * 2.0).collect();
@@ -430,7 +443,14 @@ fn every_path_dots_like_dot_f32() {
 fn every_path_weighted_sums_like_scalar() {
     let mut rng = Rng(8);
     for k in available() {
-        for (n, stride) in [(64usize, 192usize), (64, 64), (7, 9), (75, 80), (128, 256)] {
+        for (n, stride) in [
+            (64usize, 192usize),
+            (64, 64),
+            (7, 9),
+            (75, 80),
+            (128, 256),
+            (0, 4),
+        ] {
             for rows in 0..10 {
                 let w: Vec<f32> = (0..rows).map(|_| rng.f()).collect();
                 let v: Vec<f32> = (0..rows * stride + n).map(|_| rng.f() * 2.0).collect();

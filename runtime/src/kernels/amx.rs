@@ -303,3 +303,31 @@ fn decode_row(dtype: DType, row: &[u8], out: &mut [i8], mut scale: impl FnMut(us
         _ => unreachable!("gemm takes q8_0 and q4_0 only"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose16_transposes() {
+        if !is_x86_feature_detected!("avx512f") {
+            return;
+        }
+        let m: [[f32; TILE]; TILE] =
+            std::array::from_fn(|i| std::array::from_fn(|j| (16 * i + j) as f32));
+        // Safety: AVX-512F was just detected.
+        let out = unsafe {
+            let rows = m.map(|r| _mm512_loadu_ps(r.as_ptr()));
+            transpose16(rows).map(|v| {
+                let mut a = [0f32; TILE];
+                _mm512_storeu_ps(a.as_mut_ptr(), v);
+                a
+            })
+        };
+        for (j, row) in out.iter().enumerate() {
+            for (i, &v) in row.iter().enumerate() {
+                assert_eq!(v, m[i][j], "out[{j}][{i}]");
+            }
+        }
+    }
+}

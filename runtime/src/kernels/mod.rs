@@ -1,5 +1,6 @@
-//! Row-dot kernels for `Weight::matvec`/`matmul`: a scalar reference plus SIMD paths
-//! (x86 AVX2/FMA, AVX-VNNI and AVX-512BW chosen at run time; wasm simd128 at compile time).
+//! The kernels of the forward pass: row dots for `Weight::matvec`/`matmul`, activation
+//! quantization and attention's two loops, as a scalar reference plus SIMD paths (x86
+//! AVX2/FMA, AVX-VNNI and AVX-512BW chosen at run time; wasm simd128 at compile time).
 //!
 //! Quantized weights (q8_0, q4_0, q4_1) are dotted with an activation that was itself
 //! quantized to 8 bits in blocks of 32 (`Q8Act`), as llama.cpp does: the inner products
@@ -90,8 +91,8 @@ impl Q8Act {
 }
 
 /// Runs `f` compiled with AVX2 where the CPU has it. The crate is built for baseline
-/// x86-64 (SSE2), so plain loops outside the kernels (attention, norms, activation
-/// quantization) would run 4 floats wide; `f` is inlined into an AVX2 function and
+/// x86-64 (SSE2), so plain loops outside the kernels (softmax, norms, RoPE, SiLU)
+/// would run 4 floats wide; `f` is inlined into an AVX2 function and
 /// compiled a second time. Only for code whose every add has a fixed order: Rust never
 /// fuses a multiply and an add, so both builds give the same bits.
 #[inline(always)]
@@ -157,7 +158,7 @@ unsafe impl Send for Band<'_> {}
 impl<'a> Band<'a> {
     /// All `ld` columns of `y` (`n × ld`).
     pub fn new(y: &'a mut [f32], n: usize, ld: usize) -> Band<'a> {
-        assert_eq!(y.len(), n * ld);
+        assert_eq!(n.checked_mul(ld), Some(y.len()));
         Band {
             y: y.as_mut_ptr(),
             ld,
@@ -168,11 +169,12 @@ impl<'a> Band<'a> {
         }
     }
 
-    /// Disjoint bands of `per` columns (the last one narrower), in order.
+    /// Disjoint bands of `per` (> 0) columns (the last one narrower), in order.
     pub fn split(self, per: usize) -> impl Iterator<Item = Band<'a>> {
-        (0..self.rows).step_by(per.max(1)).map(move |r0| Band {
-            // Safety: r0 < rows ≤ ld, within the first token's row.
-            y: unsafe { self.y.add(r0) },
+        assert!(per > 0);
+        (0..self.rows).step_by(per).map(move |r0| Band {
+            // Wrapping: with no tokens (n = 0) y may be dangling, and is never read.
+            y: self.y.wrapping_add(r0),
             first: self.first + r0,
             rows: per.min(self.rows - r0),
             ..self
@@ -192,13 +194,13 @@ impl<'a> Band<'a> {
         self.n
     }
 
-    pub fn set(&mut self, r: usize, t: usize, v: f32) {
+    pub fn set(&mut self, t: usize, r: usize, v: f32) {
         self.span(t, r, 1)[0] = v;
     }
 
     /// Rows `r..r + len` of token t, which are adjacent in y.
     pub fn span(&mut self, t: usize, r: usize, len: usize) -> &mut [f32] {
-        assert!(t < self.n && r + len <= self.rows);
+        assert!(t < self.n && len <= self.rows && r <= self.rows - len);
         // Safety: within this band's columns of token t's row of y, which the band
         // borrows exclusively; `&mut self` keeps the slice unique.
         unsafe { std::slice::from_raw_parts_mut(self.y.add(t * self.ld + r), len) }
@@ -333,4 +335,41 @@ pub fn active() -> &'static Kernels {
             .copied()
             .unwrap_or(all[0])
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Band;
+
+    #[test]
+    fn bands_cover_their_columns_once() {
+        // 3 tokens × 10 columns in bands of 4: widths 4, 4, 2.
+        let mut y = vec![0f32; 30];
+        let bands: Vec<Band> = Band::new(&mut y, 3, 10).split(4).collect();
+        assert_eq!(
+            bands.iter().map(|b| b.rows()).collect::<Vec<_>>(),
+            [4, 4, 2]
+        );
+        for mut b in bands {
+            for t in 0..3 {
+                for r in 0..b.rows() {
+                    let v = (100 * t + b.first() + r) as f32;
+                    b.set(t, r, v);
+                }
+            }
+        }
+        let want: Vec<f32> = (0..30).map(|i| (100 * (i / 10) + i % 10) as f32).collect();
+        assert_eq!(y, want);
+        // No tokens: bands exist, nothing is written.
+        let mut empty: Vec<f32> = Vec::new();
+        assert_eq!(Band::new(&mut empty, 0, 10).split(4).count(), 3);
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_span_past_the_band_is_refused() {
+        let mut y = vec![0f32; 20];
+        let mut b = Band::new(&mut y, 2, 10).split(4).nth(2).unwrap();
+        b.span(0, usize::MAX, 2);
+    }
 }

@@ -414,7 +414,8 @@ mod avx2 {
     pub unsafe fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
         let n = out.len();
         if let Some(last) = w.len().checked_sub(1) {
-            assert!(v.len() >= last * stride + n);
+            let end = last.checked_mul(stride).and_then(|e| e.checked_add(n));
+            assert!(matches!(end, Some(e) if e <= v.len()));
         }
         let pv = v.as_ptr();
         let mut i = 0;
@@ -456,7 +457,8 @@ mod avx2 {
     pub unsafe fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
         let n = a.len();
         if let Some(last) = out.len().checked_sub(1) {
-            assert!(b.len() >= last * stride + n);
+            let end = last.checked_mul(stride).and_then(|e| e.checked_add(n));
+            assert!(matches!(end, Some(e) if e <= b.len()));
         }
         let n8 = n / 8 * 8;
         let (pa, pb) = (a.as_ptr(), b.as_ptr());

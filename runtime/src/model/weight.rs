@@ -156,13 +156,13 @@ impl Weight {
                     (WeightData::F32(v), _) => {
                         let w = &v[r * self.cols..(r + 1) * self.cols];
                         for t in 0..n {
-                            out.set(i, t, (k.dot_f32)(w, xt(t)));
+                            out.set(t, i, (k.dot_f32)(w, xt(t)));
                         }
                     }
                     (WeightData::Blocks(b), Some(dot)) => {
                         let w = &b[r * self.row_bytes..(r + 1) * self.row_bytes];
                         for t in 0..n {
-                            out.set(i, t, dot(w, &act.row(t)));
+                            out.set(t, i, dot(w, &act.row(t)));
                         }
                     }
                     // f16: decode the row once for all n tokens.
@@ -170,7 +170,7 @@ impl Weight {
                         row.resize(self.cols, 0f32);
                         self.row(r, &mut row);
                         for t in 0..n {
-                            out.set(i, t, (k.dot_f32)(&row, xt(t)));
+                            out.set(t, i, (k.dot_f32)(&row, xt(t)));
                         }
                     }
                 }
