@@ -551,7 +551,7 @@ fn attend(
 pub fn exp(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const SHIFT: f32 = 12_582_912.0; // 1.5·2²³: k sits in the low mantissa bits
-    const C1: f32 = 0.693_359_375; // 9 significant bits
+    const C1: f32 = 355.0 / 512.0; // ln2 to 9 significant bits, exact
     const C2: f32 = -2.121_944_4e-4; // ln2 − C1
     let x = x.clamp(-104.0, 89.0);
     let shifted = x * LOG2E + SHIFT;
@@ -560,7 +560,7 @@ pub fn exp(x: f32) -> f32 {
     let p = ((((1.987_569_2e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
         + 1.666_666_5e-1)
         * r
-        + 5.000_000_1e-1;
+        + 0.5; // Cephes' 5.0000001201e-1 rounds to 0.5 in f32
     let y = p * (r * r) + r + 1.0;
     // k ∈ [−150, 128], so each half of it makes a normal power of two.
     let ki = (shifted.to_bits() as i32).wrapping_sub(SHIFT.to_bits() as i32);
