@@ -49,15 +49,10 @@ static AVX2: Kernels = Kernels {
 
 static AVX_VNNI: Kernels = Kernels {
     name: "avxvnni",
-    dot_f32: |a, b| unsafe { avx2::dot_f32(a, b) },
-    dots_f32: |a, b, stride, out| unsafe { avx2::dots_f32(a, b, stride, out) },
-    weighted_sum_f32: |w, v, stride, out| unsafe { avx2::weighted_sum_f32(w, v, stride, out) },
-    dot_f16: |w, x| unsafe { avx2::dot_f16(w, x) },
     dot_q8_0: |w, x| unsafe { vnni::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { vnni::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { vnni::dot_q4_1(w, x) },
-    quantize: |x, d, q, s| unsafe { avx2::quantize(x, d, q, s) },
-    gemm: None,
+    ..AVX2
 };
 
 static AMX: Kernels = Kernels {
@@ -68,15 +63,11 @@ static AMX: Kernels = Kernels {
 
 static AVX512: Kernels = Kernels {
     name: "avx512",
-    dot_f32: |a, b| unsafe { avx512::dot_f32(a, b) },
-    dots_f32: |a, b, stride, out| unsafe { avx2::dots_f32(a, b, stride, out) },
-    weighted_sum_f32: |w, v, stride, out| unsafe { avx2::weighted_sum_f32(w, v, stride, out) },
-    dot_f16: |w, x| unsafe { avx512::dot_f16(w, x) },
+    // f32/f16 dots, quantization and attention are AVX2's: one order on every path.
     dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx512::dot_q4_1(w, x) },
-    quantize: |x, d, q, s| unsafe { avx2::quantize(x, d, q, s) },
-    gemm: None,
+    ..AVX2
 };
 
 /// `dot_q4_0` and `dot_q4_1` of a module, over that module's `mul_sum_u8_i8`: nibbles
@@ -408,38 +399,44 @@ mod avx2 {
         s
     }
 
+    /// `rows` strided rows of `width` floats (row j at j·stride) lie within `len`: the
+    /// bound the unchecked loads of `dots_f32` and `weighted_sum_f32` rely on.
+    fn assert_rows_fit(len: usize, rows: usize, stride: usize, width: usize) {
+        if let Some(last) = rows.checked_sub(1) {
+            let end = last.checked_mul(stride).and_then(|e| e.checked_add(width));
+            assert!(matches!(end, Some(e) if e <= len));
+        }
+    }
+
     /// `weighted_sum_f32` with the running sums in registers for the whole pass over
     /// the rows: 64 outputs (8 add chains) at a time, then 8, then one by one.
     #[target_feature(enable = "avx2")]
     pub unsafe fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
         let n = out.len();
-        if let Some(last) = w.len().checked_sub(1) {
-            let end = last.checked_mul(stride).and_then(|e| e.checked_add(n));
-            assert!(matches!(end, Some(e) if e <= v.len()));
-        }
-        let pv = v.as_ptr();
-        let mut i = 0;
-        while i + 64 <= n {
-            let mut acc = [_mm256_setzero_ps(); 8];
+        assert_rows_fit(v.len(), w.len(), stride, n);
+        // Outputs i..i + 8·K: K add chains, each a register of 8 running sums.
+        #[inline(always)]
+        unsafe fn chunk<const K: usize>(w: &[f32], v: *const f32, stride: usize, out: *mut f32) {
+            let mut acc = [_mm256_setzero_ps(); K];
             for (p, &wp) in w.iter().enumerate() {
                 let wv = _mm256_set1_ps(wp);
                 for (k, acc) in acc.iter_mut().enumerate() {
-                    let x = _mm256_loadu_ps(pv.add(p * stride + i + 8 * k));
+                    let x = _mm256_loadu_ps(v.add(p * stride + 8 * k));
                     *acc = _mm256_add_ps(*acc, _mm256_mul_ps(wv, x));
                 }
             }
             for (k, acc) in acc.iter().enumerate() {
-                _mm256_storeu_ps(out.as_mut_ptr().add(i + 8 * k), *acc);
+                _mm256_storeu_ps(out.add(8 * k), *acc);
             }
+        }
+        let (pv, po) = (v.as_ptr(), out.as_mut_ptr());
+        let mut i = 0;
+        while i + 64 <= n {
+            chunk::<8>(w, pv.add(i), stride, po.add(i));
             i += 64;
         }
         while i + 8 <= n {
-            let mut acc = _mm256_setzero_ps();
-            for (p, &wp) in w.iter().enumerate() {
-                let x = _mm256_loadu_ps(pv.add(p * stride + i));
-                acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(wp), x));
-            }
-            _mm256_storeu_ps(out.as_mut_ptr().add(i), acc);
+            chunk::<1>(w, pv.add(i), stride, po.add(i));
             i += 8;
         }
         for (j, o) in out.iter_mut().enumerate().skip(i) {
@@ -456,10 +453,7 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub unsafe fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
         let n = a.len();
-        if let Some(last) = out.len().checked_sub(1) {
-            let end = last.checked_mul(stride).and_then(|e| e.checked_add(n));
-            assert!(matches!(end, Some(e) if e <= b.len()));
-        }
+        assert_rows_fit(b.len(), out.len(), stride, n);
         let n8 = n / 8 * 8;
         let (pa, pb) = (a.as_ptr(), b.as_ptr());
         let mut j = 0;
@@ -606,16 +600,5 @@ mod avx512 {
         let isum = |b: usize| avx2::mul_sum_u8_i8(nib(b), avx2::load_x(x, b));
         let isum2 = |b: usize| mul_sum_u8_i8(join(nib(b), nib(b + 1)), load_x2(x, b));
         blocks8::<0>(w, x, 20, isum, |i| pairs8(isum2, i)) + q4_1_offsets(w, x)
-    }
-
-    // f32/f16 dots go through the AVX2 code: one summation order on every path.
-    #[target_feature(enable = "avx2,f16c")]
-    pub unsafe fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-        avx2::dot_f32(a, b)
-    }
-
-    #[target_feature(enable = "avx2,f16c")]
-    pub unsafe fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
-        avx2::dot_f16(w, x)
     }
 }
