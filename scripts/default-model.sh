@@ -10,6 +10,6 @@ cargo build --release --locked -p slm-cli >&2
 MODEL="$TINYRUSTLM_CACHE/slm/smollm2-135m-instruct-q8_0.slm"
 if [ ! -f "$MODEL" ]; then
   mkdir -p "$(dirname "$MODEL")"
-  "$CARGO_TARGET_DIR/release/slm" convert "$TINYRUSTLM_CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf" -o "$MODEL" --quant q8_0 >&2
+  "$CARGO_TARGET_DIR/release/slm" convert "$TINYRUSTLM_CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf" -o "$MODEL" --quant q8_0 --requantize >&2
 fi
 echo "$MODEL"

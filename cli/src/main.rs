@@ -39,9 +39,15 @@ enum Cmd {
         src: PathBuf,
         #[arg(short, long)]
         out: PathBuf,
-        /// Storage type for weight matrices: f32, q8_0 or q4_0.
+        /// Storage type for weight matrices: f32, q8_0 or q4_0. Matrices the source
+        /// already stores quantized keep their precision (copied, or held as q8_0)
+        /// unless --requantize is given; f32 decodes everything.
         #[arg(long, default_value = "f32")]
         quant: String,
+        /// Quantize already-quantized source tensors to --quant as well. Lossy twice
+        /// over: the second rounding is as large as the first.
+        #[arg(long)]
+        requantize: bool,
     },
     /// Show the manifest, provenance, checksums and sizes.
     Inspect { model: PathBuf },
@@ -303,33 +309,65 @@ fn print_json(v: &Value) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Convert { src, out, quant } => {
+        Cmd::Convert {
+            src,
+            out,
+            quant,
+            requantize,
+        } => {
             let q = QuantPolicy::parse(&quant).ok_or_else(|| {
                 SlmError::Invalid(format!("--quant {quant}: expected f32, q8_0 or q4_0"))
             })?;
             let mut bar = progress::Bar::new("hashing source", cli.json);
             let imported = import::open(&src, &mut |d, t| bar.set(d, t))?;
             bar.finish();
+            // Which matrices keep the source's precision instead of taking --quant.
+            let kept = imported
+                .weights
+                .tensors()
+                .iter()
+                .filter(|t| !requantize && q.dtype_for(t, false) != q.dtype_for(t, true))
+                .count();
             let mut bar = progress::Bar::new("writing tensors", cli.json);
-            let summary =
-                writer::write(imported, q, &out, slm_runtime::CONVERTER, &mut |i, n, _| {
-                    bar.set(i as u64, n as u64)
-                })?;
+            let summary = writer::write(
+                imported,
+                q,
+                requantize,
+                &out,
+                slm_runtime::CONVERTER,
+                &mut |i, n, _| bar.set(i as u64, n as u64),
+            )?;
             bar.finish();
             let m = &summary.manifest;
+            let mut dtypes = std::collections::BTreeMap::<&str, usize>::new();
+            for t in &m.tensors {
+                *dtypes.entry(t.dtype.name()).or_default() += 1;
+            }
             if cli.json {
-                print_json(
-                    &json!({"out": out, "bytes": summary.file_bytes, "tensors": m.tensors.len(), "quant": q.name(), "data_sha256": m.data.sha256}),
-                )
+                print_json(&json!({
+                    "out": out, "bytes": summary.file_bytes, "tensors": m.tensors.len(),
+                    "quant": q.name(), "requantize": requantize, "kept_source_precision": kept,
+                    "dtypes": dtypes, "data_sha256": m.data.sha256,
+                }))
             } else {
+                let dtypes: Vec<String> = dtypes.iter().map(|(k, v)| format!("{v} {k}")).collect();
                 println!(
-                    "wrote {} ({} bytes, {} tensors, {} chunks, quant {})",
+                    "wrote {} ({} bytes, {} tensors: {}; {} chunks, quant {})",
                     out.display(),
                     summary.file_bytes,
                     m.tensors.len(),
+                    dtypes.join(", "),
                     m.data.chunk_sha256.len(),
                     q.name()
                 );
+                if kept > 0 {
+                    println!(
+                        "{kept} matrices were already quantized in the source and keep its precision \
+                         instead of {}; --requantize forces {} (a second rounding)",
+                        q.name(),
+                        q.name()
+                    );
+                }
                 Ok(())
             }
         }
@@ -389,8 +427,16 @@ fn run(cli: Cli) -> Result<()> {
                 println!("tokenizer     {} bytes", m.tokenizer.tokenizer_json.len());
                 let p = &m.provenance;
                 println!(
-                    "provenance    {:?}, converter {}, quant {}, quality gate {}",
-                    p.source_kind, p.converter, p.quant, p.quality_gate
+                    "provenance    {:?}, converter {}, quant {}{}, quality gate {}",
+                    p.source_kind,
+                    p.converter,
+                    p.quant,
+                    match p.requantize {
+                        Some(true) => " (re-quantized)",
+                        Some(false) => " (quantized source tensors kept)",
+                        None => "",
+                    },
+                    p.quality_gate
                 );
                 for s in &p.source_files {
                     println!(

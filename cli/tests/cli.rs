@@ -534,3 +534,38 @@ fn bench_reports_speed_memory_and_roofline() {
     ]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// SmolLM2's GGUF stores its layers as Q4_1 and its embedding as Q8_0. `--quant q4_0`
+/// keeps both (the report says so); `--requantize` forces q4_0 onto the layers.
+#[test]
+fn convert_keeps_quantized_source_tensors_unless_asked_to_requantize() {
+    for (requantize, layers) in [(false, "q4_1"), (true, "q4_0")] {
+        let out = tmp(&format!("smol-q4_0-{requantize}.slm"));
+        let gguf = smol_gguf();
+        let mut args = vec![
+            "--json",
+            "convert",
+            gguf.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--quant",
+            "q4_0",
+        ];
+        if requantize {
+            args.push("--requantize");
+        }
+        let o = slm(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["requantize"], requantize);
+        assert_eq!(
+            r["dtypes"],
+            serde_json::json!({"f32": 61, layers: 210, "q8_0": 1}),
+            "requantize={requantize}"
+        );
+        assert_eq!(r["kept_source_precision"], if requantize { 0 } else { 210 });
+        let o = slm(&["--json", "inspect", out.to_str().unwrap()]);
+        let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(m["provenance"]["requantize"], requantize, "{m}");
+    }
+}

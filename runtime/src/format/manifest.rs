@@ -71,6 +71,11 @@ pub struct Provenance {
     pub converter: String,
     /// The `--quant` the file was converted with.
     pub quant: String,
+    /// Whether `--requantize` applied `quant` to tensors the source had already
+    /// quantized (otherwise they kept their precision). None (absent) in files written
+    /// before the flag existed, which always re-quantized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requantize: Option<bool>,
     /// `unverified` until a reference comparison passes (`reference-verified`).
     pub quality_gate: String,
 }

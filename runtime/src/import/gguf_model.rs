@@ -193,6 +193,7 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported>
             name,
             shape: t.shape(),
             lossless: t.ggml_type.lossless_slm(),
+            kept: t.ggml_type.kept_slm(),
         });
         origin.push((t.clone(), permute_heads));
     }
@@ -285,7 +286,9 @@ impl WeightSource for GgufWeights {
             raw = unpermute_rows(&raw, row_bytes, *heads)?;
         }
         match info.ggml_type.lossless_slm() {
-            Some(dt) if prefer_encoded => Ok(TensorData::Encoded(dt, raw)),
+            Some(dt) if prefer_encoded => {
+                Ok(TensorData::Encoded(dt, info.ggml_type.to_lossless(raw)))
+            }
             _ => {
                 let mut out = vec![0f32; info.n_elements() as usize];
                 info.ggml_type.dequantize(&raw, &mut out);

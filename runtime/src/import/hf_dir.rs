@@ -336,6 +336,8 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
                 name: tname,
                 shape: e.shape.clone(),
                 lossless,
+                // Float sources follow `--quant`.
+                kept: None,
             });
             origin.push(StTensor {
                 file: si,

@@ -25,6 +25,9 @@ pub struct SourceTensor {
     pub shape: Vec<u64>,
     /// The `.slm` type that holds the source bytes losslessly, if any.
     pub lossless: Option<DType>,
+    /// For a tensor the source already stores quantized: the `.slm` type that keeps its
+    /// precision, used unless the conversion asks to re-quantize. None for floats.
+    pub kept: Option<DType>,
 }
 
 /// A tensor's data as read from the source.

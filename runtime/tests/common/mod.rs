@@ -36,7 +36,9 @@ pub fn source_path(name: &str) -> PathBuf {
 
 static CONVERT_LOCK: Mutex<()> = Mutex::new(());
 
-/// Convert `name` with `quant` into the cache (once per converter build) and return the path.
+/// Convert `name` with `quant` into the cache (once per converter build) and return the
+/// path. A `quant` of `q4_0+requantize` (or `q8_0+…`) re-quantizes the source's quantized
+/// tensors too.
 pub fn slm(name: &str, quant: &str) -> PathBuf {
     let _g = CONVERT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("slm");
@@ -53,7 +55,8 @@ pub fn slm(name: &str, quant: &str) -> PathBuf {
             .unwrap_or_else(|e| panic!("import {name}: {e}"));
         writer::write(
             src,
-            QuantPolicy::parse(quant).unwrap(),
+            QuantPolicy::parse(quant.trim_end_matches("+requantize")).unwrap(),
+            quant.ends_with("+requantize"),
             &out,
             "test",
             &mut |_, _, _| {},
