@@ -4,7 +4,12 @@
 //! which is the only way the simd128 path gets checked.
 
 use half::f16;
-use slm_runtime::kernels::{available, round_to_i8, scalar, Q8Act, Q8Row, SCALAR};
+use slm_runtime::kernels::{
+    available, round_to_act, scalar, set_act_bits, split_act, Q8Act, Q8Row, ACT_MAX, SCALAR,
+};
+
+/// Both activation precisions (`kernels::act_bits`): two digit planes, or one.
+const ACT_BITS: [u32; 2] = [16, 8];
 use slm_runtime::model::weight::Weight;
 use slm_runtime::quant::{self, DType};
 
@@ -29,7 +34,7 @@ const QDTYPES: [DType; 3] = [DType::Q8_0, DType::Q4_0, DType::Q4_1];
 const COLS: [usize; 10] = [32, 64, 96, 224, 256, 288, 544, 576, 1536, 4096];
 
 /// A random row of `cols` activations with edge blocks: all zero, one dominant value
-/// (quantizes to exactly ±127), tiny and large magnitudes.
+/// (quantizes to exactly ±ACT_MAX), tiny and large magnitudes.
 fn activation(rng: &mut Rng, cols: usize) -> Vec<f32> {
     let mut x = vec![0f32; cols];
     for blk in x.chunks_exact_mut(32) {
@@ -95,7 +100,7 @@ fn naive(dtype: DType, w: &[u8], x: &Q8Row, cols: usize) -> (f64, f64) {
     for b in 0..cols / 32 {
         let mut t = 0f64;
         for j in 32 * b..32 * b + 32 {
-            t += wd[j] as f64 * (x.d[b] as f64 * x.q[j] as f64);
+            t += wd[j] as f64 * (x.d[b] as f64 * x.value(j) as f64);
         }
         s += t;
         if dtype == DType::Q4_1 {
@@ -113,15 +118,17 @@ fn close(got: f32, want: f64, mag: f64) -> bool {
     (got as f64 - want).abs() <= 1e-5 * mag + 1e-30
 }
 
-/// The branch-free rounding equals `round().clamp() as i8` (ties away from zero) on
-/// every f32 in ±130 and a stride through all the other bit patterns.
+/// The branch-free rounding equals `round().clamp() as i32` (ties away from zero) on
+/// every half-integer in range and its neighbours, and on a stride through all the
+/// other bit patterns.
 #[test]
 fn activation_rounding_equals_round_half_away() {
-    let reference = |v: f32| v.round().clamp(-127.0, 127.0) as i8;
+    let m = ACT_MAX as f32;
+    let reference = |v: f32| v.round().clamp(-m, m) as i32;
     let mut checked = 0u64;
     let mut check = |v: f32| {
         assert_eq!(
-            round_to_i8(v),
+            round_to_act(v),
             reference(v),
             "{v:e} ({:#010x})",
             v.to_bits()
@@ -132,7 +139,7 @@ fn activation_rounding_equals_round_half_away() {
         check(f32::from_bits(bits * 4099));
     }
     // Every half-integer and its two neighbours, where the rounding could go wrong.
-    for k in -262..=262 {
+    for k in -2 * ACT_MAX - 4..=2 * ACT_MAX + 4 {
         let h = k as f32 * 0.5;
         for v in [
             h,
@@ -153,6 +160,16 @@ fn activation_rounding_equals_round_half_away() {
         check(v);
     }
     assert!(checked > 1_000_000);
+}
+
+/// Every value in range splits into two digits in −127..=127 that give it back.
+#[test]
+fn activation_digits_cover_the_range() {
+    for v in -ACT_MAX..=ACT_MAX {
+        let (h, l) = split_act(v);
+        assert!(h != -128 && l != -128, "{v}: {h} {l}");
+        assert_eq!(255 * h as i32 + l as i32, v);
+    }
 }
 
 /// The model's own exp (used by SiLU and softmax) is faithful: within one ulp of the
@@ -211,32 +228,30 @@ fn activation_quantization_is_bounded_and_summed() {
     let mut rng = Rng(7);
     let x = activation(&mut rng, 4096);
     let mut a = Q8Act::default();
-    a.quantize(&x, 4096);
+    a.quantize_bits(&x, 4096, 16);
     let r = a.row(0);
     for b in 0..128 {
         let xs = &x[32 * b..32 * b + 32];
         let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
-        assert_eq!(r.d[b], amax / 127.0);
-        let q = &r.q[32 * b..32 * b + 32];
-        assert_eq!(r.s[b], q.iter().map(|&v| v as i32).sum::<i32>());
+        assert_eq!(r.d[b], amax / ACT_MAX as f32);
+        let q: Vec<i32> = (32 * b..32 * b + 32).map(|j| r.value(j)).collect();
+        assert_eq!(r.s[b], q.iter().sum::<i32>());
         if amax > 0.0 {
             assert!(
-                q.iter().any(|v| v.abs() == 127),
-                "block {b} does not reach ±127"
+                q.iter().any(|v| v.abs() == ACT_MAX),
+                "block {b} does not reach ±{ACT_MAX}"
             );
         }
-        for (v, &qv) in xs.iter().zip(q) {
-            assert!(qv != -128);
-            assert!(
-                (v - r.d[b] * qv as f32).abs() <= r.d[b] * 0.5 * (1.0 + 1e-5),
-                "{v} vs {qv}"
-            );
+        for (v, &qv) in xs.iter().zip(&q) {
+            // Half a step, and the rounding of x/d (an f32 product) on top.
+            let err = (*v as f64 - r.d[b] as f64 * qv as f64).abs();
+            assert!(err <= r.d[b] as f64 * 0.51, "{v} vs {qv}");
         }
     }
     // NaN is not silently quantized away.
     let mut y = vec![1f32; 32];
     y[3] = f32::NAN;
-    a.quantize(&y, 32);
+    a.quantize_bits(&y, 32, 16);
     assert!((scalar::dot_q8_0(&weight_row(&mut rng, DType::Q8_0, 32), &a.row(0))).is_nan());
 }
 
@@ -265,18 +280,34 @@ fn every_path_quantizes_like_scalar() {
     for (j, v) in x[32 * 9..32 * 10].iter_mut().enumerate() {
         *v = f32::from_bits(j as u32 * 3 + 1) * if j % 2 == 0 { 1.0 } else { -1.0 };
     }
-    // Exact ties: amax 127 gives d = 1, so k + 0.5 sits on a rounding boundary.
+    // Exact ties: amax ACT_MAX gives d = 1, so k + 0.5 sits on a rounding boundary.
     for (j, v) in x[32 * 8..32 * 9].iter_mut().enumerate() {
-        *v = if j == 0 { 127.0 } else { j as f32 - 15.5 };
+        *v = if j == 0 {
+            ACT_MAX as f32
+        } else {
+            j as f32 - 15.5
+        };
     }
+    // Every whole value in range, d = 1 again: each SIMD digit split is checked.
+    let sweep = x.len();
+    for v in -ACT_MAX..=ACT_MAX {
+        if x.len() % 32 == 0 {
+            x.push(ACT_MAX as f32);
+        }
+        x.push(v as f32);
+    }
+    x.resize(x.len().div_ceil(32) * 32, 0.0);
     let nb = x.len() / 32;
     let quantize = |k: &slm_runtime::kernels::Kernels| {
-        let (mut d, mut q, mut s) = (vec![0f32; nb], vec![0i8; nb * 32], vec![0i32; nb]);
-        (k.quantize)(&x, &mut d, &mut q, &mut s);
-        (d.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), q, s)
+        let (mut d, mut s) = (vec![0f32; nb], vec![0i32; nb]);
+        let (mut hi, mut lo) = (vec![0i8; nb * 32], vec![0i8; nb * 32]);
+        (k.quantize)(&x, &mut d, &mut hi, &mut lo, &mut s);
+        (d.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), hi, lo, s)
     };
     let want = quantize(&SCALAR);
-    assert!(f32::from_bits(want.0[0]).is_nan() && want.1[32 * 8 + 1] == -15);
+    let value = |j: usize| 255 * want.1[j] as i32 + want.2[j] as i32;
+    assert!(f32::from_bits(want.0[0]).is_nan() && value(32 * 8 + 1) == -15);
+    assert_eq!(value(sweep + 1), -ACT_MAX);
     for k in available() {
         assert_eq!(quantize(k), want, "{}", k.name);
     }
@@ -285,12 +316,12 @@ fn every_path_quantizes_like_scalar() {
 #[test]
 fn scalar_reference_matches_naive_dequantized_dot() {
     let mut rng = Rng(1);
-    for dtype in QDTYPES {
+    for (dtype, bits) in QDTYPES.into_iter().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
         for cols in COLS {
             for _ in 0..5 {
                 let x = activation(&mut rng, cols);
                 let mut a = Q8Act::default();
-                a.quantize(&x, cols);
+                a.quantize_bits(&x, cols, bits);
                 let w = weight_row(&mut rng, dtype, cols);
                 let got = (SCALAR.qdot(dtype).unwrap())(&w, &a.row(0));
                 let (want, mag) = naive(dtype, &w, &a.row(0), cols);
@@ -312,12 +343,12 @@ fn every_path_matches_scalar_on_quantized_rows() {
     );
     let mut rng = Rng(2);
     for k in &paths {
-        for dtype in QDTYPES {
+        for (dtype, bits) in QDTYPES.into_iter().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
             for cols in COLS {
                 // Three rows (odd) of one weight, one activation, like a tiny matvec.
                 let x = activation(&mut rng, cols);
                 let mut a = Q8Act::default();
-                a.quantize(&x, cols);
+                a.quantize_bits(&x, cols, bits);
                 for _ in 0..3 {
                     let w = weight_row(&mut rng, dtype, cols);
                     let want = (SCALAR.qdot(dtype).unwrap())(&w, &a.row(0));
@@ -326,7 +357,7 @@ fn every_path_matches_scalar_on_quantized_rows() {
                     assert_eq!(
                         got.to_bits(),
                         want.to_bits(),
-                        "{} {dtype:?} {cols}: {got} vs scalar {want} (paths must agree bit for bit)",
+                        "{} {dtype:?} {bits}-bit {cols}: {got} vs scalar {want} (paths must agree bit for bit)",
                         k.name
                     );
                     assert!(
@@ -347,13 +378,13 @@ fn every_path_matches_scalar_on_quantized_rows() {
 fn per_block_sums_are_bit_identical() {
     let mut rng = Rng(3);
     for k in available() {
-        for dtype in QDTYPES {
+        for (dtype, bits) in QDTYPES.into_iter().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
             let (_, bb) = dtype.block();
             for cols in [32, 96, 288, 544] {
                 for nz in 0..cols / 32 {
                     let x = activation(&mut rng, cols);
                     let mut a = Q8Act::default();
-                    a.quantize(&x, cols);
+                    a.quantize_bits(&x, cols, bits);
                     let mut w = weight_row(&mut rng, dtype, cols);
                     for b in (0..cols / 32).filter(|&b| b != nz) {
                         w[b * bb..b * bb + 4].fill(0); // d = 0 (and m = 0 for q4_1)
@@ -363,7 +394,7 @@ fn per_block_sums_are_bit_identical() {
                     assert_eq!(
                         got.to_bits(),
                         want.to_bits(),
-                        "{} {dtype:?} {cols} block {nz}: {got} vs {want}",
+                        "{} {dtype:?} {bits}-bit {cols} block {nz}: {got} vs {want}",
                         k.name
                     );
                 }
@@ -471,8 +502,13 @@ fn every_path_weighted_sums_like_scalar() {
 fn matvec_and_matmul_agree_across_threads() {
     let mut rng = Rng(5);
     // 517 rows: 32 whole 16-row tiles and 5 left over; 3 and 37 tokens: a partial tile,
-    // and two whole ones plus a partial one; 96 columns: fewer blocks than lanes.
-    for (rows, cols, n) in [(517, 576, 3), (517, 576, 37), (48, 1536, 20), (40, 96, 17)] {
+    // and two whole ones plus a partial one; 96 columns: fewer blocks than lanes. This
+    // is the one test here that sets the global precision (the others pass theirs).
+    for (bits, (rows, cols, n)) in ACT_BITS
+        .into_iter()
+        .flat_map(|b| [(517, 576, 3), (517, 576, 37), (48, 1536, 20), (40, 96, 17)].map(|c| (b, c)))
+    {
+        set_act_bits(bits);
         for dtype in [
             DType::F32,
             DType::F16,
@@ -489,16 +525,17 @@ fn matvec_and_matmul_agree_across_threads() {
             let mut y2 = vec![0f32; n * rows];
             w.matmul(&x, n, &mut y1, 1);
             w.matmul(&x, n, &mut y2, 2);
-            assert_eq!(y1, y2, "{dtype:?} matmul threads");
+            assert_eq!(y1, y2, "{dtype:?} {bits}-bit matmul threads");
             for t in 0..n {
                 let mut v = vec![0f32; rows];
                 w.matvec(&x[t * cols..(t + 1) * cols], &mut v, 2);
                 assert_eq!(
                     v,
                     &y1[t * rows..(t + 1) * rows],
-                    "{dtype:?} token {t} of {n}"
+                    "{dtype:?} {bits}-bit token {t} of {n}"
                 );
             }
         }
     }
+    set_act_bits(16);
 }

@@ -156,9 +156,9 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 /// Quantized conversions against the f32 conversion of the same source, on every
 /// golden prompt: worst logit cosine and top-1 agreement, compared with floors.
 /// The issue's bands are q8_0: cosine >= 0.9995, top-1 >= 99%; q4_0: cosine >= 0.997,
-/// top-1 >= 96%. Where a model misses a band the floor is the measured value, so
-/// regressions still fail; the issue note records the gap. `+requantize` conversions
-/// force the policy type onto the GGUFs' already-quantized tensors (a second rounding).
+/// top-1 >= 96%; with 20 prompts both mean 20/20. `+requantize` conversions force the
+/// policy type onto the GGUFs' already-quantized tensors (a second rounding) and miss
+/// the q4_0 band: their floors are the measured values, so regressions still fail.
 fn check_quant_bands(name: &str, f32_runs: &[(Vec<u32>, Vec<f32>)], floors: &[(&str, f64, usize)]) {
     let mut failures = Vec::new();
     for &(quant, min_cos, min_agree) in floors {
@@ -184,21 +184,18 @@ fn check_quant_bands(name: &str, f32_runs: &[(Vec<u32>, Vec<f32>)], floors: &[(&
 fn smollm2_matches_transformers() {
     let runs = check_model("smollm2");
     // The GGUF stores the layers as Q4_1 and the embedding as Q8_0, which both
-    // conversions keep byte for byte: their weights equal the f32 conversion's, and what
-    // remains is the q8 activation quantization (as llama.cpp does; every kernel path
-    // gives the same bits): 0.999169 and 19/20. It misses the q8_0 band on its own: one
-    // prompt flips a near-tie (the f32 top token leads by 0.08 logits), and the worst
-    // cosine moves with any one-ulp change upstream (0.999193–0.999695 over earlier
-    // summation orders and exp implementations). f32 activations gave 0.999604 and
-    // 19/20 even with re-quantized q8_0 weights.
-    // Forced re-quantization: q8_0 0.999416 and 18/20; q4_0 0.976255 and 12/20.
+    // conversions keep byte for byte, so their weights equal the f32 conversion's; with
+    // ~16-bit activations they measured a worst cosine of 1.000000 (6 digits) and 20/20.
+    // (With 8-bit activations, as llama.cpp uses, the same files read 0.999169 and
+    // 19/20: a near-tie top token, 0.08 logits ahead in f32, flipped.)
+    // Forced re-quantization: q8_0 0.999606 and 19/20; q4_0 0.977999 and 11/20.
     check_quant_bands(
         "smollm2",
         &runs,
         &[
-            ("q8_0", 0.999, 19),
-            ("q4_0", 0.999, 19),
-            ("q8_0+requantize", 0.999, 18),
+            ("q8_0", 0.9995, 20),
+            ("q4_0", 0.997, 20),
+            ("q8_0+requantize", 0.9995, 19),
             ("q4_0+requantize", 0.975, 11),
         ],
     );
@@ -209,10 +206,10 @@ fn qwen25_matches_transformers() {
     let runs = check_model("qwen2.5");
     // The Q4_K_M mix: Q5_0 bulk (held exactly as q8_0), Q8_0 head and some attn_v
     // (copied), Q4_K/Q6_K ffn_down (to q8_0, far finer than their own steps). Both
-    // conversions keep that precision: 0.999677 and 20/20, inside both bands.
-    // Forced re-quantization: q8_0 is the same file (Q5_0's exact q8_0 is already the
-    // target type); q4_0 0.935328 and 18/20 (the embedding and the untied head stay
-    // q8_0; 0.918773 and 17/20 when the head was q4_0 too).
+    // conversions keep that precision: 0.999970 and 20/20 (0.999677 with 8-bit
+    // activations). Forced re-quantization: q8_0 is the same file (Q5_0's exact q8_0 is
+    // already the target type); q4_0 0.930533 and 18/20 (the embedding and the untied
+    // head stay q8_0).
     check_quant_bands(
         "qwen2.5",
         &runs,
@@ -220,7 +217,7 @@ fn qwen25_matches_transformers() {
             ("q8_0", 0.9995, 20),
             ("q4_0", 0.997, 20),
             ("q8_0+requantize", 0.9995, 20),
-            ("q4_0+requantize", 0.93, 18),
+            ("q4_0+requantize", 0.925, 18),
         ],
     );
 }

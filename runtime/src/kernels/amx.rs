@@ -1,9 +1,10 @@
 //! Batched q8_0/q4_0 matrix products on Intel AMX tiles (`tdpbssd`), for prefill.
 //!
 //! One `tdpbssd` multiplies a 16-row × 32-byte tile of weights (one block of 16 rows)
-//! by an 8 × 64-byte tile of activations (one block of 16 tokens, four consecutive
-//! values of a token side by side: the layout `PackedAct` holds) into 16 × 16 exact
-//! i32 block sums. Those are the very integers the dot kernels form, and they are
+//! by an 8 × 64-byte tile of activation digits (one block of 16 tokens, four
+//! consecutive digits of a token side by side: the layout `PackedAct` holds) into
+//! 16 × 16 exact i32 sums; one product per digit plane, then 255·hi + lo per element
+//! gives the block sums. Those are the very integers the dot kernels form, and they are
 //! scaled and added in the scalar reference's `Lanes8` order (block b into lane b % 8,
 //! a product then an add, padding lanes add 0.0, then the `reduce8` tree), so every
 //! output equals the dot path's bit for bit; the tests compare the two.
@@ -57,8 +58,8 @@ fn request_tile_state() -> bool {
     false
 }
 
-/// The tile shapes: tmm0-1 weights (16 rows × 32 bytes), tmm2-3 activations (8 rows ×
-/// 64 bytes), tmm4-5 the 16 × 16 i32 sums.
+/// The tile shapes: tmm0-1 weights (16 rows × 32 bytes), tmm2-3 the activation's high
+/// and low digits (8 rows × 64 bytes), tmm4-7 16 × 16 i32 sums (4-5 high, 6-7 low).
 #[repr(C, align(64))]
 struct TileConfig([u8; 64]);
 
@@ -71,6 +72,8 @@ impl TileConfig {
             (16, 32),
             (8, 64),
             (8, 64),
+            (16, 64),
+            (16, 64),
             (16, 64),
             (16, 64),
         ];
@@ -106,11 +109,13 @@ pub(super) unsafe fn gemm(
     let row_bytes = w.len() / rows;
     assert!(x.nb == nb && y.tokens() == n && y.rows() >= rows && row_bytes * rows == w.len());
     let done = rows / TILE * TILE;
+    // 16-bit activations (two digit planes) or 8-bit ones (the high digits only).
+    let wide = x.tiles > 0 && nb > 0 && !x.block(0, 0).lo.is_empty();
     // One row tile decoded to i8 (16 × cols) and its block scales, [block][row].
     let mut a = vec![0i8; TILE * cols];
     let mut dw = vec![0f32; nb * TILE];
-    // Two blocks' 16 × 16 sums.
-    let mut c = [[0i32; TILE * TILE]; 2];
+    // Two blocks' 16 × 16 sums, each as [high digits, low digits].
+    let mut c = [[[0i32; TILE * TILE]; 2]; 2];
     let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
     // lanes[k][row][token]: the `Lanes8` accumulator k of one 16 × 16 output tile.
     // Zeroed once: every lane that has blocks is overwritten for each tile, and a lane
@@ -133,28 +138,37 @@ pub(super) unsafe fn gemm(
             // block i + 2's product runs. (Reading a tile right after storing it waits
             // for the store, and so does storing right after the product.)
             let blk = |i: usize| order[i];
-            product(&a, cols, x, tt, blk(0), 0);
+            product(&a, cols, x, tt, blk(0), 0, wide);
             if nb > 1 {
-                product(&a, cols, x, tt, blk(1), 1);
+                product(&a, cols, x, tt, blk(1), 1, wide);
             }
-            store(0, &mut c[0]);
+            store(0, &mut c[0], wide);
             let mut acc = [_mm512_setzero_ps(); TILE];
             for i in 0..nb {
                 let b = blk(i);
                 if i + 2 < nb {
-                    product(&a, cols, x, tt, blk(i + 2), i % 2);
+                    product(&a, cols, x, tt, blk(i + 2), i % 2, wide);
                 }
                 if i + 1 < nb {
-                    store((i + 1) % 2, &mut c[(i + 1) % 2]);
+                    store((i + 1) % 2, &mut c[(i + 1) % 2], wide);
                 }
                 let cb = &c[i % 2];
                 let dx = _mm512_loadu_ps(x.block(tt, b).d.as_ptr());
                 for (r, acc) in acc.iter_mut().enumerate() {
                     // isum · (d_w · d_x), then added: the scalar reference's arithmetic.
                     let scale = _mm512_mul_ps(_mm512_set1_ps(dw[b * TILE + r]), dx);
-                    let sums = _mm512_cvtepi32_ps(_mm512_loadu_si512(
-                        cb.as_ptr().add(r * TILE) as *const _
-                    ));
+                    let ld = |p: &[i32; TILE * TILE]| {
+                        _mm512_loadu_si512(p.as_ptr().add(r * TILE) as *const _)
+                    };
+                    // 255·h + l: Σw·x, exact in i32 (8-bit: h, on its coarser scale).
+                    let h = ld(&cb[0]);
+                    let isum = if wide {
+                        let l = ld(&cb[1]);
+                        _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
+                    } else {
+                        h
+                    };
+                    let sums = _mm512_cvtepi32_ps(isum);
                     *acc = _mm512_add_ps(*acc, _mm512_mul_ps(sums, scale));
                 }
                 // The lane is complete: keep it and start the next. Lanes past the
@@ -232,40 +246,77 @@ fn transpose16(m: [__m512; TILE]) -> [__m512; TILE] {
     out
 }
 
-/// Start block b's 16 × 16 sums into sum tile `slot` (tmm4 or tmm5); weights and
-/// activations alternate between tmm0/tmm1 and tmm2/tmm3 the same way.
+/// Start block b's 16 × 16 sums of both digit planes (only the high one when not
+/// `wide`) into the sum tiles of `slot` (tmm4 and tmm6, or tmm5 and tmm7); the weights
+/// alternate between tmm0 and tmm1.
 #[inline]
-unsafe fn product(a: &[i8], cols: usize, x: &PackedAct, tt: usize, b: usize, slot: usize) {
+unsafe fn product(
+    a: &[i8],
+    cols: usize,
+    x: &PackedAct,
+    tt: usize,
+    b: usize,
+    slot: usize,
+    wide: bool,
+) {
     assert!(a.len() >= TILE * cols && b < cols / QK);
+    let blk = x.block(tt, b);
+    assert!(!wide || blk.lo.len() == blk.hi.len());
     macro_rules! go {
-        ($ta:literal, $tx:literal, $tc:literal) => {
-            asm!(
-                concat!("tileloadd tmm", $ta, ", [{a} + {sa}*1]"),
-                concat!("tileloadd tmm", $tx, ", [{x} + {sx}*1]"),
-                concat!("tilezero tmm", $tc),
-                concat!("tdpbssd tmm", $tc, ", tmm", $ta, ", tmm", $tx),
-                a = in(reg) a.as_ptr().add(QK * b),
-                sa = in(reg) cols,
-                x = in(reg) x.block(tt, b).q.as_ptr(),
-                sx = in(reg) 64usize,
-                options(nostack, readonly),
-            )
+        ($ta:literal, $th:literal, $tl:literal) => {
+            if wide {
+                asm!(
+                    concat!("tileloadd tmm", $ta, ", [{a} + {sa}*1]"),
+                    "tileloadd tmm2, [{h} + {sx}*1]",
+                    "tileloadd tmm3, [{l} + {sx}*1]",
+                    concat!("tilezero tmm", $th),
+                    concat!("tilezero tmm", $tl),
+                    concat!("tdpbssd tmm", $th, ", tmm", $ta, ", tmm2"),
+                    concat!("tdpbssd tmm", $tl, ", tmm", $ta, ", tmm3"),
+                    a = in(reg) a.as_ptr().add(QK * b),
+                    sa = in(reg) cols,
+                    h = in(reg) blk.hi.as_ptr(),
+                    l = in(reg) blk.lo.as_ptr(),
+                    sx = in(reg) 64usize,
+                    options(nostack, readonly),
+                )
+            } else {
+                asm!(
+                    concat!("tileloadd tmm", $ta, ", [{a} + {sa}*1]"),
+                    "tileloadd tmm2, [{h} + {sx}*1]",
+                    concat!("tilezero tmm", $th),
+                    concat!("tdpbssd tmm", $th, ", tmm", $ta, ", tmm2"),
+                    a = in(reg) a.as_ptr().add(QK * b),
+                    sa = in(reg) cols,
+                    h = in(reg) blk.hi.as_ptr(),
+                    sx = in(reg) 64usize,
+                    options(nostack, readonly),
+                )
+            }
         };
     }
     if slot == 0 {
-        go!("0", "2", "4");
+        go!("0", "4", "6");
     } else {
-        go!("1", "3", "5");
+        go!("1", "5", "7");
     }
 }
 
-/// Store sum tile `slot` into `c` (16 rows of 16 i32).
+/// Store the sum tiles of `slot` into `c` ([high, low], 16 rows of 16 i32 each; the
+/// low one only when `wide`).
 #[inline]
-unsafe fn store(slot: usize, c: &mut [i32; TILE * TILE]) {
-    if slot == 0 {
-        asm!("tilestored [{c} + {sc}*1], tmm4", c = in(reg) c.as_mut_ptr(), sc = in(reg) 64usize, options(nostack));
-    } else {
-        asm!("tilestored [{c} + {sc}*1], tmm5", c = in(reg) c.as_mut_ptr(), sc = in(reg) 64usize, options(nostack));
+unsafe fn store(slot: usize, c: &mut [[i32; TILE * TILE]; 2], wide: bool) {
+    let (h, l) = (c[0].as_mut_ptr(), c[1].as_mut_ptr());
+    let sc = 64usize;
+    match (slot, wide) {
+        (0, true) => asm!("tilestored [{h} + {sc}*1], tmm4", "tilestored [{l} + {sc}*1], tmm6",
+            h = in(reg) h, l = in(reg) l, sc = in(reg) sc, options(nostack)),
+        (0, false) => asm!("tilestored [{h} + {sc}*1], tmm4",
+            h = in(reg) h, sc = in(reg) sc, options(nostack)),
+        (_, true) => asm!("tilestored [{h} + {sc}*1], tmm5", "tilestored [{l} + {sc}*1], tmm7",
+            h = in(reg) h, l = in(reg) l, sc = in(reg) sc, options(nostack)),
+        (_, false) => asm!("tilestored [{h} + {sc}*1], tmm5",
+            h = in(reg) h, sc = in(reg) sc, options(nostack)),
     }
 }
 

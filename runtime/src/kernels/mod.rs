@@ -3,9 +3,9 @@
 //! AVX2/FMA, AVX-VNNI and AVX-512BW chosen at run time; wasm simd128 at compile time).
 //!
 //! Quantized weights (q8_0, q4_0, q4_1) are dotted with an activation that was itself
-//! quantized to 8 bits in blocks of 32 (`Q8Act`), as llama.cpp does: the inner products
-//! become exact integer sums and the weights are never decoded to f32. f32 and f16
-//! weights keep f32 activations.
+//! quantized in blocks of 32 (`Q8Act`), as llama.cpp does, but to about 16 bits held as
+//! two i8 digits instead of 8: the inner products become exact integer sums and the
+//! weights are never decoded to f32. f32 and f16 weights keep f32 activations.
 //!
 //! Every path returns the same bits as the scalar reference: the same per-block integer
 //! sums, the same f32 products, added in the same order (block by block for quantized
@@ -33,24 +33,70 @@ use crate::quant::{DType, QK};
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
-/// An activation quantized to q8 blocks of 32, for `n` rows of `cols` values.
+/// Largest magnitude of a quantized activation value: 127·255, so that every value
+/// splits into two i8 digits (`split_act`).
+pub const ACT_MAX: i32 = 127 * ACT_BASE;
+/// The base of the two digits: x = ACT_BASE·hi + lo.
+pub const ACT_BASE: i32 = 255;
+
+/// An activation quantized in blocks of 32 to integers of about 16 bits (|x| ≤ 32385),
+/// for `n` rows of `cols` values. 8-bit activations, as llama.cpp uses, put one
+/// rounding of up to half of max|x|/127 on every input of every product: on SmolLM2
+/// that alone moved the logits' cosine to the f32 model to 0.99917 and flipped a
+/// near-tie top token. At 1/255 of that step the activation's rounding vanishes next
+/// to the weights'. The integer instructions multiply bytes, so each value is held as
+/// two i8 digits, x = 255·hi + lo, and a block sum Σw·x is formed as 255·Σw·hi +
+/// Σw·lo: two byte products, exact in i32, and the same integer on every path.
 #[derive(Default)]
 pub struct Q8Act {
-    /// Per-block scale, max|x|/127.
+    /// Per-block scale, max|x| / ACT_MAX.
     pub d: Vec<f32>,
-    /// Values round(x/d), clamped to ±127: never −128, so the x86 sign trick
-    /// (negating x by the weight's sign) cannot overflow.
-    pub q: Vec<i8>,
-    /// Per-block Σq, which q4_1's offset term needs.
+    /// High digits, in −127..=127 (never −128, so the x86 sign trick cannot overflow).
+    pub hi: Vec<i8>,
+    /// Low digits, in −127..=127 (scratch when 8-bit: see `act_bits`).
+    pub lo: Vec<i8>,
+    /// Per-block Σx (of the whole values), which q4_1's offset term needs.
     pub s: Vec<i32>,
     cols: usize,
+    /// Whether `lo` is in use (`act_bits() == 16`).
+    wide: bool,
 }
+
+/// The activation precision in bits: 16 (the default: two digits) or 8, which drops
+/// the low digit: each value is hi on the scale 255·d (hi is the rounding of
+/// x/(255·d), llama.cpp's precision) and each product is one byte product instead of
+/// two and no combination, for a rounding error 255 times larger. `SLM_ACT_BITS=8` or
+/// `set_act_bits(8)` selects it; every path gives the same bits in either mode.
+pub fn act_bits() -> u32 {
+    match ACT_BITS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => {
+            let b = match std::env::var("SLM_ACT_BITS").as_deref() {
+                Ok("8") => 8,
+                _ => 16,
+            };
+            ACT_BITS.store(b, std::sync::atomic::Ordering::Relaxed);
+            b
+        }
+        b => b,
+    }
+}
+
+/// Choose the activation precision (8 or 16 bits; anything else means 16) for every
+/// product quantized from now on.
+pub fn set_act_bits(bits: u32) {
+    let b = if bits == 8 { 8 } else { 16 };
+    ACT_BITS.store(b, std::sync::atomic::Ordering::Relaxed);
+}
+
+static ACT_BITS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// One quantized activation row.
 #[derive(Clone, Copy)]
 pub struct Q8Row<'a> {
     pub d: &'a [f32],
-    pub q: &'a [i8],
+    pub hi: &'a [i8],
+    /// Empty when the activation is 8-bit.
+    pub lo: &'a [i8],
     pub s: &'a [i32],
 }
 
@@ -59,9 +105,23 @@ impl<'a> Q8Row<'a> {
     pub fn skip(&self, blocks: usize) -> Q8Row<'a> {
         Q8Row {
             d: &self.d[blocks..],
-            q: &self.q[QK * blocks..],
+            hi: &self.hi[QK * blocks..],
+            lo: self.lo.get(QK * blocks..).unwrap_or(&[]),
             s: &self.s[blocks..],
         }
+    }
+
+    /// Value j as the integer it stands for.
+    pub fn value(&self, j: usize) -> i32 {
+        match self.lo.get(j) {
+            Some(&l) => ACT_BASE * self.hi[j] as i32 + l as i32,
+            None => self.hi[j] as i32,
+        }
+    }
+
+    /// Whether the low digits are in use; 8-bit rows have none (`lo` is empty).
+    pub fn wide(&self) -> bool {
+        !self.lo.is_empty()
     }
 }
 
@@ -70,24 +130,62 @@ impl Q8Act {
     /// path's `quantize`. Reuses the buffers, so a decode loop of same-sized calls
     /// allocates only on the first.
     pub fn quantize(&mut self, x: &[f32], cols: usize) {
+        self.quantize_bits(x, cols, act_bits());
+    }
+
+    /// `quantize` at a given precision (16, or 8: see `act_bits`).
+    pub fn quantize_bits(&mut self, x: &[f32], cols: usize, bits: u32) {
         debug_assert_eq!(cols % QK, 0);
         debug_assert_eq!(x.len() % cols.max(1), 0);
         let nb = x.len() / QK;
         self.cols = cols;
         self.d.resize(nb, 0.0);
         self.s.resize(nb, 0);
-        self.q.resize(nb * QK, 0);
-        (active().quantize)(&x[..nb * QK], &mut self.d, &mut self.q, &mut self.s);
+        self.hi.resize(nb * QK, 0);
+        self.lo.resize(nb * QK, 0);
+        (active().quantize)(
+            &x[..nb * QK],
+            &mut self.d,
+            &mut self.hi,
+            &mut self.lo,
+            &mut self.s,
+        );
+        self.wide = bits != 8;
+        if !self.wide {
+            // The values become hi on a 255 times coarser scale; Σx follows them.
+            for ((s, d), hi) in self
+                .s
+                .iter_mut()
+                .zip(&mut self.d)
+                .zip(self.hi.chunks_exact(QK))
+            {
+                *s = hi.iter().map(|&h| h as i32).sum::<i32>();
+                *d *= ACT_BASE as f32;
+            }
+        }
     }
 
     pub fn row(&self, t: usize) -> Q8Row<'_> {
         let nb = self.cols / QK;
         Q8Row {
             d: &self.d[t * nb..(t + 1) * nb],
-            q: &self.q[t * self.cols..(t + 1) * self.cols],
+            hi: &self.hi[t * self.cols..(t + 1) * self.cols],
+            lo: if self.wide {
+                &self.lo[t * self.cols..(t + 1) * self.cols]
+            } else {
+                &[]
+            },
             s: &self.s[t * nb..(t + 1) * nb],
         }
     }
+}
+
+/// The digits of a quantized value v (|v| ≤ ACT_MAX): hi = ⌊(v + 127) / 255⌋ and
+/// lo = v − 255·hi, both in −127..=127.
+#[inline(always)]
+pub fn split_act(v: i32) -> (i8, i8) {
+    let hi = (v + 127).div_euclid(ACT_BASE);
+    (hi as i8, (v - ACT_BASE * hi) as i8)
 }
 
 /// Runs `f` compiled with AVX2 where the CPU has it. The crate is built for baseline
@@ -109,25 +207,28 @@ pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// `v.round().clamp(-127.0, 127.0) as i8` (ties away from zero; NaN gives 0), without
-/// the libm `roundf` call that the baseline x86-64 target makes for `round`: clamping
-/// first keeps the truncation exact, and `v - trunc(v)` is exact for |v| ≤ 127, so the
-/// result is the same for every input. Written so that LLVM vectorizes it.
+/// `v.round().clamp(-ACT_MAX, ACT_MAX) as i32` (ties away from zero; NaN gives 0),
+/// without the libm `roundf` call that the baseline x86-64 target makes for `round`:
+/// clamping first keeps the truncation exact, and `v - trunc(v)` is exact for
+/// |v| ≤ ACT_MAX < 2²⁴, so the result is the same for every input. Written so that
+/// LLVM vectorizes it.
 #[inline(always)]
-pub fn round_to_i8(v: f32) -> i8 {
+pub fn round_to_act(v: f32) -> i32 {
+    let m = ACT_MAX as f32;
     #[allow(clippy::eq_op)] // v == v is false for NaN only
-    let c = if v == v { v.clamp(-127.0, 127.0) } else { 0.0 };
-    // Safety: c is finite and within ±127. (A plain `as` cast saturates, which LLVM
+    let c = if v == v { v.clamp(-m, m) } else { 0.0 };
+    // Safety: c is finite and within ±ACT_MAX. (A plain `as` cast saturates, which LLVM
     // could not vectorize.)
     let t: i32 = unsafe { c.to_int_unchecked() }; // toward zero
     let frac = c - t as f32;
-    (t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32) as i8
+    t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32
 }
 
-/// Quantizes whole blocks of 32: `(x, d, q, s)` writes each block's scale max|x|/127
-/// (NaN if the block has a NaN), its values round(x/d) clamped to ±127 (ties away from
-/// zero; 0 where x/d is NaN), and their sum. Every path gives the scalar one's bits.
-pub type Quantize = fn(&[f32], &mut [f32], &mut [i8], &mut [i32]);
+/// Quantizes whole blocks of 32: `(x, d, hi, lo, s)` writes each block's scale
+/// max|x| / ACT_MAX (NaN if the block has a NaN), its values round(x/d) clamped to
+/// ±ACT_MAX (ties away from zero; 0 where x/d is NaN) as `split_act` digits, and
+/// their sum. Every path gives the scalar one's bits.
+pub type Quantize = fn(&[f32], &mut [f32], &mut [i8], &mut [i8], &mut [i32]);
 
 /// Dot of one encoded weight row with a quantized activation row.
 pub type QDot = fn(&[u8], &Q8Row) -> f32;
@@ -211,11 +312,13 @@ impl<'a> Band<'a> {
 pub const GEMM_TOKENS: usize = 16;
 
 /// A quantized batch repacked for tile products: for each tile of 16 tokens and each
-/// block, 8 rows of 64 bytes where row k holds every token's values 4k..4k+4 (token t
-/// at bytes 4t..4t+4), then the 16 tokens' scales. Tokens past `n` are zeros.
+/// block, each digit plane (`Q8Act::hi`, `lo`) as 8 rows of 64 bytes where row k holds
+/// every token's digits 4k..4k+4 (token t at bytes 4t..4t+4), then the 16 tokens'
+/// scales. Tokens past `n` are zeros.
 #[derive(Default)]
 pub struct PackedAct {
-    q: Vec<i8>,
+    hi: Vec<i8>,
+    lo: Vec<i8>,
     d: Vec<f32>,
     pub n: usize,
     pub nb: usize,
@@ -224,8 +327,9 @@ pub struct PackedAct {
 
 /// One block of one token tile of a `PackedAct`.
 pub struct PackedBlock<'a> {
-    /// 512 bytes: 8 rows × 64.
-    pub q: &'a [i8],
+    /// 512 bytes each: 8 rows × 64 (`lo` empty when the activation is 8-bit).
+    pub hi: &'a [i8],
+    pub lo: &'a [i8],
     /// 16 scales.
     pub d: &'a [f32],
 }
@@ -235,21 +339,26 @@ impl PackedAct {
     pub fn repack(&mut self, a: &Q8Act, n: usize) {
         let nb = a.cols / QK;
         let tiles = n.div_ceil(GEMM_TOKENS);
-        self.q.clear();
-        self.q.resize(tiles * nb * 512, 0);
+        let wide = n > 0 && a.row(0).wide();
+        for (p, used) in [(&mut self.hi, true), (&mut self.lo, wide)] {
+            p.clear();
+            p.resize(if used { tiles * nb * 512 } else { 0 }, 0);
+        }
         self.d.clear();
         self.d.resize(tiles * nb * GEMM_TOKENS, 0.0);
-        let (q, d) = (&mut self.q, &mut self.d);
         for t in 0..n {
             let (tt, tl) = (t / GEMM_TOKENS, t % GEMM_TOKENS);
             let row = a.row(t);
             for b in 0..nb {
                 let base = (tt * nb + b) * 512;
                 for k in 0..8 {
-                    let dst = base + 64 * k + 4 * tl;
-                    q[dst..dst + 4].copy_from_slice(&row.q[QK * b + 4 * k..QK * b + 4 * k + 4]);
+                    let (dst, src) = (base + 64 * k + 4 * tl, QK * b + 4 * k);
+                    self.hi[dst..dst + 4].copy_from_slice(&row.hi[src..src + 4]);
+                    if wide {
+                        self.lo[dst..dst + 4].copy_from_slice(&row.lo[src..src + 4]);
+                    }
                 }
-                d[(tt * nb + b) * GEMM_TOKENS + tl] = row.d[b];
+                self.d[(tt * nb + b) * GEMM_TOKENS + tl] = row.d[b];
             }
         }
         (self.n, self.nb, self.tiles) = (n, nb, tiles);
@@ -258,7 +367,8 @@ impl PackedAct {
     pub fn block(&self, tile: usize, b: usize) -> PackedBlock<'_> {
         let i = tile * self.nb + b;
         PackedBlock {
-            q: &self.q[i * 512..(i + 1) * 512],
+            hi: &self.hi[i * 512..(i + 1) * 512],
+            lo: self.lo.get(i * 512..(i + 1) * 512).unwrap_or(&[]),
             d: &self.d[i * GEMM_TOKENS..(i + 1) * GEMM_TOKENS],
         }
     }

@@ -1,7 +1,7 @@
 //! Portable reference kernels. Every SIMD path reproduces these results bit for bit:
 //! the per-block integer sums, the f32 products and the order of the additions.
 
-use super::{round_to_i8, Q8Row, QK};
+use super::{round_to_act, split_act, Q8Row, ACT_BASE, ACT_MAX, QK};
 use half::f16;
 
 #[inline]
@@ -27,7 +27,7 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// The reference activation quantizer (see `Quantize`).
-pub fn quantize(x: &[f32], d: &mut [f32], q: &mut [i8], s: &mut [i32]) {
+pub fn quantize(x: &[f32], d: &mut [f32], hi: &mut [i8], lo: &mut [i8], s: &mut [i32]) {
     for (i, xs) in x.chunks_exact(QK).enumerate() {
         // Eight running maxima written as compares (`f32::max`'s NaN rule kept the
         // loop scalar). Maxima are exact in any order; a NaN is caught separately.
@@ -42,17 +42,18 @@ pub fn quantize(x: &[f32], d: &mut [f32], q: &mut [i8], s: &mut [i32]) {
         }
         let amax = m.iter().fold(0f32, |x, &y| if y > x { y } else { x });
         // A NaN must reach the output as it would without quantization.
-        let di = if nan { f32::NAN } else { amax / 127.0 };
+        let di = if nan { f32::NAN } else { amax / ACT_MAX as f32 };
         let id = if di != 0.0 && di.is_finite() {
             1.0 / di
         } else {
             0.0
         };
         let mut sum = 0i32;
-        for (o, &v) in q[i * QK..(i + 1) * QK].iter_mut().zip(xs) {
-            let r = round_to_i8(v * id);
-            *o = r;
-            sum += r as i32;
+        let r = i * QK..(i + 1) * QK;
+        for ((h, l), &v) in hi[r.clone()].iter_mut().zip(&mut lo[r]).zip(xs) {
+            let q = round_to_act(v * id);
+            (*h, *l) = split_act(q);
+            sum += q;
         }
         d[i] = di;
         s[i] = sum;
@@ -90,19 +91,33 @@ pub fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
     s
 }
 
-/// Σ_j w_j·q_j of one block, exact in i32 (|sum| ≤ 32·128·127 < 2²⁴, so also exact as f32).
-/// Fixed-size arrays so that the compiler vectorizes it without bounds checks.
+/// Σ_j w_j·x_j of one block, exact in i32: |sum| ≤ 32·128·ACT_MAX < 2²⁸. Formed as
+/// 255·Σw·hi + Σw·lo, which is the same integer. Fixed-size arrays so that the
+/// compiler vectorizes it without bounds checks.
 #[inline]
-fn isum_i8(w: &[u8; 32], q: &[i8; 32]) -> i32 {
-    let mut s = 0i32;
-    for j in 0..32 {
-        s += (w[j] as i8) as i32 * q[j] as i32;
+fn isum_i8(w: &[u8; 32], x: &Q8Row, i: usize) -> i32 {
+    let digit = |q: &[i8; 32]| {
+        (0..32)
+            .map(|j| (w[j] as i8) as i32 * q[j] as i32)
+            .sum::<i32>()
+    };
+    digits(x, i, digit)
+}
+
+/// 255·f(hi) + f(lo) for block i (just f(hi) for an 8-bit row, whose scale holds
+/// the 255).
+#[inline]
+fn digits(x: &Q8Row, i: usize, f: impl Fn(&[i8; 32]) -> i32) -> i32 {
+    let h = f(block(x.hi, i));
+    if x.wide() {
+        ACT_BASE * h + f(block(x.lo, i))
+    } else {
+        h
     }
-    s
 }
 
 #[inline]
-fn block_q(q: &[i8], i: usize) -> &[i8; 32] {
+fn block(q: &[i8], i: usize) -> &[i8; 32] {
     q[32 * i..32 * i + 32].try_into().unwrap()
 }
 
@@ -154,38 +169,41 @@ pub fn reduce8(a: &[f32; 8]) -> f32 {
 pub fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
     let mut s = Lanes8::new();
     for (i, b) in w.chunks_exact(34).enumerate() {
-        let isum = isum_i8(b[2..34].try_into().unwrap(), block_q(x.q, i));
+        let isum = isum_i8(b[2..34].try_into().unwrap(), x, i);
         s.push(isum as f32 * (f16_at(b, 0) * x.d[i]));
     }
     s.finish()
 }
 
-/// Σ_j (nibble_j − 8)·q_j, or Σ_j nibble_j·q_j when `offset` is 0.
+/// Σ_j (nibble_j − 8)·x_j, or Σ_j nibble_j·x_j when `offset` is 0 (as `isum_i8`).
 #[inline]
-fn isum_q4(nib: &[u8; 16], q: &[i8; 32], offset: i32) -> i32 {
-    let mut s = 0i32;
-    for j in 0..16 {
-        s += ((nib[j] & 0x0f) as i32 - offset) * q[j] as i32;
-        s += ((nib[j] >> 4) as i32 - offset) * q[j + 16] as i32;
-    }
-    s
+fn isum_q4(nib: &[u8; 16], x: &Q8Row, i: usize, offset: i32) -> i32 {
+    let digit = |q: &[i8; 32]| {
+        let mut s = 0i32;
+        for j in 0..16 {
+            s += ((nib[j] & 0x0f) as i32 - offset) * q[j] as i32;
+            s += ((nib[j] >> 4) as i32 - offset) * q[j + 16] as i32;
+        }
+        s
+    };
+    digits(x, i, digit)
 }
 
 pub fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
     let mut s = Lanes8::new();
     for (i, b) in w.chunks_exact(18).enumerate() {
-        let isum = isum_q4(b[2..18].try_into().unwrap(), block_q(x.q, i), 8);
+        let isum = isum_q4(b[2..18].try_into().unwrap(), x, i, 8);
         s.push(isum as f32 * (f16_at(b, 0) * x.d[i]));
     }
     s.finish()
 }
 
-/// Two accumulations, each in the `Lanes8` order: the d·Σnibble·q terms and the m·Σq
+/// Two accumulations, each in the `Lanes8` order: the d·Σnibble·x terms and the m·Σx
 /// terms; their sum is the result.
 pub fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
     let (mut s, mut sm) = (Lanes8::new(), Lanes8::new());
     for (i, b) in w.chunks_exact(20).enumerate() {
-        let isum = isum_q4(b[4..20].try_into().unwrap(), block_q(x.q, i), 0);
+        let isum = isum_q4(b[4..20].try_into().unwrap(), x, i, 0);
         s.push(isum as f32 * (f16_at(b, 0) * x.d[i]));
         sm.push(x.s[i] as f32 * (f16_at(b, 2) * x.d[i]));
     }

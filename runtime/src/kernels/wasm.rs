@@ -1,7 +1,8 @@
 //! wasm simd128 kernels, compiled only when the build enables simd128 (wasm has no
 //! run-time feature detection: a module using it fails to validate where unsupported).
 //! simd128 has no u8×i8 multiply-add, so i8 pairs are widened to i16 and summed with
-//! `i32x4_dot_i16x8`, which is exact (|w·x| ≤ 128·127 fits i16, pair sums fit i32).
+//! `i32x4_dot_i16x8`, which is exact (|w·x| ≤ 128·127 fits i16, pair sums fit i32),
+//! once per activation digit plane.
 //! Block terms are accumulated with the scalar path's `Lanes8`, so these results are
 //! bit-identical to the scalar path (and so to the x86 paths).
 
@@ -53,30 +54,36 @@ fn hsum_i32(v: v128) -> i32 {
         + i32x4_extract_lane::<3>(v)
 }
 
+/// 255·f(hi) + f(lo) over the 32 values of block i (f(hi) for an 8-bit row, whose scale holds the 255): `f` gives i32 partial sums of a
+/// product with one digit plane (given as its two halves), so this gives Σw·x's.
+#[inline]
+fn digits(x: &Q8Row, i: usize, f: impl Fn(v128, v128) -> v128) -> i32 {
+    let h = f(load_q(x.hi, 32 * i), load_q(x.hi, 32 * i + 16));
+    if !x.wide() {
+        return hsum_i32(h);
+    }
+    let l = f(load_q(x.lo, 32 * i), load_q(x.lo, 32 * i + 16));
+    hsum_i32(i32x4_add(i32x4_sub(i32x4_shl(h, 8), h), l))
+}
+
 fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
     let mut s = Lanes8::new();
     for i in 0..w.len() / 34 {
-        let (o, q) = (34 * i + 2, 32 * i);
-        let v = i32x4_add(
-            dot16(load(w, o), load_q(x.q, q)),
-            dot16(load(w, o + 16), load_q(x.q, q + 16)),
-        );
-        s.push(hsum_i32(v) as f32 * (f16_at(w, 34 * i) * x.d[i]));
+        let o = 34 * i + 2;
+        let (w0, w1) = (load(w, o), load(w, o + 16));
+        let isum = digits(x, i, |a, b| i32x4_add(dot16(w0, a), dot16(w1, b)));
+        s.push(isum as f32 * (f16_at(w, 34 * i) * x.d[i]));
     }
     s.finish()
 }
 
-/// Block `i`'s nibble dot, nibbles minus `offset` (8 for q4_0, 0 for q4_1).
 #[inline]
 fn nib_dot(w: &[u8], at: usize, x: &Q8Row, i: usize, offset: i8) -> i32 {
     let b = load(w, at);
     let off = i8x16_splat(offset);
     let lo = i8x16_sub(v128_and(b, u8x16_splat(0x0f)), off);
     let hi = i8x16_sub(u8x16_shr(b, 4), off);
-    hsum_i32(i32x4_add(
-        dot16(lo, load_q(x.q, 32 * i)),
-        dot16(hi, load_q(x.q, 32 * i + 16)),
-    ))
+    digits(x, i, |a, b| i32x4_add(dot16(lo, a), dot16(hi, b)))
 }
 
 fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {

@@ -43,7 +43,7 @@ static AVX2: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { avx2::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx2::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx2::dot_q4_1(w, x) },
-    quantize: |x, d, q, s| unsafe { avx2::quantize(x, d, q, s) },
+    quantize: |x, d, qh, ql, s| unsafe { avx2::quantize(x, d, qh, ql, s) },
     gemm: None,
 };
 
@@ -71,19 +71,25 @@ static AVX512: Kernels = Kernels {
 };
 
 /// `dot_q4_0` and `dot_q4_1` of a module, over that module's `mul_sum_u8_i8`: nibbles
-/// 0..15 (not nibble − 8) times x, since u8 × i8 needs no sign trick; `blocks8` takes
-/// q4_0's 8·Σq back off.
+/// 0..15 (not nibble − 8) times each digit of x, since u8 × i8 needs no sign trick;
+/// `blocks8` takes q4_0's 8·Σx back off.
 macro_rules! q4_dots {
     ($features:literal) => {
         #[target_feature(enable = $features)]
         pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-            let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(18 * b + 2)), load_x(x, b));
+            let isum = |b: usize| {
+                let n = nibbles(w.as_ptr().add(18 * b + 2));
+                digits(x, b, |xq| mul_sum_u8_i8(n, xq))
+            };
             blocks8::<8>(w, x, 18, isum, |i| each8(isum, i))
         }
 
         #[target_feature(enable = $features)]
         pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-            let isum = |b: usize| mul_sum_u8_i8(nibbles(w.as_ptr().add(20 * b + 4)), load_x(x, b));
+            let isum = |b: usize| {
+                let n = nibbles(w.as_ptr().add(20 * b + 4));
+                digits(x, b, |xq| mul_sum_u8_i8(n, xq))
+            };
             blocks8::<0>(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
         }
     };
@@ -148,8 +154,8 @@ mod avx2 {
     }
 
     /// Σ w·x over i8 pairs, as 8 i32 partial sums. maddubs wants unsigned × signed, so
-    /// |w| × (x with w's sign): |w| ≤ 128 and |x| ≤ 127 keep each i16 pair sum below
-    /// 2·128·127 = 32512, so its saturation never triggers.
+    /// |w| × (x with w's sign): |w| ≤ 128 and |x| ≤ 127 (a digit) keep each i16 pair
+    /// sum below 2·128·127 = 32512, so its saturation never triggers.
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) fn mul_sum_i8(w: __m256i, x: __m256i) -> __m256i {
@@ -173,18 +179,38 @@ mod avx2 {
         _mm256_and_si256(both, _mm256_set1_epi8(0x0f))
     }
 
+    /// 255·f(hi) + f(lo), lane by lane, over block `blk`'s two digit planes (only
+    /// f(hi) for an 8-bit row, whose scale holds the 255): `f` gives a product's i32
+    /// partial sums, so this gives those of Σw·x (exact in i32).
+    #[inline(always)]
+    pub(super) unsafe fn digits(x: &Q8Row, blk: usize, f: impl Fn(__m256i) -> __m256i) -> __m256i {
+        debug_assert!(x.hi.len() >= 32 * blk + 32);
+        let h = f(_mm256_loadu_si256(
+            x.hi.as_ptr().add(32 * blk) as *const __m256i
+        ));
+        if !x.wide() {
+            return h;
+        }
+        debug_assert!(x.lo.len() >= 32 * blk + 32);
+        let l = f(_mm256_loadu_si256(
+            x.lo.as_ptr().add(32 * blk) as *const __m256i
+        ));
+        times_base_plus(h, l)
+    }
+
+    /// 255·h + l per i32 lane (255·h as (h << 8) − h).
     #[inline]
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn load_x(x: &Q8Row, blk: usize) -> __m256i {
-        debug_assert!(x.q.len() >= 32 * blk + 32);
-        _mm256_loadu_si256(x.q.as_ptr().add(32 * blk) as *const __m256i)
+    pub(super) fn times_base_plus(h: __m256i, l: __m256i) -> __m256i {
+        const _: () = assert!(super::super::ACT_BASE == 255);
+        _mm256_add_epi32(_mm256_sub_epi32(_mm256_slli_epi32::<8>(h), h), l)
     }
 
     /// Σ over blocks of (exact i32 block sum) × d_w·d_x, 8 blocks per step. `isum8(i)`
     /// gives the lane sums of blocks i..i+8 (all in range); the tail uses `isum(b)` per
     /// block and zeros for the rest. The kernels may feed the products with the weight
     /// offset by `BIAS` (a nibble 0..15 instead of nibble − 8, a byte w + 128 instead of
-    /// w, which u8 × i8 instructions want); `BIAS`·Σq, exact in i32, is taken off each
+    /// w, which u8 × i8 instructions want); `BIAS`·Σx, exact in i32, is taken off each
     /// block sum here, so the sums, and the result, are those of the plain weights.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -196,7 +222,9 @@ mod avx2 {
         isum8: impl Fn(usize) -> [__m256i; 8],
     ) -> f32 {
         let nb = w.len() / stride;
-        assert!(x.d.len() >= nb && x.q.len() >= 32 * nb && x.s.len() >= nb);
+        assert!(x.d.len() >= nb && x.hi.len() >= 32 * nb);
+        assert!(!x.wide() || x.lo.len() >= 32 * nb);
+        assert!(x.s.len() >= nb);
         let mut acc = _mm256_setzero_ps();
         let mut i = 0;
         while i < nb {
@@ -247,7 +275,7 @@ mod avx2 {
         }
     }
 
-    /// q4_1's Σ m_w·d_x·Σq (Σq came with the activation), in the `Lanes8` order.
+    /// q4_1's Σ m_w·d_x·Σx (Σx came with the activation), in the `Lanes8` order.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     pub(super) fn q4_1_offsets(w: &[u8], x: &Q8Row) -> f32 {
@@ -288,7 +316,7 @@ mod avx2 {
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
         let isum = |b: usize| {
             let wq = _mm256_loadu_si256(w.as_ptr().add(34 * b + 2) as *const __m256i);
-            mul_sum_i8(wq, load_x(x, b))
+            digits(x, b, |xq| mul_sum_i8(wq, xq))
         };
         blocks8::<0>(w, x, 34, isum, |i| each8(isum, i))
     }
@@ -310,13 +338,19 @@ mod avx2 {
 
     /// The activation quantizer, a block of 32 in four registers: the scalar
     /// reference's arithmetic element for element (the maximum is exact in any order,
-    /// the rounding is `round_to_i8`'s), so the bits are the same.
+    /// the rounding is `round_to_act`'s, the digits `split_act`'s), so the bits are the
+    /// same.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn quantize(x: &[f32], d: &mut [f32], q: &mut [i8], s: &mut [i32]) {
+    pub unsafe fn quantize(x: &[f32], d: &mut [f32], qh: &mut [i8], ql: &mut [i8], s: &mut [i32]) {
+        use super::super::{ACT_BASE, ACT_MAX};
         let nb = x.len() / 32;
-        assert!(d.len() >= nb && s.len() >= nb && q.len() >= 32 * nb);
+        assert!(d.len() >= nb && s.len() >= nb && qh.len() >= 32 * nb && ql.len() >= 32 * nb);
         let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
-        let (hi, lo) = (_mm256_set1_ps(127.0), _mm256_set1_ps(-127.0));
+        let (hi, lo) = (
+            _mm256_set1_ps(ACT_MAX as f32),
+            _mm256_set1_ps(-ACT_MAX as f32),
+        );
+        let base = _mm256_set1_ps(ACT_BASE as f32);
         let (half, nhalf) = (_mm256_set1_ps(0.5), _mm256_set1_ps(-0.5));
         // Undoes the lane interleaving of the two packs below.
         let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -339,7 +373,7 @@ mod avx2 {
             let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
             let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
             let amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
-            let di = if nan { f32::NAN } else { amax / 127.0 };
+            let di = if nan { f32::NAN } else { amax / ACT_MAX as f32 };
             let id = _mm256_set1_ps(if di != 0.0 && di.is_finite() {
                 1.0 / di
             } else {
@@ -347,7 +381,7 @@ mod avx2 {
             });
             let r = v.map(|v| {
                 let y = _mm256_mul_ps(v, id);
-                // NaN → 0, else clamped to ±127 (so the truncation below is exact).
+                // NaN → 0, else clamped to ±ACT_MAX (so the truncation below is exact).
                 let c = _mm256_and_ps(
                     _mm256_cmp_ps::<_CMP_ORD_Q>(y, y),
                     _mm256_min_ps(_mm256_max_ps(y, lo), hi),
@@ -366,12 +400,25 @@ mod avx2 {
             );
             let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b01_00_11_10));
             let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b10_11_00_01));
-            let packed = _mm256_packs_epi16(
-                _mm256_packs_epi32(r[0], r[1]),
-                _mm256_packs_epi32(r[2], r[3]),
-            );
-            let packed = _mm256_permutevar8x32_epi32(packed, order);
-            _mm256_storeu_si256(q.as_mut_ptr().add(32 * i) as *mut __m256i, packed);
+            // The digits: hi = ⌊(v + 127) / 255⌋ by an f32 division, exact here: the
+            // quotient of integers below 2¹⁶ is either whole (and exact) or at least
+            // 1/255 from the next whole number, far more than its rounding error.
+            let h = r.map(|v| {
+                let n = _mm256_cvtepi32_ps(_mm256_add_epi32(v, _mm256_set1_epi32(127)));
+                _mm256_cvttps_epi32(_mm256_floor_ps(_mm256_div_ps(n, base)))
+            });
+            let l: [__m256i; 4] = std::array::from_fn(|k| {
+                _mm256_sub_epi32(r[k], _mm256_sub_epi32(_mm256_slli_epi32::<8>(h[k]), h[k]))
+            });
+            let pack = |v: [__m256i; 4]| {
+                let p = _mm256_packs_epi16(
+                    _mm256_packs_epi32(v[0], v[1]),
+                    _mm256_packs_epi32(v[2], v[3]),
+                );
+                _mm256_permutevar8x32_epi32(p, order)
+            };
+            _mm256_storeu_si256(qh.as_mut_ptr().add(32 * i) as *mut __m256i, pack(h));
+            _mm256_storeu_si256(ql.as_mut_ptr().add(32 * i) as *mut __m256i, pack(l));
             d[i] = di;
             s[i] = _mm_cvtsi128_si32(sum);
         }
@@ -505,7 +552,7 @@ mod avx2 {
 /// lane is the exact sum of the same four byte products as maddubs + madd give (no
 /// saturation either way), so every block sum, and every result, is unchanged.
 mod vnni {
-    use super::avx2::{blocks8, each8, load_x, nibbles, q4_1_offsets};
+    use super::avx2::{blocks8, digits, each8, nibbles, q4_1_offsets};
     use super::*;
 
     /// Unsigned bytes × signed bytes, 4 products per i32 lane, exact.
@@ -516,12 +563,13 @@ mod vnni {
     }
 
     /// w + 128 (flipping the sign bit) is w as an unsigned byte; `blocks8` takes the
-    /// 128·Σq back off. One xor instead of two sign operations.
+    /// 128·Σx back off (< 2³¹: 128·32·ACT_MAX). One xor instead of two sign operations.
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
         let isum = |b: usize| {
             let wq = _mm256_loadu_si256(w.as_ptr().add(34 * b + 2) as *const __m256i);
-            mul_sum_u8_i8(_mm256_xor_si256(wq, _mm256_set1_epi8(-128)), load_x(x, b))
+            let wu = _mm256_xor_si256(wq, _mm256_set1_epi8(-128));
+            digits(x, b, |xq| mul_sum_u8_i8(wu, xq))
         };
         blocks8::<128>(w, x, 34, isum, |i| each8(isum, i))
     }
@@ -532,7 +580,7 @@ mod vnni {
 /// AVX-512BW: two blocks per zmm register. There is no 512-bit `sign_epi8`, so x is
 /// negated under the mask of w's sign bits instead; the integer sums are the same.
 mod avx512 {
-    use super::avx2::{self, blocks8, q4_1_offsets};
+    use super::avx2::{self, blocks8, digits, q4_1_offsets};
     use super::*;
 
     #[inline]
@@ -558,11 +606,17 @@ mod avx512 {
         _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)
     }
 
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw")]
-    unsafe fn load_x2(x: &Q8Row, blk: usize) -> __m512i {
-        debug_assert!(x.q.len() >= 32 * blk + 64);
-        _mm512_loadu_si512(x.q.as_ptr().add(32 * blk) as *const _)
+    /// `avx2::digits` for blocks blk and blk + 1 at once.
+    #[inline(always)]
+    unsafe fn digits2(x: &Q8Row, blk: usize, f: impl Fn(__m512i) -> __m512i) -> __m512i {
+        debug_assert!(x.hi.len() >= 32 * blk + 64);
+        let h = f(_mm512_loadu_si512(x.hi.as_ptr().add(32 * blk) as *const _));
+        if !x.wide() {
+            return h;
+        }
+        debug_assert!(x.lo.len() >= 32 * blk + 64);
+        let l = f(_mm512_loadu_si512(x.lo.as_ptr().add(32 * blk) as *const _));
+        _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
     }
 
     /// Eight block sums from four two-block registers (one block per 256-bit half).
@@ -579,8 +633,14 @@ mod avx512 {
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
         let p = w.as_ptr();
         let ld = |k: usize| _mm256_loadu_si256(p.add(34 * k + 2) as *const __m256i);
-        let isum = |b: usize| avx2::mul_sum_i8(ld(b), avx2::load_x(x, b));
-        let isum2 = |b: usize| mul_sum_i8(join(ld(b), ld(b + 1)), load_x2(x, b));
+        let isum = |b: usize| {
+            let wq = ld(b);
+            digits(x, b, |xq| avx2::mul_sum_i8(wq, xq))
+        };
+        let isum2 = |b: usize| {
+            let wq = join(ld(b), ld(b + 1));
+            digits2(x, b, |xq| mul_sum_i8(wq, xq))
+        };
         blocks8::<0>(w, x, 34, isum, |i| pairs8(isum2, i))
     }
 
@@ -588,8 +648,14 @@ mod avx512 {
     pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
         let p = w.as_ptr();
         let nib = |b: usize| avx2::nibbles(p.add(18 * b + 2));
-        let isum = |b: usize| avx2::mul_sum_u8_i8(nib(b), avx2::load_x(x, b));
-        let isum2 = |b: usize| mul_sum_u8_i8(join(nib(b), nib(b + 1)), load_x2(x, b));
+        let isum = |b: usize| {
+            let n = nib(b);
+            digits(x, b, |xq| avx2::mul_sum_u8_i8(n, xq))
+        };
+        let isum2 = |b: usize| {
+            let n = join(nib(b), nib(b + 1));
+            digits2(x, b, |xq| mul_sum_u8_i8(n, xq))
+        };
         blocks8::<8>(w, x, 18, isum, |i| pairs8(isum2, i))
     }
 
@@ -597,8 +663,14 @@ mod avx512 {
     pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
         let p = w.as_ptr();
         let nib = |b: usize| avx2::nibbles(p.add(20 * b + 4));
-        let isum = |b: usize| avx2::mul_sum_u8_i8(nib(b), avx2::load_x(x, b));
-        let isum2 = |b: usize| mul_sum_u8_i8(join(nib(b), nib(b + 1)), load_x2(x, b));
+        let isum = |b: usize| {
+            let n = nib(b);
+            digits(x, b, |xq| avx2::mul_sum_u8_i8(n, xq))
+        };
+        let isum2 = |b: usize| {
+            let n = join(nib(b), nib(b + 1));
+            digits2(x, b, |xq| mul_sum_u8_i8(n, xq))
+        };
         blocks8::<0>(w, x, 20, isum, |i| pairs8(isum2, i)) + q4_1_offsets(w, x)
     }
 }
