@@ -342,7 +342,8 @@ mod avx2 {
     /// same.
     #[target_feature(enable = "avx2")]
     pub unsafe fn quantize(x: &[f32], d: &mut [f32], qh: &mut [i8], ql: &mut [i8], s: &mut [i32]) {
-        use super::super::{ACT_BASE, ACT_MAX};
+        use super::super::ACT_MAX;
+        const _: () = assert!(super::super::ACT_BASE == 255 && ACT_MAX == 32385);
         let nb = x.len() / 32;
         assert!(d.len() >= nb && s.len() >= nb && qh.len() >= 32 * nb && ql.len() >= 32 * nb);
         let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
@@ -350,7 +351,6 @@ mod avx2 {
             _mm256_set1_ps(ACT_MAX as f32),
             _mm256_set1_ps(-ACT_MAX as f32),
         );
-        let base = _mm256_set1_ps(ACT_BASE as f32);
         let (half, nhalf) = (_mm256_set1_ps(0.5), _mm256_set1_ps(-0.5));
         // Undoes the lane interleaving of the two packs below.
         let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -400,12 +400,13 @@ mod avx2 {
             );
             let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b01_00_11_10));
             let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b10_11_00_01));
-            // The digits: hi = ⌊(v + 127) / 255⌋ by an f32 division, exact here: the
-            // quotient of integers below 2¹⁶ is either whole (and exact) or at least
-            // 1/255 from the next whole number, far more than its rounding error.
+            // The digits: hi = ⌊(v + 127) / 255⌋ = ⌊n / 255⌋ − 128 with n = v + 32767 in
+            // 382..=65152, and ⌊n / 255⌋ = (n·32897) >> 23 for every n below 2¹⁶ (the
+            // product stays below 2³¹).
             let h = r.map(|v| {
-                let n = _mm256_cvtepi32_ps(_mm256_add_epi32(v, _mm256_set1_epi32(127)));
-                _mm256_cvttps_epi32(_mm256_floor_ps(_mm256_div_ps(n, base)))
+                let n = _mm256_add_epi32(v, _mm256_set1_epi32(32767));
+                let q = _mm256_srli_epi32::<23>(_mm256_mullo_epi32(n, _mm256_set1_epi32(32897)));
+                _mm256_sub_epi32(q, _mm256_set1_epi32(128))
             });
             let l: [__m256i; 4] = std::array::from_fn(|k| {
                 _mm256_sub_epi32(r[k], _mm256_sub_epi32(_mm256_slli_epi32::<8>(h[k]), h[k]))
