@@ -18,6 +18,7 @@
 //! Prefill can also run whole tiles of rows × tokens at once (`gemm`, Intel AMX), with
 //! the same integer sums added in the same order.
 //!
+//! `SLM_ACT_BITS=8` quantizes activations to 8 bits, as llama.cpp does (`act_bits`).
 //! `SLM_KERNEL=scalar|avx2|avxvnni|amx|avx512|simd128` forces a path (for benchmarks and bisecting);
 //! an unknown or unsupported value falls back to the best available one.
 
