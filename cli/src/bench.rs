@@ -96,6 +96,8 @@ pub fn run(eng: &mut Engine, a: &BenchArgs) -> Result<Value> {
     Ok(json!({
         "model": {"architecture": cfg.architecture, "quant": eng.text.manifest.provenance.quant, "layers": cfg.num_layers},
         "threads": eng.model.threads,
+        "kernel": slm_runtime::kernels::active().name,
+        "activation_bits": slm_runtime::kernels::act_bits(),
         "prompt_tokens": ids.len(),
         "gen_tokens": a.gen_tokens,
         "prefill_tok_s": ids.len() as f64 / prefill_s,

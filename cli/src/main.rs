@@ -565,9 +565,9 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
                 println!(
-                    "{} {} threads {}: prefill {:.1} tok/s ({} tokens), decode {:.1} tok/s ({} tokens)",
-                    model.display(), r["model"]["quant"].as_str().unwrap_or("?"), r["threads"], f("prefill_tok_s"), r["prompt_tokens"],
-                    f("decode_tok_s"), r["gen_tokens"]
+                    "{} {} threads {} ({} kernels, {}-bit activations): prefill {:.1} tok/s ({} tokens), decode {:.1} tok/s ({} tokens)",
+                    model.display(), r["model"]["quant"].as_str().unwrap_or("?"), r["threads"], r["kernel"].as_str().unwrap_or("?"),
+                    r["activation_bits"], f("prefill_tok_s"), r["prompt_tokens"], f("decode_tok_s"), r["gen_tokens"]
                 );
                 println!(
                     "weights {:.1} MB, kv {:.1} MB, peak RSS {:.1} MB; read bandwidth {:.1} GB/s → decode roofline {:.1} tok/s ({:.0}% reached)",

@@ -521,6 +521,24 @@ fn bench_reports_speed_memory_and_roofline() {
     }
     assert_eq!(v["prompt_tokens"], 8);
     assert_eq!(v["threads"], 1);
+    // 16-bit activations unless SLM_ACT_BITS=8 asks for llama.cpp's 8.
+    assert_eq!(v["activation_bits"], 16);
+    let o8 = Command::new(env!("CARGO_BIN_EXE_slm"))
+        .args([
+            "--json",
+            "bench",
+            smol_slm().to_str().unwrap(),
+            "--prompt-tokens",
+            "8",
+            "--gen-tokens",
+            "2",
+        ])
+        .env("SLM_ACT_BITS", "8")
+        .output()
+        .unwrap();
+    assert!(o8.status.success(), "{}", stderr(&o8));
+    let v8: Value = serde_json::from_slice(&o8.stdout).unwrap();
+    assert_eq!(v8["activation_bits"], 8);
     let weights = v["weight_bytes"].as_u64().unwrap();
     assert!(
         v["peak_rss_bytes"].as_u64().unwrap() > weights,
