@@ -362,8 +362,9 @@ fn run(cli: Cli) -> Result<()> {
                 );
                 if kept > 0 {
                     println!(
-                        "{kept} matrices were already quantized in the source and keep its precision \
-                         instead of {}; --requantize forces {} (a second rounding)",
+                        "{kept} matrices were already quantized in the source and keep that precision \
+                         (copied, or held as q8_0) instead of taking the {} policy; --requantize \
+                         applies the {} policy to them too (a second rounding)",
                         q.name(),
                         q.name()
                     );

@@ -207,8 +207,8 @@ fn qwen25_matches_transformers() {
     // The Q4_K_M mix: Q5_0 bulk (held exactly as q8_0), Q8_0 head and some attn_v
     // (copied), Q4_K/Q6_K ffn_down (to q8_0, far finer than their own steps). Both
     // conversions keep that precision: 0.999970 and 20/20 (0.999677 with 8-bit
-    // activations). Forced re-quantization: q8_0 is the same file (Q5_0's exact q8_0 is
-    // already the target type); q4_0 0.930533 and 18/20 (the embedding and the untied
+    // activations). Forced re-quantization: q8_0 stores the same tensors (Q5_0's exact
+    // q8_0 is already the target type); q4_0 0.930533 and 18/20 (the embedding and the untied
     // head stay q8_0).
     check_quant_bands(
         "qwen2.5",

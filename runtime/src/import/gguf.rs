@@ -153,9 +153,10 @@ impl GgmlType {
     }
 
     /// Where an already-quantized tensor goes unless the user asks to re-quantize: the
-    /// `.slm` type that loses none of its precision. That is `lossless_slm` where one
-    /// exists, else q8_0, whose steps (max|x|/127 per 32) are far finer than those of
-    /// a 5- or 6-bit type, so it adds little to the source's own rounding (quantizing
+    /// `.slm` type that keeps its precision. That is `lossless_slm` where one exists
+    /// (exact), else q8_0 (decoded and quantized again, not exact), whose steps
+    /// (max|x|/127 per 32) are far finer than those of a 5- or 6-bit type, so it adds
+    /// little to the source's own rounding (quantizing
     /// onto a grid that does not line up with the source's adds a second rounding of
     /// the same size as the first; llama.cpp's quantizer refuses that by default).
     /// None for float types, which follow `--quant`.

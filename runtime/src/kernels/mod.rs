@@ -69,14 +69,18 @@ pub struct Q8Act {
 /// two and no combination, for a rounding error 255 times larger. `SLM_ACT_BITS=8` or
 /// `set_act_bits(8)` selects it; every path gives the same bits in either mode.
 pub fn act_bits() -> u32 {
-    match ACT_BITS.load(std::sync::atomic::Ordering::Relaxed) {
+    use std::sync::atomic::Ordering::Relaxed;
+    match ACT_BITS.load(Relaxed) {
         0 => {
             let b = match std::env::var("SLM_ACT_BITS").as_deref() {
                 Ok("8") => 8,
                 _ => 16,
             };
-            ACT_BITS.store(b, std::sync::atomic::Ordering::Relaxed);
-            b
+            // A `set_act_bits` that ran meanwhile wins over the environment.
+            match ACT_BITS.compare_exchange(0, b, Relaxed, Relaxed) {
+                Ok(_) => b,
+                Err(set) => set,
+            }
         }
         b => b,
     }
@@ -107,7 +111,12 @@ impl<'a> Q8Row<'a> {
         Q8Row {
             d: &self.d[blocks..],
             hi: &self.hi[QK * blocks..],
-            lo: self.lo.get(QK * blocks..).unwrap_or(&[]),
+            // A wide row keeps its low digits (slicing past them panics, as for `hi`).
+            lo: if self.wide() {
+                &self.lo[QK * blocks..]
+            } else {
+                &[]
+            },
             s: &self.s[blocks..],
         }
     }

@@ -401,8 +401,8 @@ mod avx2 {
             let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b01_00_11_10));
             let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b10_11_00_01));
             // The digits: hi = ⌊(v + 127) / 255⌋ = ⌊n / 255⌋ − 128 with n = v + 32767 in
-            // 382..=65152, and ⌊n / 255⌋ = (n·32897) >> 23 for every n below 2¹⁶ (the
-            // product stays below 2³¹).
+            // 382..=65152, where ⌊n / 255⌋ = (n·32897) >> 23 (true for every n below
+            // 2¹⁶) and the product stays below 2³¹ (at most 2 143 305 344).
             let h = r.map(|v| {
                 let n = _mm256_add_epi32(v, _mm256_set1_epi32(32767));
                 let q = _mm256_srli_epi32::<23>(_mm256_mullo_epi32(n, _mm256_set1_epi32(32897)));
