@@ -498,17 +498,19 @@ fn chat_reuses_the_cache_and_flags_divergence() {
 
 #[test]
 fn bench_reports_speed_memory_and_roofline() {
-    let o = slm(&[
+    let model = smol_slm();
+    let args = [
         "--json",
         "bench",
-        smol_slm().to_str().unwrap(),
+        model.to_str().unwrap(),
         "--prompt-tokens",
         "8",
         "--gen-tokens",
         "4",
         "--threads",
         "1",
-    ]);
+    ];
+    let o = slm(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     for k in [

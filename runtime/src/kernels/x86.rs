@@ -645,10 +645,13 @@ mod avx512 {
         blocks8::<0>(w, x, 34, isum, |i| pairs8(isum2, i))
     }
 
+    /// The nibble block sums of q4_0 (`BIAS` 8, nibbles at byte 2 of 18) or q4_1
+    /// (`BIAS` 0, at byte 4 of 20), two blocks per register.
+    #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
-    pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
+    unsafe fn q4_blocks<const BIAS: i32>(w: &[u8], x: &Q8Row, stride: usize, off: usize) -> f32 {
         let p = w.as_ptr();
-        let nib = |b: usize| avx2::nibbles(p.add(18 * b + 2));
+        let nib = |b: usize| avx2::nibbles(p.add(stride * b + off));
         let isum = |b: usize| {
             let n = nib(b);
             digits(x, b, |xq| avx2::mul_sum_u8_i8(n, xq))
@@ -657,21 +660,16 @@ mod avx512 {
             let n = join(nib(b), nib(b + 1));
             digits2(x, b, |xq| mul_sum_u8_i8(n, xq))
         };
-        blocks8::<8>(w, x, 18, isum, |i| pairs8(isum2, i))
+        blocks8::<BIAS>(w, x, stride, isum, |i| pairs8(isum2, i))
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
+    pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
+        q4_blocks::<8>(w, x, 18, 2)
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
     pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-        let p = w.as_ptr();
-        let nib = |b: usize| avx2::nibbles(p.add(20 * b + 4));
-        let isum = |b: usize| {
-            let n = nib(b);
-            digits(x, b, |xq| avx2::mul_sum_u8_i8(n, xq))
-        };
-        let isum2 = |b: usize| {
-            let n = join(nib(b), nib(b + 1));
-            digits2(x, b, |xq| mul_sum_u8_i8(n, xq))
-        };
-        blocks8::<0>(w, x, 20, isum, |i| pairs8(isum2, i)) + q4_1_offsets(w, x)
+        q4_blocks::<0>(w, x, 20, 4) + q4_1_offsets(w, x)
     }
 }
