@@ -110,7 +110,7 @@ pub(super) unsafe fn gemm(
     assert!(x.nb == nb && y.tokens() == n && y.rows() >= rows && row_bytes * rows == w.len());
     let done = rows / TILE * TILE;
     // 16-bit activations (two digit planes) or 8-bit ones (the high digits only).
-    let wide = x.tiles > 0 && nb > 0 && !x.block(0, 0).lo.is_empty();
+    let wide = x.wide();
     // One row tile decoded to i8 (16 × cols) and its block scales, [block][row].
     let mut a = vec![0i8; TILE * cols];
     let mut dw = vec![0f32; nb * TILE];

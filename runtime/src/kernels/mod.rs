@@ -349,7 +349,7 @@ impl PackedAct {
     pub fn repack(&mut self, a: &Q8Act, n: usize) {
         let nb = a.cols / QK;
         let tiles = n.div_ceil(GEMM_TOKENS);
-        let wide = n > 0 && a.row(0).wide();
+        let wide = a.wide;
         for (p, used) in [(&mut self.hi, true), (&mut self.lo, wide)] {
             p.clear();
             p.resize(if used { tiles * nb * 512 } else { 0 }, 0);
@@ -372,6 +372,11 @@ impl PackedAct {
             }
         }
         (self.n, self.nb, self.tiles) = (n, nb, tiles);
+    }
+
+    /// Whether the batch carries low digits (16-bit activations).
+    pub fn wide(&self) -> bool {
+        !self.lo.is_empty()
     }
 
     pub fn block(&self, tile: usize, b: usize) -> PackedBlock<'_> {

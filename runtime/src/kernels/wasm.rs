@@ -54,8 +54,9 @@ fn hsum_i32(v: v128) -> i32 {
         + i32x4_extract_lane::<3>(v)
 }
 
-/// 255·f(hi) + f(lo) over the 32 values of block i (f(hi) for an 8-bit row, whose scale holds the 255): `f` gives i32 partial sums of a
-/// product with one digit plane (given as its two halves), so this gives Σw·x's.
+/// 255·f(hi) + f(lo) over the 32 values of block i (f(hi) for an 8-bit row, whose
+/// scale holds the 255): `f` gives the i32 partial sums of a product with one digit
+/// plane (given as its two halves), so this gives Σw·x's.
 #[inline]
 fn digits(x: &Q8Row, i: usize, f: impl Fn(v128, v128) -> v128) -> i32 {
     let h = f(load_q(x.hi, 32 * i), load_q(x.hi, 32 * i + 16));
