@@ -56,6 +56,10 @@ pub struct Q8Act {
     pub hi: Vec<i8>,
     /// Low digits, in −127..=127 (scratch when 8-bit: see `act_bits`).
     pub lo: Vec<i8>,
+    /// The values themselves, 255·hi + lo, as i16 (empty when 8-bit): kernels with
+    /// i16 × i16 products (x86 `madd`/`dpwssd`) form Σw·x in one pass instead of one
+    /// per digit. The same integers, so the same sums.
+    pub v: Vec<i16>,
     /// Per-block Σx (of the whole values), which q4_1's offset term needs.
     pub s: Vec<i32>,
     cols: usize,
@@ -102,6 +106,8 @@ pub struct Q8Row<'a> {
     pub hi: &'a [i8],
     /// Empty when the activation is 8-bit.
     pub lo: &'a [i8],
+    /// 255·hi + lo (`Q8Act::v`); empty when the activation is 8-bit.
+    pub v: &'a [i16],
     pub s: &'a [i32],
 }
 
@@ -114,6 +120,11 @@ impl<'a> Q8Row<'a> {
             // A wide row keeps its low digits (slicing past them panics, as for `hi`).
             lo: if self.wide() {
                 &self.lo[QK * blocks..]
+            } else {
+                &[]
+            },
+            v: if self.wide() {
+                &self.v[QK * blocks..]
             } else {
                 &[]
             },
@@ -161,7 +172,15 @@ impl Q8Act {
             &mut self.s,
         );
         self.wide = bits != 8;
-        if !self.wide {
+        self.v.clear();
+        if self.wide {
+            self.v.extend(
+                self.hi
+                    .iter()
+                    .zip(&self.lo)
+                    .map(|(&h, &l)| (ACT_BASE * h as i32 + l as i32) as i16),
+            );
+        } else {
             // The values become hi on a 255 times coarser scale; Σx follows them.
             for ((s, d), hi) in self
                 .s
@@ -182,6 +201,11 @@ impl Q8Act {
             hi: &self.hi[t * self.cols..(t + 1) * self.cols],
             lo: if self.wide {
                 &self.lo[t * self.cols..(t + 1) * self.cols]
+            } else {
+                &[]
+            },
+            v: if self.wide {
+                &self.v[t * self.cols..(t + 1) * self.cols]
             } else {
                 &[]
             },

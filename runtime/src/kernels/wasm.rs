@@ -1,8 +1,9 @@
 //! wasm simd128 kernels, compiled only when the build enables simd128 (wasm has no
 //! run-time feature detection: a module using it fails to validate where unsupported).
-//! simd128 has no u8×i8 multiply-add, so i8 pairs are widened to i16 and summed with
-//! `i32x4_dot_i16x8`, which is exact (|w·x| ≤ 128·127 fits i16, pair sums fit i32),
-//! once per activation digit plane.
+//! simd128 has no u8×i8 multiply-add, so the weights are widened to i16 and multiplied
+//! with `i32x4_dot_i16x8` by the activation's 16-bit values (`Q8Row::v`), or by the
+//! widened digits of an 8-bit row: exact, since every product is below 2¹⁵·2⁸ and a
+//! block's sum below 2³¹.
 //! Block terms are accumulated with the scalar path's `Lanes8`, so these results are
 //! bit-identical to the scalar path (and so to the x86 paths).
 
@@ -37,13 +38,17 @@ fn load_q(q: &[i8], at: usize) -> v128 {
     unsafe { v128_load(q.as_ptr().add(at) as *const v128) }
 }
 
-/// Σ a·b over 16 i8 lanes, as 4 i32 partial sums.
 #[inline]
-fn dot16(a: v128, b: v128) -> v128 {
-    i32x4_add(
-        i32x4_dot_i16x8(i16x8_extend_low_i8x16(a), i16x8_extend_low_i8x16(b)),
-        i32x4_dot_i16x8(i16x8_extend_high_i8x16(a), i16x8_extend_high_i8x16(b)),
-    )
+fn load_v(v: &[i16], at: usize) -> v128 {
+    assert!(at + 8 <= v.len());
+    // Safety: as in `load`.
+    unsafe { v128_load(v.as_ptr().add(at) as *const v128) }
+}
+
+/// 16 i8 lanes as two i16x8 (lanes 0..8, 8..16).
+#[inline]
+fn widen(a: v128) -> [v128; 2] {
+    [i16x8_extend_low_i8x16(a), i16x8_extend_high_i8x16(a)]
 }
 
 #[inline]
@@ -54,25 +59,31 @@ fn hsum_i32(v: v128) -> i32 {
         + i32x4_extract_lane::<3>(v)
 }
 
-/// 255·f(hi) + f(lo) over the 32 values of block i (f(hi) for an 8-bit row, whose
-/// scale holds the 255): `f` gives the i32 partial sums of a product with one digit
-/// plane (given as its two halves), so this gives Σw·x's.
+/// Σw·x over block i, the weights given as i8 (elements 0..16 and 16..32): against a
+/// wide row's 16-bit values, or an 8-bit row's high digits (its scale holds the 255).
 #[inline]
-fn digits(x: &Q8Row, i: usize, f: impl Fn(v128, v128) -> v128) -> i32 {
-    let h = f(load_q(x.hi, 32 * i), load_q(x.hi, 32 * i + 16));
-    if !x.wide() {
-        return hsum_i32(h);
-    }
-    let l = f(load_q(x.lo, 32 * i), load_q(x.lo, 32 * i + 16));
-    hsum_i32(i32x4_add(i32x4_sub(i32x4_shl(h, 8), h), l))
+fn block_sum(x: &Q8Row, i: usize, w0: v128, w1: v128) -> i32 {
+    let [a, b] = widen(w0);
+    let [c, d] = widen(w1);
+    let xs: [v128; 4] = if x.wide() {
+        std::array::from_fn(|k| load_v(x.v, 32 * i + 8 * k))
+    } else {
+        let [e, f] = widen(load_q(x.hi, 32 * i));
+        let [g, h] = widen(load_q(x.hi, 32 * i + 16));
+        [e, f, g, h]
+    };
+    let p = |w: v128, k: usize| i32x4_dot_i16x8(w, xs[k]);
+    hsum_i32(i32x4_add(
+        i32x4_add(p(a, 0), p(b, 1)),
+        i32x4_add(p(c, 2), p(d, 3)),
+    ))
 }
 
 fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
     let mut s = Lanes8::new();
     for i in 0..w.len() / 34 {
         let o = 34 * i + 2;
-        let (w0, w1) = (load(w, o), load(w, o + 16));
-        let isum = digits(x, i, |a, b| i32x4_add(dot16(w0, a), dot16(w1, b)));
+        let isum = block_sum(x, i, load(w, o), load(w, o + 16));
         s.push(isum as f32 * (f16_at(w, 34 * i) * x.d[i]));
     }
     s.finish()
@@ -84,7 +95,7 @@ fn nib_dot(w: &[u8], at: usize, x: &Q8Row, i: usize, offset: i8) -> i32 {
     let off = i8x16_splat(offset);
     let lo = i8x16_sub(v128_and(b, u8x16_splat(0x0f)), off);
     let hi = i8x16_sub(u8x16_shr(b, 4), off);
-    digits(x, i, |a, b| i32x4_add(dot16(lo, a), dot16(hi, b)))
+    block_sum(x, i, lo, hi)
 }
 
 fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {

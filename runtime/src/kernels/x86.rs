@@ -77,20 +77,54 @@ macro_rules! q4_dots {
     ($features:literal) => {
         #[target_feature(enable = $features)]
         pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
+            by_width!(q4_0_at, w, x)
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn q4_0_at<const W: bool>(w: &[u8], x: &Q8Row) -> f32 {
             let isum = |b: usize| {
-                let n = nibbles(w.as_ptr().add(18 * b + 2));
-                digits(x, b, |xq| mul_sum_u8_i8(n, xq))
+                let p = w.as_ptr().add(18 * b + 2);
+                if W {
+                    values(x, b, widen_nibbles(p), |w0, x0, w1, x1| {
+                        mul2(w0, x0, w1, x1)
+                    })
+                } else {
+                    digits::<false>(x, b, |xq| mul_sum_u8_i8(nibbles(p), xq))
+                }
             };
             blocks8::<8>(w, x, 18, isum, |i| each8(isum, i))
         }
 
         #[target_feature(enable = $features)]
         pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
+            by_width!(q4_1_at, w, x)
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn q4_1_at<const W: bool>(w: &[u8], x: &Q8Row) -> f32 {
             let isum = |b: usize| {
-                let n = nibbles(w.as_ptr().add(20 * b + 4));
-                digits(x, b, |xq| mul_sum_u8_i8(n, xq))
+                let p = w.as_ptr().add(20 * b + 4);
+                if W {
+                    values(x, b, widen_nibbles(p), |w0, x0, w1, x1| {
+                        mul2(w0, x0, w1, x1)
+                    })
+                } else {
+                    digits::<false>(x, b, |xq| mul_sum_u8_i8(nibbles(p), xq))
+                }
             };
             blocks8::<0>(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
+        }
+    };
+}
+
+/// `$imp::<true>` for a row with low digits, `$imp::<false>` for an 8-bit one: the
+/// width is decided once per row, and is a constant in the block loop.
+macro_rules! by_width {
+    ($imp:ident, $w:expr, $x:expr) => {
+        if $x.wide() {
+            $imp::<true>($w, $x)
+        } else {
+            $imp::<false>($w, $x)
         }
     };
 }
@@ -179,16 +213,64 @@ mod avx2 {
         _mm256_and_si256(both, _mm256_set1_epi8(0x0f))
     }
 
+    /// A block's 32 q8_0 weights as i16: elements 0..16, then 16..32.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn widen_i8(p: *const u8) -> (__m256i, __m256i) {
+        let half = |k: usize| _mm256_cvtepi8_epi16(_mm_loadu_si128(p.add(k) as *const __m128i));
+        (half(0), half(16))
+    }
+
+    /// 16 bytes of nibbles as i16: the low nibbles (elements 0..16), then the high
+    /// ones (16..32).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn widen_nibbles(p: *const u8) -> (__m256i, __m256i) {
+        let z = _mm256_cvtepu8_epi16(_mm_loadu_si128(p as *const __m128i));
+        (
+            _mm256_and_si256(z, _mm256_set1_epi16(0x0f)),
+            _mm256_srli_epi16::<4>(z),
+        )
+    }
+
+    /// Σ over both halves of i16 pair products, as 8 i32 lane sums: exact, since every
+    /// product is below 2¹⁵·2⁸ and a block's sum below 2³¹ (32·128·32385).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn mul2(w0: __m256i, x0: __m256i, w1: __m256i, x1: __m256i) -> __m256i {
+        _mm256_add_epi32(_mm256_madd_epi16(w0, x0), _mm256_madd_epi16(w1, x1))
+    }
+
+    /// Block `blk`'s Σw·x as 8 i32 lane sums, from its weights as i16 (`widen_*`) and
+    /// a wide row's 16-bit values (`Q8Row::v`): one pass of i16 products, where
+    /// `digits` takes two of bytes and a combination.
+    #[inline(always)]
+    pub(super) unsafe fn values(
+        x: &Q8Row,
+        blk: usize,
+        w: (__m256i, __m256i),
+        mul2: impl Fn(__m256i, __m256i, __m256i, __m256i) -> __m256i,
+    ) -> __m256i {
+        debug_assert!(x.v.len() >= 32 * blk + 32);
+        let p = x.v.as_ptr().add(32 * blk);
+        let ld = |k: usize| _mm256_loadu_si256(p.add(k) as *const __m256i);
+        mul2(w.0, ld(0), w.1, ld(16))
+    }
+
     /// 255·f(hi) + f(lo), lane by lane, over block `blk`'s two digit planes (only
     /// f(hi) for an 8-bit row, whose scale holds the 255): `f` gives a product's i32
     /// partial sums, so this gives those of Σw·x (exact in i32).
     #[inline(always)]
-    pub(super) unsafe fn digits(x: &Q8Row, blk: usize, f: impl Fn(__m256i) -> __m256i) -> __m256i {
-        debug_assert!(x.hi.len() >= 32 * blk + 32);
+    pub(super) unsafe fn digits<const W: bool>(
+        x: &Q8Row,
+        blk: usize,
+        f: impl Fn(__m256i) -> __m256i,
+    ) -> __m256i {
+        debug_assert!(x.hi.len() >= 32 * blk + 32 && W == x.wide());
         let h = f(_mm256_loadu_si256(
             x.hi.as_ptr().add(32 * blk) as *const __m256i
         ));
-        if !x.wide() {
+        if !W {
             return h;
         }
         debug_assert!(x.lo.len() >= 32 * blk + 32);
@@ -223,12 +305,18 @@ mod avx2 {
     ) -> f32 {
         let nb = w.len() / stride;
         assert!(x.d.len() >= nb && x.hi.len() >= 32 * nb);
-        assert!(!x.wide() || x.lo.len() >= 32 * nb);
+        assert!(!x.wide() || (x.lo.len() >= 32 * nb && x.v.len() >= 32 * nb));
         assert!(x.s.len() >= nb);
         let mut acc = _mm256_setzero_ps();
         let mut i = 0;
         while i < nb {
             prefetch_ahead(w, i * stride, 8 * stride);
+            if nb - i <= 4 {
+                // A short tail (SmolLM2's rows of 18 blocks end in 2): half the
+                // reduction, and lanes 4..8 add 0.0 as the 8-block step would.
+                acc = _mm256_add_ps(acc, tail4::<BIAS>(w, x, stride, i, &isum));
+                break;
+            }
             let (v, sq) = if i + 8 <= nb {
                 // Safety: blocks i..i+8 are in range (asserted above).
                 let sq = unsafe { _mm256_loadu_si256(x.s.as_ptr().add(i) as *const __m256i) };
@@ -256,6 +344,38 @@ mod avx2 {
             i += 8;
         }
         reduce8(acc)
+    }
+
+    /// The products d_w·d_x · (block sum) of the last `nb − i` ≤ 4 blocks in lanes
+    /// 0..4, the other lanes 0.0: what `blocks8`'s step gives for them, with a 4-lane
+    /// reduction.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn tail4<const BIAS: i32>(
+        w: &[u8],
+        x: &Q8Row,
+        stride: usize,
+        i: usize,
+        isum: &impl Fn(usize) -> __m256i,
+    ) -> __m256 {
+        let nb = w.len() / stride;
+        let t = nb - i;
+        assert!(t <= 4 && x.s.len() >= nb);
+        let z = _mm256_setzero_si256();
+        let v: [__m256i; 4] = std::array::from_fn(|k| if k < t { isum(i + k) } else { z });
+        // [Σv0, Σv1, Σv2, Σv3] as the two halves of one register, then added.
+        let c = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+        let mut isums = _mm_add_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
+        if BIAS != 0 {
+            let mut sq = [0i32; 4];
+            sq[..t].copy_from_slice(&x.s[i..nb]);
+            // Safety: a local array of 4 i32.
+            let sq = unsafe { _mm_loadu_si128(sq.as_ptr() as *const __m128i) };
+            isums = _mm_sub_epi32(isums, _mm_mullo_epi32(sq, _mm_set1_epi32(BIAS)));
+        }
+        let scales = scales8!(w, x.d, i, nb, stride, 0);
+        let sums = _mm256_zextps128_ps256(_mm_cvtepi32_ps(isums));
+        _mm256_mul_ps(sums, scales)
     }
 
     /// Ask for the weight bytes `PREFETCH_DISTANCE` past `[from, from + len)` of this
@@ -314,9 +434,19 @@ mod avx2 {
 
     #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
+        by_width!(q8_0_at, w, x)
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn q8_0_at<const W: bool>(w: &[u8], x: &Q8Row) -> f32 {
         let isum = |b: usize| {
-            let wq = _mm256_loadu_si256(w.as_ptr().add(34 * b + 2) as *const __m256i);
-            digits(x, b, |xq| mul_sum_i8(wq, xq))
+            let p = w.as_ptr().add(34 * b + 2);
+            if W {
+                values(x, b, widen_i8(p), |w0, x0, w1, x1| mul2(w0, x0, w1, x1))
+            } else {
+                let wq = _mm256_loadu_si256(p as *const __m256i);
+                digits::<false>(x, b, |xq| mul_sum_i8(wq, xq))
+            }
         };
         blocks8::<0>(w, x, 34, isum, |i| each8(isum, i))
     }
@@ -553,8 +683,18 @@ mod avx2 {
 /// lane is the exact sum of the same four byte products as maddubs + madd give (no
 /// saturation either way), so every block sum, and every result, is unchanged.
 mod vnni {
-    use super::avx2::{blocks8, digits, each8, nibbles, q4_1_offsets};
+    use super::avx2::{
+        blocks8, digits, each8, nibbles, q4_1_offsets, values, widen_i8, widen_nibbles,
+    };
     use super::*;
+
+    /// `avx2::mul2` with the second half's products added by `vpdpwssd` (the same
+    /// exact i32 lane sums, one instruction fewer).
+    #[inline]
+    #[target_feature(enable = "avx2,avxvnni")]
+    fn mul2(w0: __m256i, x0: __m256i, w1: __m256i, x1: __m256i) -> __m256i {
+        _mm256_dpwssd_avx_epi32(_mm256_madd_epi16(w0, x0), w1, x1)
+    }
 
     /// Unsigned bytes × signed bytes, 4 products per i32 lane, exact.
     #[inline]
@@ -567,10 +707,22 @@ mod vnni {
     /// 128·Σx back off (< 2³¹: 128·32·ACT_MAX). One xor instead of two sign operations.
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
+        by_width!(q8_0_at, w, x)
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
+    unsafe fn q8_0_at<const W: bool>(w: &[u8], x: &Q8Row) -> f32 {
+        if W {
+            let isum = |b: usize| {
+                let wb = widen_i8(w.as_ptr().add(34 * b + 2));
+                values(x, b, wb, |w0, x0, w1, x1| mul2(w0, x0, w1, x1))
+            };
+            return blocks8::<0>(w, x, 34, isum, |i| each8(isum, i));
+        }
         let isum = |b: usize| {
             let wq = _mm256_loadu_si256(w.as_ptr().add(34 * b + 2) as *const __m256i);
             let wu = _mm256_xor_si256(wq, _mm256_set1_epi8(-128));
-            digits(x, b, |xq| mul_sum_u8_i8(wu, xq))
+            digits::<false>(x, b, |xq| mul_sum_u8_i8(wu, xq))
         };
         blocks8::<128>(w, x, 34, isum, |i| each8(isum, i))
     }
@@ -609,10 +761,14 @@ mod avx512 {
 
     /// `avx2::digits` for blocks blk and blk + 1 at once.
     #[inline(always)]
-    unsafe fn digits2(x: &Q8Row, blk: usize, f: impl Fn(__m512i) -> __m512i) -> __m512i {
-        debug_assert!(x.hi.len() >= 32 * blk + 64);
+    unsafe fn digits2<const W: bool>(
+        x: &Q8Row,
+        blk: usize,
+        f: impl Fn(__m512i) -> __m512i,
+    ) -> __m512i {
+        debug_assert!(x.hi.len() >= 32 * blk + 64 && W == x.wide());
         let h = f(_mm512_loadu_si512(x.hi.as_ptr().add(32 * blk) as *const _));
-        if !x.wide() {
+        if !W {
             return h;
         }
         debug_assert!(x.lo.len() >= 32 * blk + 64);
@@ -632,15 +788,20 @@ mod avx512 {
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
+        by_width!(q8_0_at, w, x)
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
+    unsafe fn q8_0_at<const W: bool>(w: &[u8], x: &Q8Row) -> f32 {
         let p = w.as_ptr();
         let ld = |k: usize| _mm256_loadu_si256(p.add(34 * k + 2) as *const __m256i);
         let isum = |b: usize| {
             let wq = ld(b);
-            digits(x, b, |xq| avx2::mul_sum_i8(wq, xq))
+            digits::<W>(x, b, |xq| avx2::mul_sum_i8(wq, xq))
         };
         let isum2 = |b: usize| {
             let wq = join(ld(b), ld(b + 1));
-            digits2(x, b, |xq| mul_sum_i8(wq, xq))
+            digits2::<W>(x, b, |xq| mul_sum_i8(wq, xq))
         };
         blocks8::<0>(w, x, 34, isum, |i| pairs8(isum2, i))
     }
@@ -649,27 +810,41 @@ mod avx512 {
     /// (`BIAS` 0, at byte 4 of 20), two blocks per register.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
-    unsafe fn q4_blocks<const BIAS: i32>(w: &[u8], x: &Q8Row, stride: usize, off: usize) -> f32 {
+    unsafe fn q4_blocks<const BIAS: i32, const W: bool>(
+        w: &[u8],
+        x: &Q8Row,
+        stride: usize,
+        off: usize,
+    ) -> f32 {
         let p = w.as_ptr();
         let nib = |b: usize| avx2::nibbles(p.add(stride * b + off));
         let isum = |b: usize| {
             let n = nib(b);
-            digits(x, b, |xq| avx2::mul_sum_u8_i8(n, xq))
+            digits::<W>(x, b, |xq| avx2::mul_sum_u8_i8(n, xq))
         };
         let isum2 = |b: usize| {
             let n = join(nib(b), nib(b + 1));
-            digits2(x, b, |xq| mul_sum_u8_i8(n, xq))
+            digits2::<W>(x, b, |xq| mul_sum_u8_i8(n, xq))
         };
         blocks8::<BIAS>(w, x, stride, isum, |i| pairs8(isum2, i))
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
     pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-        q4_blocks::<8>(w, x, 18, 2)
+        if x.wide() {
+            q4_blocks::<8, true>(w, x, 18, 2)
+        } else {
+            q4_blocks::<8, false>(w, x, 18, 2)
+        }
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
     pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-        q4_blocks::<0>(w, x, 20, 4) + q4_1_offsets(w, x)
+        let sums = if x.wide() {
+            q4_blocks::<0, true>(w, x, 20, 4)
+        } else {
+            q4_blocks::<0, false>(w, x, 20, 4)
+        };
+        sums + q4_1_offsets(w, x)
     }
 }
