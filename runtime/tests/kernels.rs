@@ -374,6 +374,44 @@ fn every_path_matches_scalar_on_quantized_rows() {
 /// With one non-zero block, no cross-block accumulation happens, so every path must be
 /// bit-identical to the scalar one: this pins the per-block integer sums exactly, for
 /// the block in each position of the 8-block batches and of the tail.
+/// `rows8` (8 rows at once in the `interleave8` layout) gives each row's scalar dot bit
+/// for bit, at both precisions, for every path that has it.
+#[test]
+fn interleaved_rows_match_scalar() {
+    let mut rng = Rng(7);
+    for k in available().into_iter().filter(|k| k.rows8.is_some()) {
+        let rows8 = k.rows8.unwrap();
+        for (dtype, bits) in [DType::Q8_0, DType::Q4_0]
+            .into_iter()
+            .flat_map(|d| ACT_BITS.map(|b| (d, b)))
+        {
+            for cols in COLS {
+                let x = activation(&mut rng, cols);
+                let mut a = Q8Act::default();
+                a.quantize_bits(&x, cols, bits);
+                // Two groups of 8 rows.
+                let rows: Vec<Vec<u8>> =
+                    (0..16).map(|_| weight_row(&mut rng, dtype, cols)).collect();
+                let mut w = rows.concat();
+                slm_runtime::kernels::interleave8(dtype, &mut w, rows[0].len());
+                assert_ne!(w, rows.concat(), "the layout moves bytes");
+                let mut out = vec![0f32; 16];
+                rows8(dtype, &w, &a.row(0), &mut out);
+                for (r, row) in rows.iter().enumerate() {
+                    let want = (SCALAR.qdot(dtype).unwrap())(row, &a.row(0));
+                    assert_eq!(
+                        out[r].to_bits(),
+                        want.to_bits(),
+                        "{} {dtype:?} {bits}-bit {cols} row {r}: {} vs scalar {want}",
+                        k.name,
+                        out[r]
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn per_block_sums_are_bit_identical() {
     let mut rng = Rng(3);
@@ -519,6 +557,8 @@ fn matvec_and_matmul_agree_across_threads() {
             let wf: Vec<f32> = (0..rows * cols).map(|_| rng.f()).collect();
             let mut bytes = Vec::new();
             quant::quantize(dtype, &wf, &mut bytes);
+            // The weight may rewrite its bytes (`interleave8`): keep the rows as stored.
+            let stored = bytes.clone();
             let w = Weight::new(dtype, rows, cols, bytes).unwrap();
             let x: Vec<f32> = (0..n).flat_map(|_| activation(&mut rng, cols)).collect();
             let mut y1 = vec![0f32; n * rows];
@@ -526,6 +566,29 @@ fn matvec_and_matmul_agree_across_threads() {
             w.matmul(&x, n, &mut y1, 1);
             w.matmul(&x, n, &mut y2, 2);
             assert_eq!(y1, y2, "{dtype:?} {bits}-bit matmul threads");
+            // Against the scalar reference on the stored rows, and each row decoded.
+            let rb = stored.len() / rows;
+            let mut a = Q8Act::default();
+            let (mut got, mut want) = (vec![0f32; cols], vec![0f32; cols]);
+            for t in [0, n - 1] {
+                a.quantize_bits(&x[t * cols..(t + 1) * cols], cols, bits);
+                for r in 0..rows {
+                    let row = &stored[r * rb..(r + 1) * rb];
+                    if let Some(dot) = SCALAR.qdot(dtype) {
+                        let want = dot(row, &a.row(0));
+                        assert_eq!(
+                            y1[t * rows + r].to_bits(),
+                            want.to_bits(),
+                            "{dtype:?} {bits}-bit {rows}×{cols} row {r} token {t} vs scalar"
+                        );
+                    }
+                    if t == 0 {
+                        w.row(r, &mut got);
+                        quant::dequantize(dtype, row, &mut want);
+                        assert_eq!(got, want, "{dtype:?} {rows}×{cols} row {r} decoded");
+                    }
+                }
+            }
             for t in 0..n {
                 let mut v = vec![0f32; rows];
                 w.matvec(&x[t * cols..(t + 1) * cols], &mut v, 2);

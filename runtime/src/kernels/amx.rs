@@ -13,7 +13,7 @@
 //! Linux hands out AMX state only on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`); a
 //! kernel that refuses leaves this path unused.
 
-use super::{Band, PackedAct};
+use super::{Band, PackedAct, GROUP};
 use crate::quant::{DType, QK};
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -96,6 +96,7 @@ impl TileConfig {
 pub(super) unsafe fn gemm(
     dtype: DType,
     w: &[u8],
+    interleaved: bool,
     rows: usize,
     cols: usize,
     x: &PackedAct,
@@ -113,6 +114,9 @@ pub(super) unsafe fn gemm(
     let wide = x.wide();
     // One row tile decoded to i8 (16 × cols) and its block scales, [block][row].
     let mut a = vec![0i8; TILE * cols];
+    // One row's bytes, when the rows are interleaved.
+    let bs = dtype.block().1;
+    let mut own = vec![0u8; if interleaved { row_bytes } else { 0 }];
     let mut dw = vec![0f32; nb * TILE];
     // Two blocks' 16 × 16 sums, each as [high digits, low digits].
     let mut c = [[[0i32; TILE * TILE]; 2]; 2];
@@ -125,7 +129,16 @@ pub(super) unsafe fn gemm(
     asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
     for r0 in (0..done).step_by(TILE) {
         for r in 0..TILE {
-            let row = &w[(r0 + r) * row_bytes..(r0 + r + 1) * row_bytes];
+            let row = if interleaved {
+                let g = (r0 + r) / GROUP * GROUP;
+                let group = &w[g * row_bytes..(g + GROUP) * row_bytes];
+                for (b, o) in own.chunks_exact_mut(bs).enumerate() {
+                    super::deinterleave_block(dtype, group, b, (r0 + r) % GROUP, o);
+                }
+                &own[..]
+            } else {
+                &w[(r0 + r) * row_bytes..(r0 + r + 1) * row_bytes]
+            };
             decode_row(dtype, row, &mut a[r * cols..(r + 1) * cols], |b, d| {
                 dw[b * TILE + r] = d
             });

@@ -56,9 +56,10 @@ pub struct Q8Act {
     pub hi: Vec<i8>,
     /// Low digits, in −127..=127 (scratch when 8-bit: see `act_bits`).
     pub lo: Vec<i8>,
-    /// The values themselves, 255·hi + lo, as i16 (empty when 8-bit): kernels with
-    /// i16 × i16 products (x86 `madd`/`dpwssd`) form Σw·x in one pass instead of one
-    /// per digit. The same integers, so the same sums.
+    /// The values themselves as i16: 255·hi + lo, or hi when 8-bit (on the scale
+    /// that holds the 255). Kernels with i16 × i16 products (x86 `madd`/`dpwssd`)
+    /// form Σw·x in one pass instead of one per digit: the same integers, so the same
+    /// sums.
     pub v: Vec<i16>,
     /// Per-block Σx (of the whole values), which q4_1's offset term needs.
     pub s: Vec<i32>,
@@ -106,7 +107,7 @@ pub struct Q8Row<'a> {
     pub hi: &'a [i8],
     /// Empty when the activation is 8-bit.
     pub lo: &'a [i8],
-    /// 255·hi + lo (`Q8Act::v`); empty when the activation is 8-bit.
+    /// The values as i16 (`Q8Act::v`).
     pub v: &'a [i16],
     pub s: &'a [i32],
 }
@@ -123,11 +124,7 @@ impl<'a> Q8Row<'a> {
             } else {
                 &[]
             },
-            v: if self.wide() {
-                &self.v[QK * blocks..]
-            } else {
-                &[]
-            },
+            v: &self.v[QK * blocks..],
             s: &self.s[blocks..],
         }
     }
@@ -181,6 +178,7 @@ impl Q8Act {
                     .map(|(&h, &l)| (ACT_BASE * h as i32 + l as i32) as i16),
             );
         } else {
+            self.v.extend(self.hi.iter().map(|&h| h as i16));
             // The values become hi on a 255 times coarser scale; Σx follows them.
             for ((s, d), hi) in self
                 .s
@@ -204,11 +202,7 @@ impl Q8Act {
             } else {
                 &[]
             },
-            v: if self.wide {
-                &self.v[t * self.cols..(t + 1) * self.cols]
-            } else {
-                &[]
-            },
+            v: &self.v[t * self.cols..(t + 1) * self.cols],
             s: &self.s[t * nb..(t + 1) * nb],
         }
     }
@@ -267,10 +261,62 @@ pub type Quantize = fn(&[f32], &mut [f32], &mut [i8], &mut [i8], &mut [i32]);
 /// Dot of one encoded weight row with a quantized activation row.
 pub type QDot = fn(&[u8], &Q8Row) -> f32;
 
-/// A batched product for whole tiles of rows: `(dtype, rows' bytes, rows, cols, x, y)`
-/// writes W[r]·x[t] (bit for bit what the dot kernel gives) to row r, token t of the
+/// `(dtype, groups, x, out)`: out[8g + r] = row r of group g · x, for whole groups of
+/// 8 rows in the `interleave8` layout; bit for bit the dot kernel's result per row.
+pub type Rows8 = fn(DType, &[u8], &Q8Row, &mut [f32]);
+
+/// Rows per group of the interleaved layout.
+pub const GROUP: usize = 8;
+
+/// Whether `interleave8` applies to this type.
+pub fn interleaves(dtype: DType) -> bool {
+    matches!(dtype, DType::Q8_0 | DType::Q4_0)
+}
+
+/// Rewrites whole groups of 8 rows of q8_0/q4_0 (`row_bytes` each) in place into the
+/// layout that `Rows8` kernels read: for each block b, the 8 rows' blocks b together,
+/// as their 8 f16 scales (16 bytes) and then chunks of 16 bytes, chunk c holding
+/// payload bytes 2c and 2c + 1 of rows 0..8 in turn (byte 2r + j is row r's payload
+/// byte 2c + j; the payload is q8_0's 32 i8, or q4_0's 16 nibble bytes). Widened to
+/// i16, a chunk is one register of two weights per row, so that one multiply-add
+/// serves 8 rows with each row in its own lanes: no horizontal sums, and the 8 rows'
+/// scales load as one vector. A permutation: the same bytes, the same size.
+pub fn interleave8(dtype: DType, bytes: &mut [u8], row_bytes: usize) {
+    assert!(interleaves(dtype) && bytes.len().is_multiple_of(GROUP * row_bytes));
+    let bs = dtype.block().1;
+    let mut group = vec![0u8; GROUP * row_bytes];
+    for g in bytes.chunks_exact_mut(GROUP * row_bytes) {
+        group.copy_from_slice(g);
+        for b in 0..row_bytes / bs {
+            let out = &mut g[b * GROUP * bs..(b + 1) * GROUP * bs];
+            for r in 0..GROUP {
+                let blk = &group[r * row_bytes + b * bs..r * row_bytes + (b + 1) * bs];
+                out[2 * r..2 * r + 2].copy_from_slice(&blk[..2]);
+                for (c, pair) in blk[2..].chunks_exact(2).enumerate() {
+                    let at = 2 * GROUP + 2 * GROUP * c + 2 * r;
+                    out[at..at + 2].copy_from_slice(pair);
+                }
+            }
+        }
+    }
+}
+
+/// Block b of row r (0..8) of one interleaved group, in its own encoding (`bs` bytes
+/// into `out`): the inverse of `interleave8` for one block.
+pub fn deinterleave_block(dtype: DType, group: &[u8], b: usize, r: usize, out: &mut [u8]) {
+    let bs = dtype.block().1;
+    let blk = &group[b * GROUP * bs..(b + 1) * GROUP * bs];
+    out[..2].copy_from_slice(&blk[2 * r..2 * r + 2]);
+    for (c, pair) in out[2..bs].chunks_exact_mut(2).enumerate() {
+        let at = 2 * GROUP + 2 * GROUP * c + 2 * r;
+        pair.copy_from_slice(&blk[at..at + 2]);
+    }
+}
+
+/// A batched product for whole tiles of rows: `(dtype, rows' bytes, whether they are
+/// in `interleave8` groups, rows, cols, x, y)` writes W[r]·x[t] (bit for bit what the dot kernel gives) to row r, token t of the
 /// band `y`, for as many leading rows as it handles, and returns that count.
-pub type Gemm = fn(DType, &[u8], usize, usize, &PackedAct, &mut Band) -> usize;
+pub type Gemm = fn(DType, &[u8], bool, usize, usize, &PackedAct, &mut Band) -> usize;
 
 /// Where a batched product writes: columns `first..first + rows` of a token-major
 /// `n × ld` matrix (y[t·ld + r], the layout the model keeps activations in), row r of
@@ -434,6 +480,8 @@ pub struct Kernels {
     pub quantize: Quantize,
     /// A batched q8_0/q4_0 product for prefill, where the CPU has one (AMX).
     pub gemm: Option<Gemm>,
+    /// q8_0/q4_0 rows in the `interleave8` layout, 8 at a time, where a path has it.
+    pub rows8: Option<Rows8>,
 }
 
 impl Kernels {
@@ -460,6 +508,7 @@ pub static SCALAR: Kernels = Kernels {
     dot_q4_1: scalar::dot_q4_1,
     quantize: scalar::quantize,
     gemm: None,
+    rows8: None,
 };
 
 /// Every path this machine can run, preferred first; the scalar reference is always last.

@@ -8,7 +8,8 @@
 //! bit-identical to the scalar path (and so to the x86 paths).
 
 use super::scalar::{f16_at, Lanes8};
-use super::{Kernels, Q8Row};
+use super::{Kernels, Q8Row, GROUP};
+use crate::quant::DType;
 use core::arch::wasm32::*;
 
 pub(super) static SIMD128: Kernels = Kernels {
@@ -22,6 +23,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     dot_q4_1,
     quantize: super::scalar::quantize,
     gemm: None,
+    rows8: Some(rows8),
 };
 
 #[inline]
@@ -113,6 +115,79 @@ fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
         sm.push(x.s[i] as f32 * (f16_at(w, 20 * i + 2) * x.d[i]));
     }
     s.finish() + sm.finish()
+}
+
+/// `Rows8` over `interleave8` groups: a chunk's low 8 bytes widened are two weights of
+/// rows 0..4, its high 8 bytes those of rows 4..8, and `i32x4_dot_i16x8` against the
+/// pair of values splatted adds row r's two products into lane r % 4, so each row's
+/// exact block sum builds up in its own lane; then d_w·d_x and `Lanes8`'s lane b % 8
+/// for 4 rows at a time, and its `reduce8` tree.
+fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
+    let (bs, bias) = match dtype {
+        DType::Q8_0 => (34, 0),
+        DType::Q4_0 => (18, 8),
+        _ => unreachable!("interleave8 takes q8_0 and q4_0 only"),
+    };
+    let nb = x.d.len();
+    let group = GROUP * bs * nb;
+    assert!(out.len() % GROUP == 0 && w.len() == group * (out.len() / GROUP));
+    assert!(x.v.len() >= 32 * nb && x.s.len() >= nb);
+    for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
+        // [block b % 8][rows 0..4, rows 4..8]
+        let mut acc = [[f32x4_splat(0.0); 2]; 8];
+        for b in 0..nb {
+            let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
+            let xv = &x.v[32 * b..32 * b + 32];
+            // Values 2k and 2k + 1 as one i32 (little-endian: 2k in the low half).
+            let pair = |k: usize| {
+                i32x4_splat((xv[2 * k] as u16 as u32 | (xv[2 * k + 1] as u16 as u32) << 16) as i32)
+            };
+            let (mut lo, mut hi) = (i32x4_splat(0), i32x4_splat(0));
+            let mut add = |wc: v128, xp: v128| {
+                lo = i32x4_add(lo, i32x4_dot_i16x8(i16x8_extend_low_i8x16(wc), xp));
+                hi = i32x4_add(hi, i32x4_dot_i16x8(i16x8_extend_high_i8x16(wc), xp));
+            };
+            if bias == 0 {
+                for c in 0..16 {
+                    add(load(blk, 16 + 16 * c), pair(c));
+                }
+            } else {
+                // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones 2c + 16,
+                // 2c + 17; as bytes 0..15 they widen like i8.
+                for c in 0..8 {
+                    let q = load(blk, 16 + 16 * c);
+                    add(v128_and(q, u8x16_splat(0x0f)), pair(c));
+                    add(u8x16_shr(q, 4), pair(c + 8));
+                }
+            }
+            if bias != 0 {
+                // Nibbles 0..15 were multiplied, q4_0's weights are nibble − 8.
+                let off = i32x4_splat(bias * x.s[b]);
+                (lo, hi) = (i32x4_sub(lo, off), i32x4_sub(hi, off));
+            }
+            let dx = x.d[b];
+            let scale = |r: usize| {
+                f32x4(
+                    f16_at(blk, 2 * r) * dx,
+                    f16_at(blk, 2 * r + 2) * dx,
+                    f16_at(blk, 2 * r + 4) * dx,
+                    f16_at(blk, 2 * r + 6) * dx,
+                )
+            };
+            let a = &mut acc[b % 8];
+            a[0] = f32x4_add(a[0], f32x4_mul(f32x4_convert_i32x4(lo), scale(0)));
+            a[1] = f32x4_add(a[1], f32x4_mul(f32x4_convert_i32x4(hi), scale(4)));
+        }
+        for (h, o) in o.chunks_exact_mut(4).enumerate() {
+            let l = |k: usize| acc[k][h];
+            let v = f32x4_add(
+                f32x4_add(f32x4_add(l(0), l(4)), f32x4_add(l(1), l(5))),
+                f32x4_add(f32x4_add(l(2), l(6)), f32x4_add(l(3), l(7))),
+            );
+            // Safety: o holds 4 floats; stores are unaligned-safe.
+            unsafe { v128_store(o.as_mut_ptr() as *mut v128, v) };
+        }
+    }
 }
 
 /// f32 dots in the scalar reference's order: 8 lanes (two v128), a multiply then an

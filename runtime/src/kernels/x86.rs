@@ -4,6 +4,7 @@
 //! one FMA: the integer sums stay exact and the reduction cost is shared.
 
 use super::{Kernels, Q8Row};
+use crate::quant::DType;
 use std::arch::x86_64::*;
 
 pub(super) fn available() -> Vec<&'static Kernels> {
@@ -45,6 +46,7 @@ static AVX2: Kernels = Kernels {
     dot_q4_1: |w, x| unsafe { avx2::dot_q4_1(w, x) },
     quantize: |x, d, qh, ql, s| unsafe { avx2::quantize(x, d, qh, ql, s) },
     gemm: None,
+    rows8: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
 };
 
 static AVX_VNNI: Kernels = Kernels {
@@ -52,12 +54,15 @@ static AVX_VNNI: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { vnni::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { vnni::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { vnni::dot_q4_1(w, x) },
+    rows8: Some(|d, w, x, out| unsafe { vnni::rows8(d, w, x, out) }),
     ..AVX2
 };
 
 static AMX: Kernels = Kernels {
     name: "amx",
-    gemm: Some(|d, w, rows, cols, x, y| unsafe { super::amx::gemm(d, w, rows, cols, x, y) }),
+    gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
+        super::amx::gemm(d, w, il, rows, cols, x, y)
+    }),
     ..AVX_VNNI
 };
 
@@ -255,6 +260,82 @@ mod avx2 {
         let p = x.v.as_ptr().add(32 * blk);
         let ld = |k: usize| _mm256_loadu_si256(p.add(k) as *const __m256i);
         mul2(w.0, ld(0), w.1, ld(16))
+    }
+
+    /// `Rows8` for q8_0/q4_0 over `interleave8` groups, one block of 8 rows per step:
+    /// each 16-byte chunk widened to i16 is two weights of every row, multiplied by
+    /// that pair of values broadcast (`dp(acc, w, x)` adds the i16 pair products into
+    /// i32 lanes), so each row's exact block sum builds up in its own lanes; then
+    /// d_w·d_x for the 8 rows at once and `Lanes8`'s lane b % 8, vectorized over rows.
+    #[inline(always)]
+    pub(super) unsafe fn rows8_with(
+        dtype: DType,
+        w: &[u8],
+        x: &Q8Row,
+        out: &mut [f32],
+        dp: impl Fn(__m256i, __m256i, __m256i) -> __m256i,
+    ) {
+        use super::super::GROUP;
+        let (bs, bias) = match dtype {
+            DType::Q8_0 => (34, 0),
+            DType::Q4_0 => (18, 8),
+            _ => unreachable!("interleave8 takes q8_0 and q4_0 only"),
+        };
+        let nb = x.d.len();
+        let group = GROUP * bs * nb;
+        assert!(out.len().is_multiple_of(GROUP) && w.len() == group * (out.len() / GROUP));
+        assert!(x.v.len() >= 32 * nb && x.s.len() >= nb);
+        let xv = x.v.as_ptr() as *const i32;
+        let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
+        for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
+            let mut acc = [_mm256_setzero_ps(); 8];
+            // Block b into accumulator b % 8.
+            for (b, k) in (0..nb).zip((0..8).cycle()) {
+                let acc = &mut acc[k];
+                prefetch_ahead(g, b * GROUP * bs, GROUP * bs);
+                let p = g.as_ptr().add(b * GROUP * bs);
+                let chunk = |c: usize| _mm_loadu_si128(p.add(16 + 16 * c) as *const __m128i);
+                // Values 2k and 2k + 1 of block b, as one i32 in every lane.
+                let pair = |k: usize| _mm256_set1_epi32(xv.add(16 * b + k).read_unaligned());
+                let (mut s0, mut s1) = (z, z);
+                if bias == 0 {
+                    for c in (0..16).step_by(2) {
+                        s0 = dp(s0, _mm256_cvtepi8_epi16(chunk(c)), pair(c));
+                        s1 = dp(s1, _mm256_cvtepi8_epi16(chunk(c + 1)), pair(c + 1));
+                    }
+                } else {
+                    // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones
+                    // 2c + 16, 2c + 17 (q4_0's byte j holds weights j and j + 16).
+                    for c in 0..8 {
+                        let q = _mm256_cvtepu8_epi16(chunk(c));
+                        s0 = dp(s0, _mm256_and_si256(q, nib), pair(c));
+                        s1 = dp(s1, _mm256_srli_epi16::<4>(q), pair(c + 8));
+                    }
+                }
+                let mut isum = _mm256_add_epi32(s0, s1);
+                if bias != 0 {
+                    // Nibbles 0..15 were multiplied, q4_0's weights are nibble − 8.
+                    isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(bias * x.s[b]));
+                }
+                let dw = _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i));
+                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[b]));
+                *acc = _mm256_add_ps(*acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale));
+            }
+            // `reduce8`'s tree, for 8 rows at once.
+            let a = &acc;
+            let sum = _mm256_add_ps(
+                _mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[1], a[5])),
+                _mm256_add_ps(_mm256_add_ps(a[2], a[6]), _mm256_add_ps(a[3], a[7])),
+            );
+            _mm256_storeu_ps(o.as_mut_ptr(), sum);
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
+        rows8_with(dtype, w, x, out, |acc, w, x| {
+            _mm256_add_epi32(acc, _mm256_madd_epi16(w, x))
+        })
     }
 
     /// 255·f(hi) + f(lo), lane by lane, over block `blk`'s two digit planes (only
@@ -687,6 +768,13 @@ mod vnni {
         blocks8, digits, each8, nibbles, q4_1_offsets, values, widen_i8, widen_nibbles,
     };
     use super::*;
+
+    #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
+    pub unsafe fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
+        super::avx2::rows8_with(dtype, w, x, out, |acc, w, x| {
+            _mm256_dpwssd_avx_epi32(acc, w, x)
+        })
+    }
 
     /// `avx2::mul2` with the second half's products added by `vpdpwssd` (the same
     /// exact i32 lane sums, one instruction fewer).

@@ -1,8 +1,8 @@
 //! A weight matrix in its stored type, with the row-dot kernels it needs.
 
 use crate::error::{Result, SlmError};
-use crate::kernels::{self, Band, PackedAct, Q8Act};
-use crate::quant::{self, DType};
+use crate::kernels::{self, Band, PackedAct, Q8Act, GROUP};
+use crate::quant::{self, DType, QK};
 use std::cell::RefCell;
 
 pub enum WeightData {
@@ -18,10 +18,13 @@ pub struct Weight {
     pub cols: usize,
     pub data: WeightData,
     row_bytes: usize,
+    /// The rows are in `kernels::interleave8` groups (where the active path has a
+    /// `rows8` kernel): rewritten once at load, in place.
+    interleaved: bool,
 }
 
 impl Weight {
-    pub fn new(dtype: DType, rows: usize, cols: usize, bytes: Vec<u8>) -> Result<Weight> {
+    pub fn new(dtype: DType, rows: usize, cols: usize, mut bytes: Vec<u8>) -> Result<Weight> {
         let row_bytes = dtype.bytes_for(cols as u64).ok_or_else(|| {
             SlmError::malformed(
                 "model",
@@ -33,6 +36,12 @@ impl Weight {
                 "model",
                 "weight byte length does not match its shape",
             ));
+        }
+        let interleaved = kernels::active().rows8.is_some()
+            && kernels::interleaves(dtype)
+            && rows.is_multiple_of(GROUP);
+        if interleaved {
+            kernels::interleave8(dtype, &mut bytes, row_bytes);
         }
         let data = if dtype == DType::F32 {
             let mut v = vec![0f32; rows * cols];
@@ -47,6 +56,7 @@ impl Weight {
             cols,
             data,
             row_bytes,
+            interleaved,
         })
     }
 
@@ -58,6 +68,15 @@ impl Weight {
     pub fn row(&self, r: usize, out: &mut [f32]) {
         match &self.data {
             WeightData::F32(v) => out.copy_from_slice(&v[r * self.cols..(r + 1) * self.cols]),
+            WeightData::Blocks(b) if self.interleaved => {
+                let group = &b[r / GROUP * GROUP * self.row_bytes..][..GROUP * self.row_bytes];
+                let bs = self.dtype.block().1;
+                let mut blk = [0u8; 34];
+                for (i, o) in out.chunks_exact_mut(QK).enumerate() {
+                    kernels::deinterleave_block(self.dtype, group, i, r % GROUP, &mut blk);
+                    quant::dequantize(self.dtype, &blk[..bs], o);
+                }
+            }
             WeightData::Blocks(b) => quant::dequantize(
                 self.dtype,
                 &b[r * self.row_bytes..(r + 1) * self.row_bytes],
@@ -81,6 +100,11 @@ impl Weight {
                 for (o, w) in out.iter_mut().zip(rows) {
                     *o = (k.dot_f16)(w, x);
                 }
+            }
+            (WeightData::Blocks(b), Some(_)) if self.interleaved => {
+                let rows8 = k.rows8.expect("interleaved only where rows8 exists");
+                let w = &b[first * self.row_bytes..(first + out.len()) * self.row_bytes];
+                rows8(self.dtype, w, &xq.row(0), out);
             }
             (WeightData::Blocks(b), Some(dot)) => {
                 let xr = xq.row(0);
@@ -108,7 +132,8 @@ impl Weight {
         debug_assert_eq!(out.len(), self.rows);
         #[cfg(not(target_arch = "wasm32"))]
         if threads > 1 && self.rows * self.cols >= 1 << 18 {
-            let per = self.rows.div_ceil(threads);
+            // Whole groups per thread for interleaved rows.
+            let per = self.rows.div_ceil(threads).next_multiple_of(GROUP);
             std::thread::scope(|s| {
                 for (t, chunk) in out.chunks_mut(per).enumerate() {
                     s.spawn(move || self.matvec_rows(x, act, chunk, t * per));
@@ -148,7 +173,29 @@ impl Weight {
             let mut done = 0;
             if let Some((gemm, b, p)) = tiles {
                 let w = &b[first * self.row_bytes..(first + rows) * self.row_bytes];
-                done = gemm(self.dtype, w, rows, self.cols, p, &mut out);
+                done = gemm(
+                    self.dtype,
+                    w,
+                    self.interleaved,
+                    rows,
+                    self.cols,
+                    p,
+                    &mut out,
+                );
+            }
+            if let (WeightData::Blocks(b), true) = (&self.data, self.interleaved) {
+                // Group by group, every token: the group's bytes stay in cache.
+                let rows8 = k.rows8.expect("interleaved only where rows8 exists");
+                row.resize(GROUP, 0f32);
+                for i in (done..rows).step_by(GROUP) {
+                    let r = first + i;
+                    let w = &b[r * self.row_bytes..(r + GROUP) * self.row_bytes];
+                    for t in 0..n {
+                        rows8(self.dtype, w, &act.row(t), &mut row);
+                        out.span(t, i, GROUP).copy_from_slice(&row);
+                    }
+                }
+                done = rows;
             }
             for i in done..rows {
                 let r = first + i;
