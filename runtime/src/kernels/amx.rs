@@ -115,8 +115,6 @@ pub(super) unsafe fn gemm(
     // One row tile decoded to i8 (16 × cols) and its block scales, [block][row].
     let mut a = vec![0i8; TILE * cols];
     // One row's bytes, when the rows are interleaved.
-    let bs = dtype.block().1;
-    let mut own = vec![0u8; if interleaved { row_bytes } else { 0 }];
     let mut dw = vec![0f32; nb * TILE];
     // Two blocks' 16 × 16 sums, each as [high digits, low digits].
     let mut c = [[[0i32; TILE * TILE]; 2]; 2];
@@ -128,20 +126,24 @@ pub(super) unsafe fn gemm(
     let cfg = TileConfig::new();
     asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
     for r0 in (0..done).step_by(TILE) {
-        for r in 0..TILE {
-            let row = if interleaved {
-                let g = (r0 + r) / GROUP * GROUP;
-                let group = &w[g * row_bytes..(g + GROUP) * row_bytes];
-                for (b, o) in own.chunks_exact_mut(bs).enumerate() {
-                    super::deinterleave_block(dtype, group, b, (r0 + r) % GROUP, o);
-                }
-                &own[..]
-            } else {
-                &w[(r0 + r) * row_bytes..(r0 + r + 1) * row_bytes]
-            };
-            decode_row(dtype, row, &mut a[r * cols..(r + 1) * cols], |b, d| {
-                dw[b * TILE + r] = d
-            });
+        if interleaved {
+            // Two interleaved groups of 8 rows.
+            for (h, (a, g)) in a
+                .chunks_exact_mut(GROUP * cols)
+                .zip(w[r0 * row_bytes..(r0 + TILE) * row_bytes].chunks_exact(GROUP * row_bytes))
+                .enumerate()
+            {
+                decode_group(dtype, g, cols, a, |b, d| {
+                    dw[b * TILE + GROUP * h..][..GROUP].copy_from_slice(&d)
+                });
+            }
+        } else {
+            for r in 0..TILE {
+                let row = &w[(r0 + r) * row_bytes..(r0 + r + 1) * row_bytes];
+                decode_row(dtype, row, &mut a[r * cols..(r + 1) * cols], |b, d| {
+                    dw[b * TILE + r] = d
+                });
+            }
         }
         for tt in 0..x.tiles {
             // Blocks in lane-major order (0, 8, 16, …, then 1, 9, …): each lane is
@@ -366,6 +368,89 @@ fn decode_row(dtype: DType, row: &[u8], out: &mut [i8], mut scale: impl FnMut(us
         }
         _ => unreachable!("gemm takes q8_0 and q4_0 only"),
     }
+}
+
+/// One `interleave8` group of 8 rows as i8 values (8 × cols, as `decode_row` gives
+/// them) and, per block, its 8 f32 scales. A block's chunks, as 16-bit units (one row's
+/// byte pair each), form an 8 × 8 matrix per 8 chunks (chunk × row); its transpose is
+/// each row's 16 payload bytes in their own order.
+#[inline(always)]
+fn decode_group(
+    dtype: DType,
+    g: &[u8],
+    cols: usize,
+    out: &mut [i8],
+    mut scales: impl FnMut(usize, [f32; GROUP]),
+) {
+    let bs = dtype.block().1;
+    let nb = cols / QK;
+    assert!(g.len() == GROUP * bs * nb && out.len() == GROUP * cols);
+    let f16 = |b: &[u8]| half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+    for b in 0..nb {
+        let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
+        scales(b, std::array::from_fn(|r| f16(&blk[2 * r..])));
+        // q8_0: chunks 0..8 are bytes 0..16 of each row, 8..16 bytes 16..32; q4_0's 8
+        // chunks are its 16 nibble bytes.
+        for half in 0..(bs - 2) / 16 {
+            let c0 = 16 + 16 * GROUP * half;
+            // Safety: 8 loads of 16 bytes, within `blk` (sliced just before).
+            let rows = unsafe { transpose8x8_u16(blk[c0..c0 + 16 * GROUP].as_ptr()) };
+            for (r, v) in rows.iter().enumerate() {
+                let o = &mut out[r * cols + QK * b..r * cols + QK * (b + 1)];
+                // Safety: stores of 16 bytes within `o` (32 bytes).
+                unsafe {
+                    if dtype == DType::Q8_0 {
+                        _mm_storeu_si128(o.as_mut_ptr().add(16 * half) as *mut __m128i, *v);
+                    } else {
+                        let m = _mm_set1_epi8(0x0f);
+                        let eight = _mm_set1_epi8(8);
+                        let lo = _mm_sub_epi8(_mm_and_si128(*v, m), eight);
+                        let hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16::<4>(*v), m), eight);
+                        _mm_storeu_si128(o.as_mut_ptr() as *mut __m128i, lo);
+                        _mm_storeu_si128(o.as_mut_ptr().add(16) as *mut __m128i, hi);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Rows r of the result are u16 lane r of the 8 loaded vectors (an 8 × 8 transpose).
+///
+/// Safety: `p` must be valid for 128 bytes.
+#[inline(always)]
+unsafe fn transpose8x8_u16(p: *const u8) -> [__m128i; 8] {
+    let a: [__m128i; 8] = std::array::from_fn(|i| _mm_loadu_si128(p.add(16 * i) as *const __m128i));
+    let t = [
+        _mm_unpacklo_epi16(a[0], a[1]),
+        _mm_unpackhi_epi16(a[0], a[1]),
+        _mm_unpacklo_epi16(a[2], a[3]),
+        _mm_unpackhi_epi16(a[2], a[3]),
+        _mm_unpacklo_epi16(a[4], a[5]),
+        _mm_unpackhi_epi16(a[4], a[5]),
+        _mm_unpacklo_epi16(a[6], a[7]),
+        _mm_unpackhi_epi16(a[6], a[7]),
+    ];
+    // u[0]: rows 0-1 of chunks 0..4, u[1]: rows 2-3, u[2]: rows 4-5, u[3]: rows 6-7;
+    // u[4..8] likewise for chunks 4..8.
+    let u = [
+        _mm_unpacklo_epi32(t[0], t[2]),
+        _mm_unpackhi_epi32(t[0], t[2]),
+        _mm_unpacklo_epi32(t[1], t[3]),
+        _mm_unpackhi_epi32(t[1], t[3]),
+        _mm_unpacklo_epi32(t[4], t[6]),
+        _mm_unpackhi_epi32(t[4], t[6]),
+        _mm_unpacklo_epi32(t[5], t[7]),
+        _mm_unpackhi_epi32(t[5], t[7]),
+    ];
+    std::array::from_fn(|r| {
+        let (x, y) = (u[r / 2], u[4 + r / 2]);
+        if r % 2 == 0 {
+            _mm_unpacklo_epi64(x, y)
+        } else {
+            _mm_unpackhi_epi64(x, y)
+        }
+    })
 }
 
 #[cfg(test)]
