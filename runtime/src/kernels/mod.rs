@@ -3,9 +3,10 @@
 //! AVX2/FMA, AVX-VNNI and AVX-512BW chosen at run time; wasm simd128 at compile time).
 //!
 //! Quantized weights (q8_0, q4_0, q4_1) are dotted with an activation that was itself
-//! quantized in blocks of 32 (`Q8Act`), as llama.cpp does, but to about 16 bits held as
-//! two i8 digits instead of 8: the inner products become exact integer sums and the
-//! weights are never decoded to f32. f32 and f16 weights keep f32 activations.
+//! quantized in blocks of 32 (`Q8Act`), as llama.cpp does, but to about 16 bits instead
+//! of 8 (held as i16 values and as two i8 digits): the inner products become exact
+//! integer sums and the weights are never decoded to f32. f32 and f16 weights keep f32
+//! activations.
 //!
 //! Every path returns the same bits as the scalar reference: the same per-block integer
 //! sums, the same f32 products, added in the same order (block by block for quantized
@@ -15,8 +16,9 @@
 //! SmolLM2's logits by up to 1.3 between AVX2 and scalar. With one order, the browser
 //! (simd128) and the CLI (AVX2) compute identical logits.
 //!
-//! Prefill can also run whole tiles of rows × tokens at once (`gemm`, Intel AMX), with
-//! the same integer sums added in the same order.
+//! Prefill can also run whole tiles of rows × tokens at once (`gemm`, Intel AMX), and
+//! decode 8 interleaved rows at once (`rows8`, after `interleave8` at load), with the
+//! same integer sums added in the same order.
 //!
 //! `SLM_ACT_BITS=8` quantizes activations to 8 bits, as llama.cpp does (`act_bits`).
 //! `SLM_KERNEL=scalar|avx2|avxvnni|amx|avx512|simd128` forces a path (for benchmarks and bisecting);
@@ -45,9 +47,10 @@ pub const ACT_BASE: i32 = 255;
 /// rounding of up to half of max|x|/127 on every input of every product: on SmolLM2
 /// that alone moved the logits' cosine to the f32 model to 0.99917 and flipped a
 /// near-tie top token. At 1/255 of that step the activation's rounding vanishes next
-/// to the weights'. The integer instructions multiply bytes, so each value is held as
-/// two i8 digits, x = 255·hi + lo, and a block sum Σw·x is formed as 255·Σw·hi +
-/// Σw·lo: two byte products, exact in i32, and the same integer on every path.
+/// to the weights'. Paths that multiply i16 pairs take the values (`v`); byte-only
+/// products (AMX tiles) take two i8 digits, x = 255·hi + lo, and form a block sum Σw·x
+/// as 255·Σw·hi + Σw·lo. Either way the sum is exact in i32, and the same integer on
+/// every path.
 #[derive(Default)]
 pub struct Q8Act {
     /// Per-block scale, max|x| / ACT_MAX.
