@@ -371,9 +371,6 @@ fn every_path_matches_scalar_on_quantized_rows() {
     }
 }
 
-/// With one non-zero block, no cross-block accumulation happens, so every path must be
-/// bit-identical to the scalar one: this pins the per-block integer sums exactly, for
-/// the block in each position of the 8-block batches and of the tail.
 /// `rows8` (8 rows at once in the `interleave8` layout) gives each row's scalar dot bit
 /// for bit, at both precisions, for every path that has it.
 #[test]
@@ -412,6 +409,9 @@ fn interleaved_rows_match_scalar() {
     }
 }
 
+/// With one non-zero block, no cross-block accumulation happens, so every path must be
+/// bit-identical to the scalar one: this pins the per-block integer sums exactly, for
+/// the block in each position of the 8-block batches and of the tail.
 #[test]
 fn per_block_sums_are_bit_identical() {
     let mut rng = Rng(3);
@@ -539,13 +539,22 @@ fn every_path_weighted_sums_like_scalar() {
 #[test]
 fn matvec_and_matmul_agree_across_threads() {
     let mut rng = Rng(5);
-    // 517 rows: 32 whole 16-row tiles and 5 left over; 3 and 37 tokens: a partial tile,
-    // and two whole ones plus a partial one; 96 columns: fewer blocks than lanes. This
-    // is the one test here that sets the global precision (the others pass theirs).
-    for (bits, (rows, cols, n)) in ACT_BITS
-        .into_iter()
-        .flat_map(|b| [(517, 576, 3), (517, 576, 37), (48, 1536, 20), (40, 96, 17)].map(|c| (b, c)))
-    {
+    // 517 rows: 32 whole 16-row tiles and 5 left over (not interleaved: not whole
+    // groups of 8); 3 and 37 tokens: a partial tile, and two whole ones plus a partial
+    // one; 96 columns: fewer blocks than lanes; 264 × 1024: interleaved and large
+    // enough for matvec's thread split (groups of 8 per thread), 8 rows past the
+    // second band's tiles. This is the one test here that sets the global precision
+    // (the others pass theirs).
+    for (bits, (rows, cols, n)) in ACT_BITS.into_iter().flat_map(|b| {
+        [
+            (517, 576, 3),
+            (517, 576, 37),
+            (48, 1536, 20),
+            (40, 96, 17),
+            (264, 1024, 5),
+        ]
+        .map(|c| (b, c))
+    }) {
         set_act_bits(bits);
         for dtype in [
             DType::F32,

@@ -114,7 +114,6 @@ pub(super) unsafe fn gemm(
     let wide = x.wide();
     // One row tile decoded to i8 (16 × cols) and its block scales, [block][row].
     let mut a = vec![0i8; TILE * cols];
-    // One row's bytes, when the rows are interleaved.
     let mut dw = vec![0f32; nb * TILE];
     // Two blocks' 16 × 16 sums, each as [high digits, low digits].
     let mut c = [[[0i32; TILE * TILE]; 2]; 2];
@@ -146,70 +145,12 @@ pub(super) unsafe fn gemm(
             }
         }
         for tt in 0..x.tiles {
-            // Blocks in lane-major order (0, 8, 16, …, then 1, 9, …): each lane is
-            // still summed in block order, and its 16 row accumulators stay in
-            // registers. A three-stage pipeline runs along that order: while block
-            // i's sums are scaled and added, block i + 1's tile is being stored and
-            // block i + 2's product runs. (Reading a tile right after storing it waits
-            // for the store, and so does storing right after the product.)
-            let blk = |i: usize| order[i];
-            product(&a, cols, x, tt, blk(0), 0, wide);
-            if nb > 1 {
-                product(&a, cols, x, tt, blk(1), 1, wide);
-            }
-            store(0, &mut c[0], wide);
-            let mut acc = [_mm512_setzero_ps(); TILE];
-            for i in 0..nb {
-                let b = blk(i);
-                if i + 2 < nb {
-                    product(&a, cols, x, tt, blk(i + 2), i % 2, wide);
-                }
-                if i + 1 < nb {
-                    store((i + 1) % 2, &mut c[(i + 1) % 2], wide);
-                }
-                let cb = &c[i % 2];
-                let dx = _mm512_loadu_ps(x.block(tt, b).d.as_ptr());
-                for (r, acc) in acc.iter_mut().enumerate() {
-                    // isum · (d_w · d_x), then added: the scalar reference's arithmetic.
-                    let scale = _mm512_mul_ps(_mm512_set1_ps(dw[b * TILE + r]), dx);
-                    let ld = |p: &[i32; TILE * TILE]| {
-                        _mm512_loadu_si512(p.as_ptr().add(r * TILE) as *const _)
-                    };
-                    // 255·h + l: Σw·x, exact in i32 (8-bit: h, on its coarser scale).
-                    let h = ld(&cb[0]);
-                    let isum = if wide {
-                        let l = ld(&cb[1]);
-                        _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
-                    } else {
-                        h
-                    };
-                    let sums = _mm512_cvtepi32_ps(isum);
-                    *acc = _mm512_add_ps(*acc, _mm512_mul_ps(sums, scale));
-                }
-                // The lane is complete: keep it and start the next. Lanes past the
-                // last block's add 0.0 first, as `Lanes8::finish` does.
-                if i + 1 == nb || blk(i + 1) % 8 != b % 8 {
-                    let pad = !nb.is_multiple_of(8) && b % 8 >= nb % 8;
-                    for (r, a) in acc.iter_mut().enumerate() {
-                        let v = if pad {
-                            _mm512_add_ps(*a, _mm512_setzero_ps())
-                        } else {
-                            *a
-                        };
-                        _mm512_storeu_ps(lanes[b % 8][r].as_mut_ptr(), v);
-                        *a = _mm512_setzero_ps();
-                    }
-                }
-            }
-            // `reduce8` for 16 tokens at once, then turned to 16 rows per token.
+            let sums = if wide {
+                tile::<true>(&a, cols, &dw, x, tt, &order, &mut c, &mut lanes)
+            } else {
+                tile::<false>(&a, cols, &dw, x, tt, &order, &mut c, &mut lanes)
+            };
             let t0 = tt * TILE;
-            let sums: [__m512; TILE] = std::array::from_fn(|r| {
-                let l = |k: usize| _mm512_loadu_ps(lanes[k][r].as_ptr());
-                _mm512_add_ps(
-                    _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
-                    _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
-                )
-            });
             for (t, v) in transpose16(sums).iter().enumerate().take(n - t0) {
                 _mm512_storeu_ps(y.span(t0 + t, r0, TILE).as_mut_ptr(), *v);
             }
@@ -217,6 +158,101 @@ pub(super) unsafe fn gemm(
     }
     asm!("tilerelease", options(nostack, nomem));
     done
+}
+
+/// Runs `$body` for r = 0..16 written out, so that arrays indexed by r stay in registers.
+macro_rules! each_row {
+    ($r:ident => $body:block) => {
+        each_row!(@ $r $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $r:ident $body:block; $($i:literal)*) => {
+        $( { let $r: usize = $i; $body } )*
+    };
+}
+
+/// One 16 × 16 output tile: the row tile `a` (its scales `dw`, [block][row]) against
+/// token tile `tt`, every block; returns the 16 rows' sums (`reduce8` of the lanes) as
+/// 16 tokens each.
+///
+/// Blocks go in lane-major `order` (0, 8, 16, …, then 1, 9, …): each `Lanes8` lane is
+/// still summed in block order, and its 16 row accumulators stay in registers. A
+/// three-stage pipeline runs along that order: while block i's sums are scaled and
+/// added, block i + 1's tile is being stored and block i + 2's product runs. (Reading
+/// a tile right after storing it waits for the store, and so does storing right after
+/// the product.)
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx2,f16c")]
+unsafe fn tile<const WIDE: bool>(
+    a: &[i8],
+    cols: usize,
+    dw: &[f32],
+    x: &PackedAct,
+    tt: usize,
+    order: &[usize],
+    c: &mut [[[i32; TILE * TILE]; 2]; 2],
+    lanes: &mut [[[f32; TILE]; TILE]; 8],
+) -> [__m512; TILE] {
+    let nb = order.len();
+    assert!(dw.len() >= nb * TILE);
+    let blk = |i: usize| order[i];
+    product(a, cols, x, tt, blk(0), 0, WIDE);
+    if nb > 1 {
+        product(a, cols, x, tt, blk(1), 1, WIDE);
+    }
+    store(0, &mut c[0], WIDE);
+    let mut acc = [_mm512_setzero_ps(); TILE];
+    for i in 0..nb {
+        let b = blk(i);
+        if i + 2 < nb {
+            product(a, cols, x, tt, blk(i + 2), i % 2, WIDE);
+        }
+        if i + 1 < nb {
+            store((i + 1) % 2, &mut c[(i + 1) % 2], WIDE);
+        }
+        let cb = &c[i % 2];
+        let dx = _mm512_loadu_ps(x.block(tt, b).d.as_ptr());
+        let dwb = &dw[b * TILE..b * TILE + TILE];
+        each_row!(r => {
+            // isum · (d_w · d_x), then added: the scalar reference's arithmetic.
+            let scale = _mm512_mul_ps(_mm512_set1_ps(dwb[r]), dx);
+            let ld = |p: &[i32; TILE * TILE]| {
+                _mm512_loadu_si512(p.as_ptr().add(r * TILE) as *const _)
+            };
+            // 255·h + l: Σw·x, exact in i32 (8-bit: h, on its coarser scale).
+            let h = ld(&cb[0]);
+            let isum = if WIDE {
+                let l = ld(&cb[1]);
+                _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
+            } else {
+                h
+            };
+            let sums = _mm512_cvtepi32_ps(isum);
+            acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(sums, scale));
+        });
+        // The lane is complete: keep it and start the next. Lanes past the last
+        // block's add 0.0 first, as `Lanes8::finish` does.
+        if i + 1 == nb || blk(i + 1) % 8 != b % 8 {
+            let pad = !nb.is_multiple_of(8) && b % 8 >= nb % 8;
+            let lane = &mut lanes[b % 8];
+            each_row!(r => {
+                let v = if pad {
+                    _mm512_add_ps(acc[r], _mm512_setzero_ps())
+                } else {
+                    acc[r]
+                };
+                _mm512_storeu_ps(lane[r].as_mut_ptr(), v);
+                acc[r] = _mm512_setzero_ps();
+            });
+        }
+    }
+    // `reduce8` for 16 tokens at once.
+    std::array::from_fn(|r| {
+        let l = |k: usize| _mm512_loadu_ps(lanes[k][r].as_ptr());
+        _mm512_add_ps(
+            _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
+            _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
+        )
+    })
 }
 
 /// The 16 × 16 transpose: out[j] lane i = m[i] lane j.

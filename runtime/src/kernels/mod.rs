@@ -47,10 +47,10 @@ pub const ACT_BASE: i32 = 255;
 /// rounding of up to half of max|x|/127 on every input of every product: on SmolLM2
 /// that alone moved the logits' cosine to the f32 model to 0.99917 and flipped a
 /// near-tie top token. At 1/255 of that step the activation's rounding vanishes next
-/// to the weights'. Paths that multiply i16 pairs take the values (`v`); byte-only
-/// products (AMX tiles) take two i8 digits, x = 255·hi + lo, and form a block sum Σw·x
-/// as 255·Σw·hi + Σw·lo. Either way the sum is exact in i32, and the same integer on
-/// every path.
+/// to the weights'. Paths that multiply i16 pairs take the values (`v`); byte products
+/// (AMX tiles, the AVX-512 dots, x86 dots of 8-bit rows) take the i8 digits,
+/// x = 255·hi + lo, and form a block sum Σw·x as 255·Σw·hi + Σw·lo (Σw·hi alone for an
+/// 8-bit row). Either way the sum is exact in i32, and the same integer on every path.
 #[derive(Default)]
 pub struct Q8Act {
     /// Per-block scale, max|x| / ACT_MAX.
@@ -270,6 +270,26 @@ pub type Rows8 = fn(DType, &[u8], &Q8Row, &mut [f32]);
 
 /// Rows per group of the interleaved layout.
 pub const GROUP: usize = 8;
+
+/// A `Rows8` call's shape, checked: (bytes per block, the offset q4_0's nibbles carry
+/// (8; q8_0's bytes are the weights: 0), blocks per row, bytes per group of 8 rows).
+pub(crate) fn rows8_shape(
+    dtype: DType,
+    w: &[u8],
+    x: &Q8Row,
+    out: &[f32],
+) -> (usize, i32, usize, usize) {
+    let (bs, bias) = match dtype {
+        DType::Q8_0 => (34, 0),
+        DType::Q4_0 => (18, 8),
+        _ => unreachable!("interleave8 takes q8_0 and q4_0 only"),
+    };
+    let nb = x.d.len();
+    let group = GROUP * bs * nb;
+    assert!(out.len().is_multiple_of(GROUP) && w.len() == group * (out.len() / GROUP));
+    assert!(x.v.len() >= QK * nb && x.s.len() >= nb);
+    (bs, bias, nb, group)
+}
 
 /// Whether `interleave8` applies to this type.
 pub fn interleaves(dtype: DType) -> bool {

@@ -123,15 +123,7 @@ fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
 /// exact block sum builds up in its own lane; then d_w·d_x and `Lanes8`'s lane b % 8
 /// for 4 rows at a time, and its `reduce8` tree.
 fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
-    let (bs, bias) = match dtype {
-        DType::Q8_0 => (34, 0),
-        DType::Q4_0 => (18, 8),
-        _ => unreachable!("interleave8 takes q8_0 and q4_0 only"),
-    };
-    let nb = x.d.len();
-    let group = GROUP * bs * nb;
-    assert!(out.len() % GROUP == 0 && w.len() == group * (out.len() / GROUP));
-    assert!(x.v.len() >= 32 * nb && x.s.len() >= nb);
+    let (bs, bias, nb, group) = super::rows8_shape(dtype, w, x, out);
     for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
         // [block b % 8][rows 0..4, rows 4..8]
         let mut acc = [[f32x4_splat(0.0); 2]; 8];

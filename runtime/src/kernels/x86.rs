@@ -1,7 +1,8 @@
 //! x86-64 kernels. AVX2 needs FMA and F16C too (every AVX2 CPU we target has them, but
 //! each is detected, not assumed). The q kernels take 8 blocks at a time so that the 8
-//! per-block i32 sums can be reduced together into one vector (`hsum8`) and scaled in
-//! one FMA: the integer sums stay exact and the reduction cost is shared.
+//! per-block i32 sums can be reduced together into one vector (`hsum8`) and scaled by
+//! one multiply (then one add, never an FMA): the integer sums stay exact and the
+//! reduction cost is shared. `rows8` takes 8 interleaved rows instead (`interleave8`).
 
 use super::{Kernels, Q8Row};
 use crate::quant::DType;
@@ -69,6 +70,8 @@ static AMX: Kernels = Kernels {
 static AVX512: Kernels = Kernels {
     name: "avx512",
     // f32/f16 dots, quantization and attention are AVX2's: one order on every path.
+    // No `rows8`, so that SLM_KERNEL=avx512 measures these dots on every matrix.
+    rows8: None,
     dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx512::dot_q4_1(w, x) },
@@ -276,15 +279,7 @@ mod avx2 {
         dp: impl Fn(__m256i, __m256i, __m256i) -> __m256i,
     ) {
         use super::super::GROUP;
-        let (bs, bias) = match dtype {
-            DType::Q8_0 => (34, 0),
-            DType::Q4_0 => (18, 8),
-            _ => unreachable!("interleave8 takes q8_0 and q4_0 only"),
-        };
-        let nb = x.d.len();
-        let group = GROUP * bs * nb;
-        assert!(out.len().is_multiple_of(GROUP) && w.len() == group * (out.len() / GROUP));
-        assert!(x.v.len() >= 32 * nb && x.s.len() >= nb);
+        let (bs, bias, nb, group) = super::super::rows8_shape(dtype, w, x, out);
         let xv = x.v.as_ptr() as *const i32;
         let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
         for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
@@ -791,8 +786,9 @@ mod vnni {
         _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), w, x)
     }
 
-    /// w + 128 (flipping the sign bit) is w as an unsigned byte; `blocks8` takes the
-    /// 128·Σx back off (< 2³¹: 128·32·ACT_MAX). One xor instead of two sign operations.
+    /// Wide rows: `values`. 8-bit rows: w + 128 (flipping the sign bit) is w as an
+    /// unsigned byte; `blocks8` takes the 128·Σx back off (< 2³¹: 128·32·ACT_MAX). One
+    /// xor instead of two sign operations.
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
         by_width!(q8_0_at, w, x)

@@ -39,6 +39,7 @@ impl Weight {
         }
         let interleaved = kernels::active().rows8.is_some()
             && kernels::interleaves(dtype)
+            && row_bytes > 0
             && rows.is_multiple_of(GROUP);
         if interleaved {
             kernels::interleave8(dtype, &mut bytes, row_bytes);
