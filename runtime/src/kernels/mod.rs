@@ -273,6 +273,10 @@ pub const GROUP: usize = 8;
 
 /// A `Rows8` call's shape, checked: (bytes per block, the offset q4_0's nibbles carry
 /// (8; q8_0's bytes are the weights: 0), blocks per row, bytes per group of 8 rows).
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 pub(crate) fn rows8_shape(
     dtype: DType,
     w: &[u8],
