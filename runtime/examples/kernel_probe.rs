@@ -1,7 +1,10 @@
 //! Diagnostic: one weight product alone, best time of REPS.
 //! - `gemm`: a batched product (prefill) of N tokens, in ns per 16×16×32 tile product;
 //! - `matvec`: one token over enough copies of the weight to exceed the caches (so that
-//!   it streams from memory, as decode does), in GB/s of weight bytes.
+//!   it streams from memory, as decode does), in GB/s of weight bytes; with
+//!   `RESIDENT=1`, one copy read again and again from cache, which measures the
+//!   kernel's own speed: far above the streaming figure means decode waits on memory,
+//!   close to it means on compute.
 //!
 //! cargo run --release --example kernel_probe -- gemm|matvec q8_0|q4_0 ROWS COLS N REPS
 use slm_runtime::model::weight::Weight;
@@ -19,7 +22,8 @@ fn main() {
         .collect();
     let mut bytes = Vec::new();
     quant::quantize(dtype, &wf, &mut bytes);
-    let copies = if gemm {
+    let resident = std::env::var_os("RESIDENT").is_some();
+    let copies = if gemm || resident {
         1
     } else {
         (256 << 20) / bytes.len() + 1

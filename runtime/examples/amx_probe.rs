@@ -1,0 +1,152 @@
+//! Diagnostic: what Intel AMX tile instructions cost on this machine, in TSC ticks per
+//! iteration (best of 20 runs), for the sequences `kernels/amx.rs` issues per 16 × 16 ×
+//! 32 block: how long a `tdpbssd` takes and whether its depth K matters, what the tile
+//! loads, zeroings and stores add, and how much of the epilogue's AVX-512 work overlaps
+//! with them. On the shared 2-vCPU Xeon the figures moved by 2× from one minute to the
+//! next (other tenants share the host), so compare the lines of one
+//! run. What held every time: K = 64 costs what K = 32 costs.
+//!
+//! cargo run --release --example amx_probe
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn main() {
+    probe::run();
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+fn main() {
+    eprintln!("amx_probe needs x86-64 Linux with AMX");
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod probe {
+    use std::arch::asm;
+    use std::arch::x86_64::*;
+
+    #[repr(C, align(64))]
+    struct Aligned<const N: usize>([u8; N]);
+
+    /// Palette 1: tmm0-1 16 rows × `a_bytes` (weights), tmm2-3 8 × 64 (activations),
+    /// tmm4-7 16 × 64 (sums); with `a_bytes` = 64 the products are K = 64 deep.
+    fn configure(a_bytes: u16) {
+        let mut c = Aligned::<64>([0; 64]);
+        c.0[0] = 1;
+        let b_rows = if a_bytes == 64 { 16 } else { 8 };
+        let shapes = [
+            (16u8, a_bytes),
+            (16, a_bytes),
+            (b_rows, 64),
+            (b_rows, 64),
+            (16, 64),
+            (16, 64),
+            (16, 64),
+            (16, 64),
+        ];
+        for (i, (rows, colsb)) in shapes.into_iter().enumerate() {
+            c.0[16 + 2 * i..18 + 2 * i].copy_from_slice(&colsb.to_le_bytes());
+            c.0[48 + i] = rows;
+        }
+        // Safety: a valid palette-1 configuration.
+        unsafe { asm!("ldtilecfg [{0}]", in(reg) c.0.as_ptr(), options(nostack, readonly)) };
+    }
+
+    fn best(label: &str, iters: usize, mut f: impl FnMut(usize)) {
+        let mut best = u64::MAX;
+        for _ in 0..20 {
+            // Safety: rdtsc has no preconditions.
+            let t = unsafe { _rdtsc() };
+            for i in 0..iters {
+                f(i);
+            }
+            best = best.min(unsafe { _rdtsc() } - t);
+        }
+        println!("{label:48} {:7.1} ticks/iter", best as f64 / iters as f64);
+    }
+
+    /// The epilogue's vector work for one block: 16 rows of 255·h + l, convert, scale,
+    /// add.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn epilogue(src: *const i32, acc: &mut [__m512; 16]) {
+        let sc = _mm512_set1_ps(1.0001);
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let h = _mm512_loadu_si512(src.add(16 * r) as *const _);
+            let l = _mm512_loadu_si512(src.add(256 + 16 * r) as *const _);
+            let i = _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l);
+            *acc = _mm512_add_ps(*acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i), sc));
+        }
+    }
+
+    pub fn run() {
+        if !is_x86_feature_detected!("avx512f") || __cpuid_count(7, 0).edx & (3 << 24) != 3 << 24 {
+            eprintln!("no AMX-INT8 or AVX-512 on this CPU");
+            return;
+        }
+        let ret: i64;
+        // Safety: arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA) only grants the tile state.
+        unsafe {
+            asm!("syscall", inlateout("rax") 158i64 => ret, in("rdi") 0x1023i64,
+                in("rsi") 18i64, lateout("rcx") _, lateout("r11") _, options(nostack));
+        }
+        if ret != 0 {
+            eprintln!("the kernel did not grant the AMX tile state");
+            return;
+        }
+        let a = Aligned::<4096>([1; 4096]);
+        let acts = vec![2u8; 1 << 20];
+        let mut sums = vec![[0i32; 512]; 4];
+        let mut acc = [unsafe { _mm512_setzero_ps() }; 16];
+        let n = 20_000;
+        for (k, a_bytes) in [("K = 32", 32u16), ("K = 64", 64)] {
+            configure(a_bytes);
+            best(&format!("tdpbssd × 2, {k}"), n, |i| unsafe {
+                if i.is_multiple_of(2) {
+                    asm!("tdpbssd tmm4, tmm0, tmm2", "tdpbssd tmm6, tmm0, tmm3");
+                } else {
+                    asm!("tdpbssd tmm5, tmm1, tmm2", "tdpbssd tmm7, tmm1, tmm3");
+                }
+            });
+        }
+        configure(32);
+        let pa = a.0.as_ptr();
+        // One 16-bit block as the GEMM issues it: the product of block i + 2 and the
+        // store of block i + 1 (into the other slot), then the epilogue of block i.
+        let mut block = |i: usize, vector: bool| unsafe {
+            let dst = sums[(i + 1) % 4].as_mut_ptr();
+            let src = sums[i % 4].as_ptr();
+            let h = acts.as_ptr().add((i * 1024) % (256 << 10));
+            let l = h.add(512);
+            if i.is_multiple_of(2) {
+                asm!("tileloadd tmm0, [{a}+{s}*1]", "tileloadd tmm2, [{h}+{t}*1]",
+                    "tileloadd tmm3, [{l}+{t}*1]", "tilezero tmm4", "tilezero tmm6",
+                    "tdpbssd tmm4, tmm0, tmm2", "tdpbssd tmm6, tmm0, tmm3",
+                    "tilestored [{o}+{t}*1], tmm5", "tilestored [{o2}+{t}*1], tmm7",
+                    a = in(reg) pa, h = in(reg) h, l = in(reg) l, o = in(reg) dst,
+                    o2 = in(reg) dst.add(256), s = in(reg) 32usize, t = in(reg) 64usize);
+            } else {
+                asm!("tileloadd tmm1, [{a}+{s}*1]", "tileloadd tmm2, [{h}+{t}*1]",
+                    "tileloadd tmm3, [{l}+{t}*1]", "tilezero tmm5", "tilezero tmm7",
+                    "tdpbssd tmm5, tmm1, tmm2", "tdpbssd tmm7, tmm1, tmm3",
+                    "tilestored [{o}+{t}*1], tmm4", "tilestored [{o2}+{t}*1], tmm6",
+                    a = in(reg) pa, h = in(reg) h, l = in(reg) l, o = in(reg) dst,
+                    o2 = in(reg) dst.add(256), s = in(reg) 32usize, t = in(reg) 64usize);
+            }
+            if vector {
+                epilogue(src, &mut acc);
+            }
+        };
+        best(
+            "16-bit block: 3 loads, 2 zeroings, 2 products, 2 stores",
+            n,
+            |i| block(i, false),
+        );
+        best("the same with the epilogue's vector work", n, |i| {
+            block(i, true)
+        });
+        best("the epilogue's vector work alone", n, |i| unsafe {
+            epilogue(sums[i % 4].as_ptr(), &mut acc)
+        });
+        std::hint::black_box(&acc);
+        // Safety: releases the tile state requested above.
+        unsafe { asm!("tilerelease", options(nostack, nomem)) };
+    }
+}
