@@ -115,20 +115,24 @@ mod probe {
             let src = sums[i % 4].as_ptr();
             let h = acts.as_ptr().add((i * 1024) % (256 << 10));
             let l = h.add(512);
+            // Slot tiles: (weights, high sums, low sums), and the other slot's sums.
+            macro_rules! go {
+                ($ta:literal, $th:literal, $tl:literal, $sh:literal, $sl:literal) => {
+                    asm!(concat!("tileloadd tmm", $ta, ", [{a}+{s}*1]"),
+                        "tileloadd tmm2, [{h}+{t}*1]", "tileloadd tmm3, [{l}+{t}*1]",
+                        concat!("tilezero tmm", $th), concat!("tilezero tmm", $tl),
+                        concat!("tdpbssd tmm", $th, ", tmm", $ta, ", tmm2"),
+                        concat!("tdpbssd tmm", $tl, ", tmm", $ta, ", tmm3"),
+                        concat!("tilestored [{o}+{t}*1], tmm", $sh),
+                        concat!("tilestored [{o2}+{t}*1], tmm", $sl),
+                        a = in(reg) pa, h = in(reg) h, l = in(reg) l, o = in(reg) dst,
+                        o2 = in(reg) dst.add(256), s = in(reg) 32usize, t = in(reg) 64usize)
+                };
+            }
             if i.is_multiple_of(2) {
-                asm!("tileloadd tmm0, [{a}+{s}*1]", "tileloadd tmm2, [{h}+{t}*1]",
-                    "tileloadd tmm3, [{l}+{t}*1]", "tilezero tmm4", "tilezero tmm6",
-                    "tdpbssd tmm4, tmm0, tmm2", "tdpbssd tmm6, tmm0, tmm3",
-                    "tilestored [{o}+{t}*1], tmm5", "tilestored [{o2}+{t}*1], tmm7",
-                    a = in(reg) pa, h = in(reg) h, l = in(reg) l, o = in(reg) dst,
-                    o2 = in(reg) dst.add(256), s = in(reg) 32usize, t = in(reg) 64usize);
+                go!("0", "4", "6", "5", "7");
             } else {
-                asm!("tileloadd tmm1, [{a}+{s}*1]", "tileloadd tmm2, [{h}+{t}*1]",
-                    "tileloadd tmm3, [{l}+{t}*1]", "tilezero tmm5", "tilezero tmm7",
-                    "tdpbssd tmm5, tmm1, tmm2", "tdpbssd tmm7, tmm1, tmm3",
-                    "tilestored [{o}+{t}*1], tmm4", "tilestored [{o2}+{t}*1], tmm6",
-                    a = in(reg) pa, h = in(reg) h, l = in(reg) l, o = in(reg) dst,
-                    o2 = in(reg) dst.add(256), s = in(reg) 32usize, t = in(reg) 64usize);
+                go!("1", "5", "7", "4", "6");
             }
             if vector {
                 epilogue(src, &mut acc);

@@ -236,6 +236,10 @@ fn activation_quantization_is_bounded_and_summed() {
         assert_eq!(r.d[b], amax / ACT_MAX as f32);
         let q: Vec<i32> = (32 * b..32 * b + 32).map(|j| r.value(j)).collect();
         assert_eq!(r.s[b], q.iter().sum::<i32>());
+        // The values and the digits the byte-product paths take are one number.
+        for (j, &qv) in (32 * b..).zip(&q) {
+            assert_eq!(qv, 255 * r.hi[j] as i32 + r.lo[j] as i32, "value {j}");
+        }
         if amax > 0.0 {
             assert!(
                 q.iter().any(|v| v.abs() == ACT_MAX),

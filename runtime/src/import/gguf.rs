@@ -156,9 +156,9 @@ impl GgmlType {
     /// `.slm` type that keeps its precision. That is `lossless_slm` where one exists
     /// (exact), else q8_0 (decoded and quantized again, not exact), whose steps
     /// (max|x|/127 per 32) are far finer than those of a 5- or 6-bit type, so it adds
-    /// little to the source's own rounding (quantizing
-    /// onto a grid that does not line up with the source's adds a second rounding of
-    /// the same size as the first; llama.cpp's quantizer refuses that by default).
+    /// little to the source's own rounding (quantizing onto a grid that does not line
+    /// up with the source's adds a second rounding of the same size as the first;
+    /// llama.cpp's quantizer refuses that by default).
     /// None for float types, which follow `--quant`.
     pub fn kept_slm(self) -> Option<DType> {
         match self {

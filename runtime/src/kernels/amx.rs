@@ -229,18 +229,12 @@ unsafe fn tile<const WIDE: bool>(
             let sums = _mm512_cvtepi32_ps(isum);
             acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(sums, scale));
         });
-        // The lane is complete: keep it and start the next. Lanes past the last
-        // block's add 0.0 first, as `Lanes8::finish` does.
+        // The lane is complete: keep it and start the next. (`Lanes8::finish`'s 0.0
+        // for lanes past the last block changes nothing: see `Lanes8`.)
         if i + 1 == nb || blk(i + 1) % 8 != b % 8 {
-            let pad = !nb.is_multiple_of(8) && b % 8 >= nb % 8;
             let lane = &mut lanes[b % 8];
             each_row!(r => {
-                let v = if pad {
-                    _mm512_add_ps(acc[r], _mm512_setzero_ps())
-                } else {
-                    acc[r]
-                };
-                _mm512_storeu_ps(lane[r].as_mut_ptr(), v);
+                _mm512_storeu_ps(lane[r].as_mut_ptr(), acc[r]);
                 acc[r] = _mm512_setzero_ps();
             });
         }

@@ -47,10 +47,11 @@ pub const ACT_BASE: i32 = 255;
 /// rounding of up to half of max|x|/127 on every input of every product: on SmolLM2
 /// that alone moved the logits' cosine to the f32 model to 0.99917 and flipped a
 /// near-tie top token. At 1/255 of that step the activation's rounding vanishes next
-/// to the weights'. Paths that multiply i16 pairs take the values (`v`); byte products
-/// (AMX tiles, the AVX-512 dots, x86 dots of 8-bit rows) take the i8 digits,
-/// x = 255·hi + lo, and form a block sum Σw·x as 255·Σw·hi + Σw·lo (Σw·hi alone for an
-/// 8-bit row). Either way the sum is exact in i32, and the same integer on every path.
+/// to the weights'. The scalar reference and the paths that multiply i16 pairs take
+/// the values (`v`); byte products (AMX tiles, the AVX-512 dots, x86 dots of 8-bit
+/// rows) take the i8 digits, x = 255·hi + lo, and form a block sum Σw·x as
+/// 255·Σw·hi + Σw·lo (Σw·hi alone for an 8-bit row). Either way the sum is exact in
+/// i32, and the same integer on every path.
 #[derive(Default)]
 pub struct Q8Act {
     /// Per-block scale, max|x| / ACT_MAX.
@@ -60,7 +61,7 @@ pub struct Q8Act {
     /// Low digits, in −127..=127 (scratch when 8-bit: see `act_bits`).
     pub lo: Vec<i8>,
     /// The values themselves as i16: 255·hi + lo, or hi when 8-bit (on the scale
-    /// that holds the 255). Kernels with i16 × i16 products (x86 `madd`/`dpwssd`)
+    /// that holds the 255). Kernels with i16 × i16 products (x86 `madd`/`dpwssd`, wasm)
     /// form Σw·x in one pass instead of one per digit: the same integers, so the same
     /// sums.
     pub v: Vec<i16>,
@@ -134,10 +135,7 @@ impl<'a> Q8Row<'a> {
 
     /// Value j as the integer it stands for.
     pub fn value(&self, j: usize) -> i32 {
-        match self.lo.get(j) {
-            Some(&l) => ACT_BASE * self.hi[j] as i32 + l as i32,
-            None => self.hi[j] as i32,
-        }
+        self.v[j] as i32
     }
 
     /// Whether the low digits are in use; 8-bit rows have none (`lo` is empty).
@@ -283,11 +281,9 @@ pub(crate) fn rows8_shape(
     x: &Q8Row,
     out: &[f32],
 ) -> (usize, i32, usize, usize) {
-    let (bs, bias) = match dtype {
-        DType::Q8_0 => (34, 0),
-        DType::Q4_0 => (18, 8),
-        _ => unreachable!("interleave8 takes q8_0 and q4_0 only"),
-    };
+    assert!(interleaves(dtype));
+    let bs = dtype.block().1;
+    let bias = if dtype == DType::Q4_0 { 8 } else { 0 };
     let nb = x.d.len();
     let group = GROUP * bs * nb;
     assert!(out.len().is_multiple_of(GROUP) && w.len() == group * (out.len() / GROUP));
@@ -320,8 +316,7 @@ pub fn interleave8(dtype: DType, bytes: &mut [u8], row_bytes: usize) {
                 let blk = &group[r * row_bytes + b * bs..r * row_bytes + (b + 1) * bs];
                 out[2 * r..2 * r + 2].copy_from_slice(&blk[..2]);
                 for (c, pair) in blk[2..].chunks_exact(2).enumerate() {
-                    let at = 2 * GROUP + 2 * GROUP * c + 2 * r;
-                    out[at..at + 2].copy_from_slice(pair);
+                    out[pair_at(c, r)..][..2].copy_from_slice(pair);
                 }
             }
         }
@@ -335,9 +330,14 @@ pub fn deinterleave_block(dtype: DType, group: &[u8], b: usize, r: usize, out: &
     let blk = &group[b * GROUP * bs..(b + 1) * GROUP * bs];
     out[..2].copy_from_slice(&blk[2 * r..2 * r + 2]);
     for (c, pair) in out[2..bs].chunks_exact_mut(2).enumerate() {
-        let at = 2 * GROUP + 2 * GROUP * c + 2 * r;
-        pair.copy_from_slice(&blk[at..at + 2]);
+        pair.copy_from_slice(&blk[pair_at(c, r)..][..2]);
     }
+}
+
+/// Where row r's payload bytes 2c and 2c + 1 sit within one block of an interleaved
+/// group: after the 8 scales, in chunk c.
+fn pair_at(c: usize, r: usize) -> usize {
+    2 * GROUP + 2 * GROUP * c + 2 * r
 }
 
 /// A batched product for whole tiles of rows: `(dtype, rows' bytes, whether they are

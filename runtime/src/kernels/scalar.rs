@@ -1,7 +1,7 @@
 //! Portable reference kernels. Every SIMD path reproduces these results bit for bit:
 //! the per-block integer sums, the f32 products and the order of the additions.
 
-use super::{round_to_act, split_act, Q8Row, ACT_BASE, ACT_MAX, QK};
+use super::{round_to_act, split_act, Q8Row, ACT_MAX, QK};
 use half::f16;
 
 #[inline]
@@ -91,40 +91,28 @@ pub fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
     s
 }
 
-/// Σ_j w_j·x_j of one block, exact in i32: |sum| ≤ 32·128·ACT_MAX < 2²⁸. Formed as
-/// 255·Σw·hi + Σw·lo, which is the same integer. Fixed-size arrays so that the
-/// compiler vectorizes it without bounds checks.
+/// Σ_j w_j·x_j of one block over the activation's values (`Q8Row::v`), exact in i32:
+/// |sum| ≤ 32·128·ACT_MAX < 2²⁸. Fixed-size arrays so that the compiler vectorizes it
+/// without bounds checks.
 #[inline]
-fn isum_i8(w: &[u8; 32], x: &Q8Row, i: usize) -> i32 {
-    let digit = |q: &[i8; 32]| {
-        (0..32)
-            .map(|j| (w[j] as i8) as i32 * q[j] as i32)
-            .sum::<i32>()
-    };
-    digits(x, i, digit)
+fn isum_i8(w: &[u8; 32], x: &[i16; 32]) -> i32 {
+    (0..32)
+        .map(|j| (w[j] as i8) as i32 * x[j] as i32)
+        .sum::<i32>()
 }
 
-/// 255·f(hi) + f(lo) for block i (just f(hi) for an 8-bit row, whose scale holds
-/// the 255).
+/// Block i's 32 values.
 #[inline]
-fn digits(x: &Q8Row, i: usize, f: impl Fn(&[i8; 32]) -> i32) -> i32 {
-    let h = f(block(x.hi, i));
-    if x.wide() {
-        ACT_BASE * h + f(block(x.lo, i))
-    } else {
-        h
-    }
-}
-
-#[inline]
-fn block(q: &[i8], i: usize) -> &[i8; 32] {
-    q[32 * i..32 * i + 32].try_into().unwrap()
+fn block(v: &[i16], i: usize) -> &[i16; 32] {
+    v[32 * i..32 * i + 32].try_into().unwrap()
 }
 
 /// The one accumulation order of block terms, shared by every path: term `b` goes to
 /// lane `b % 8` (a product, then an add), lanes past the last block add 0.0 so the
 /// count is a multiple of 8 (as the 8-wide SIMD code does), then `reduce8`. Eight
-/// independent lanes keep SIMD fast; one order keeps every path's bits equal.
+/// independent lanes keep SIMD fast; one order keeps every path's bits equal. A lane
+/// starts at +0.0 and is never −0.0 (x + y is −0.0 only when both are), so those
+/// padding adds leave it unchanged: a path may skip them.
 pub struct Lanes8 {
     acc: [f32; 8],
     n: usize,
@@ -169,7 +157,7 @@ pub fn reduce8(a: &[f32; 8]) -> f32 {
 pub fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
     let mut s = Lanes8::new();
     for (i, b) in w.chunks_exact(34).enumerate() {
-        let isum = isum_i8(b[2..34].try_into().unwrap(), x, i);
+        let isum = isum_i8(b[2..34].try_into().unwrap(), block(x.v, i));
         s.push(isum as f32 * (f16_at(b, 0) * x.d[i]));
     }
     s.finish()
@@ -177,22 +165,19 @@ pub fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
 
 /// Σ_j (nibble_j − 8)·x_j, or Σ_j nibble_j·x_j when `offset` is 0 (as `isum_i8`).
 #[inline]
-fn isum_q4(nib: &[u8; 16], x: &Q8Row, i: usize, offset: i32) -> i32 {
-    let digit = |q: &[i8; 32]| {
-        let mut s = 0i32;
-        for j in 0..16 {
-            s += ((nib[j] & 0x0f) as i32 - offset) * q[j] as i32;
-            s += ((nib[j] >> 4) as i32 - offset) * q[j + 16] as i32;
-        }
-        s
-    };
-    digits(x, i, digit)
+fn isum_q4(nib: &[u8; 16], x: &[i16; 32], offset: i32) -> i32 {
+    let mut s = 0i32;
+    for j in 0..16 {
+        s += ((nib[j] & 0x0f) as i32 - offset) * x[j] as i32;
+        s += ((nib[j] >> 4) as i32 - offset) * x[j + 16] as i32;
+    }
+    s
 }
 
 pub fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
     let mut s = Lanes8::new();
     for (i, b) in w.chunks_exact(18).enumerate() {
-        let isum = isum_q4(b[2..18].try_into().unwrap(), x, i, 8);
+        let isum = isum_q4(b[2..18].try_into().unwrap(), block(x.v, i), 8);
         s.push(isum as f32 * (f16_at(b, 0) * x.d[i]));
     }
     s.finish()
@@ -203,7 +188,7 @@ pub fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
 pub fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
     let (mut s, mut sm) = (Lanes8::new(), Lanes8::new());
     for (i, b) in w.chunks_exact(20).enumerate() {
-        let isum = isum_q4(b[4..20].try_into().unwrap(), x, i, 0);
+        let isum = isum_q4(b[4..20].try_into().unwrap(), block(x.v, i), 0);
         s.push(isum as f32 * (f16_at(b, 0) * x.d[i]));
         sm.push(x.s[i] as f32 * (f16_at(b, 2) * x.d[i]));
     }

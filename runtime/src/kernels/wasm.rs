@@ -1,9 +1,8 @@
 //! wasm simd128 kernels, compiled only when the build enables simd128 (wasm has no
 //! run-time feature detection: a module using it fails to validate where unsupported).
 //! simd128 has no u8×i8 multiply-add, so the weights are widened to i16 and multiplied
-//! with `i32x4_dot_i16x8` by the activation's 16-bit values (`Q8Row::v`), or by the
-//! widened digits of an 8-bit row: exact, since every product is below 2¹⁵·2⁸ and a
-//! block's sum below 2³¹.
+//! with `i32x4_dot_i16x8` by the activation's values (`Q8Row::v`, at either
+//! precision): exact, since every product is below 2¹⁵·2⁸ and a block's sum below 2³¹.
 //! Block terms are accumulated with the scalar path's `Lanes8`, so these results are
 //! bit-identical to the scalar path (and so to the x86 paths).
 
@@ -34,13 +33,6 @@ fn load(b: &[u8], at: usize) -> v128 {
 }
 
 #[inline]
-fn load_q(q: &[i8], at: usize) -> v128 {
-    assert!(at + 16 <= q.len());
-    // Safety: as in `load`.
-    unsafe { v128_load(q.as_ptr().add(at) as *const v128) }
-}
-
-#[inline]
 fn load_v(v: &[i16], at: usize) -> v128 {
     assert!(at + 8 <= v.len());
     // Safety: as in `load`.
@@ -61,20 +53,13 @@ fn hsum_i32(v: v128) -> i32 {
         + i32x4_extract_lane::<3>(v)
 }
 
-/// Σw·x over block i, the weights given as i8 (elements 0..16 and 16..32): against a
-/// wide row's 16-bit values, or an 8-bit row's high digits (its scale holds the 255).
+/// Σw·x over block i, the weights given as i8 (elements 0..16 and 16..32), against the
+/// row's values (`Q8Row::v`, at either precision).
 #[inline]
 fn block_sum(x: &Q8Row, i: usize, w0: v128, w1: v128) -> i32 {
     let [a, b] = widen(w0);
     let [c, d] = widen(w1);
-    let xs: [v128; 4] = if x.wide() {
-        std::array::from_fn(|k| load_v(x.v, 32 * i + 8 * k))
-    } else {
-        let [e, f] = widen(load_q(x.hi, 32 * i));
-        let [g, h] = widen(load_q(x.hi, 32 * i + 16));
-        [e, f, g, h]
-    };
-    let p = |w: v128, k: usize| i32x4_dot_i16x8(w, xs[k]);
+    let p = |w: v128, k: usize| i32x4_dot_i16x8(w, load_v(x.v, 32 * i + 8 * k));
     hsum_i32(i32x4_add(
         i32x4_add(p(a, 0), p(b, 1)),
         i32x4_add(p(c, 2), p(d, 3)),

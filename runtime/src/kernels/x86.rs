@@ -78,40 +78,42 @@ static AVX512: Kernels = Kernels {
     ..AVX2
 };
 
-/// `dot_q4_0` and `dot_q4_1` of a module, over that module's `mul_sum_u8_i8`: nibbles
-/// 0..15 (not nibble − 8) times each digit of x, since u8 × i8 needs no sign trick;
-/// `blocks8` takes q4_0's 8·Σx back off.
+/// `dot_q4_0` and `dot_q4_1` of a module, over that module's `mul_sum_u8_i8` (8-bit
+/// rows: nibbles 0..15, not nibble − 8, times x's digits, since u8 × i8 needs no sign
+/// trick) and `mul2` (wide rows: the same nibbles as i16 times x's values); `blocks8`
+/// takes q4_0's 8·Σx back off.
 macro_rules! q4_dots {
     ($features:literal) => {
         #[target_feature(enable = $features)]
         pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-            by_width!(q4_0_at, w, x)
-        }
-
-        #[target_feature(enable = $features)]
-        unsafe fn q4_0_at<const W: bool>(w: &[u8], x: &Q8Row) -> f32 {
-            let isum = |b: usize| {
-                let p = w.as_ptr().add(18 * b + 2);
-                if W {
-                    values(x, b, widen_nibbles(p), |w0, x0, w1, x1| {
-                        mul2(w0, x0, w1, x1)
-                    })
-                } else {
-                    digits::<false>(x, b, |xq| mul_sum_u8_i8(nibbles(p), xq))
-                }
-            };
-            blocks8::<8>(w, x, 18, isum, |i| each8(isum, i))
+            if x.wide() {
+                q4_sums::<8, true>(w, x, 18, 2)
+            } else {
+                q4_sums::<8, false>(w, x, 18, 2)
+            }
         }
 
         #[target_feature(enable = $features)]
         pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-            by_width!(q4_1_at, w, x)
+            let sums = if x.wide() {
+                q4_sums::<0, true>(w, x, 20, 4)
+            } else {
+                q4_sums::<0, false>(w, x, 20, 4)
+            };
+            sums + q4_1_offsets(w, x)
         }
 
+        /// The nibble block sums of q4_0 (`BIAS` 8, nibbles at byte 2 of 18) or q4_1
+        /// (`BIAS` 0, at byte 4 of 20), for a wide row (`W`) or an 8-bit one.
         #[target_feature(enable = $features)]
-        unsafe fn q4_1_at<const W: bool>(w: &[u8], x: &Q8Row) -> f32 {
+        unsafe fn q4_sums<const BIAS: i32, const W: bool>(
+            w: &[u8],
+            x: &Q8Row,
+            stride: usize,
+            off: usize,
+        ) -> f32 {
             let isum = |b: usize| {
-                let p = w.as_ptr().add(20 * b + 4);
+                let p = w.as_ptr().add(stride * b + off);
                 if W {
                     values(x, b, widen_nibbles(p), |w0, x0, w1, x1| {
                         mul2(w0, x0, w1, x1)
@@ -120,7 +122,7 @@ macro_rules! q4_dots {
                     digits::<false>(x, b, |xq| mul_sum_u8_i8(nibbles(p), xq))
                 }
             };
-            blocks8::<0>(w, x, 20, isum, |i| each8(isum, i)) + q4_1_offsets(w, x)
+            blocks8::<BIAS>(w, x, stride, isum, |i| each8(isum, i))
         }
     };
 }
