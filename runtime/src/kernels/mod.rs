@@ -68,6 +68,10 @@ pub struct Q8Act {
     /// Per-block Σx (of the whole values), which q4_1's offset term needs.
     pub s: Vec<i32>,
     cols: usize,
+    /// The digit planes in tile order, after `pack_tiles`.
+    pub tiled: Vec<i8>,
+    /// Rows quantized (the scales may hold more: `pack_tiles`).
+    rows: usize,
     /// Whether `lo` is in use (`act_bits() == 16`).
     wide: bool,
 }
@@ -158,6 +162,7 @@ impl Q8Act {
         debug_assert_eq!(x.len() % cols.max(1), 0);
         let nb = x.len() / QK;
         self.cols = cols;
+        self.rows = x.len() / cols.max(1);
         self.d.resize(nb, 0.0);
         self.s.resize(nb, 0);
         self.hi.resize(nb * QK, 0);
@@ -189,6 +194,52 @@ impl Q8Act {
             {
                 *s = hi.iter().map(|&h| h as i32).sum::<i32>();
                 *d *= ACT_BASE as f32;
+            }
+        }
+    }
+
+    /// Rows quantized.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns per row.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Whether the low digits are in use (16-bit activations).
+    pub fn wide(&self) -> bool {
+        self.wide
+    }
+
+    /// Copy the digit planes into `tiled` for a tile kernel and extend the scales to
+    /// whole `GEMM_TILE`s of rows: for each tile of 16 token rows and each block, the 16
+    /// rows' 32 high digits (512 bytes), then their 32 low digits when 16-bit. A tile
+    /// operand is then 512 contiguous bytes, which the hardware streams far better than
+    /// 16 rows `cols` apart. The padding rows are zeros or an earlier call's (the
+    /// kernel ignores their results).
+    pub fn pack_tiles(&mut self) {
+        let (n, cols, nb) = (self.rows, self.cols, self.cols / QK);
+        let padded = n.next_multiple_of(GEMM_TILE);
+        let planes = if self.wide { 2 } else { 1 };
+        let len = padded * cols * planes;
+        if self.tiled.len() < len {
+            self.tiled.resize(len, 0);
+        }
+        if self.d.len() < padded * nb {
+            self.d.resize(padded * nb, 0.0);
+        }
+        for t in 0..n {
+            let (tile, r) = (t / GEMM_TILE, t % GEMM_TILE);
+            for b in 0..nb {
+                let at = ((tile * nb + b) * planes * GEMM_TILE + r) * QK;
+                let src = t * cols + QK * b;
+                self.tiled[at..at + QK].copy_from_slice(&self.hi[src..src + QK]);
+                if self.wide {
+                    let at = at + GEMM_TILE * QK;
+                    self.tiled[at..at + QK].copy_from_slice(&self.lo[src..src + QK]);
+                }
             }
         }
     }
@@ -343,7 +394,8 @@ fn pair_at(c: usize, r: usize) -> usize {
 /// A batched product for whole tiles of rows: `(dtype, rows' bytes, whether they are
 /// in `interleave8` groups, rows, cols, x, y)` writes W[r]·x[t] (bit for bit what the dot kernel gives) to row r, token t of the
 /// band `y`, for as many leading rows as it handles, and returns that count.
-pub type Gemm = fn(DType, &[u8], bool, usize, usize, &PackedAct, &mut Band) -> usize;
+/// The activation must be packed in tiles (`Q8Act::pack_tiles`).
+pub type Gemm = fn(DType, &[u8], bool, usize, usize, &Q8Act, &mut Band) -> usize;
 
 /// Where a batched product writes: columns `first..first + rows` of a token-major
 /// `n × ld` matrix (y[t·ld + r], the layout the model keeps activations in), row r of
@@ -415,76 +467,9 @@ impl<'a> Band<'a> {
     }
 }
 
-/// Tokens per tile of `PackedAct`.
-pub const GEMM_TOKENS: usize = 16;
-
-/// A quantized batch repacked for tile products: for each tile of 16 tokens and each
-/// block, each digit plane (`Q8Act::hi`, `lo`) as 8 rows of 64 bytes where row k holds
-/// every token's digits 4k..4k+4 (token t at bytes 4t..4t+4), then the 16 tokens'
-/// scales. Tokens past `n` are zeros.
-#[derive(Default)]
-pub struct PackedAct {
-    hi: Vec<i8>,
-    lo: Vec<i8>,
-    d: Vec<f32>,
-    pub n: usize,
-    pub nb: usize,
-    pub tiles: usize,
-}
-
-/// One block of one token tile of a `PackedAct`.
-pub struct PackedBlock<'a> {
-    /// 512 bytes each: 8 rows × 64 (`lo` empty when the activation is 8-bit).
-    pub hi: &'a [i8],
-    pub lo: &'a [i8],
-    /// 16 scales.
-    pub d: &'a [f32],
-}
-
-impl PackedAct {
-    /// Repack the first `n` rows of `a`, reusing this buffer.
-    pub fn repack(&mut self, a: &Q8Act, n: usize) {
-        let nb = a.cols / QK;
-        let tiles = n.div_ceil(GEMM_TOKENS);
-        let wide = a.wide;
-        for (p, used) in [(&mut self.hi, true), (&mut self.lo, wide)] {
-            p.clear();
-            p.resize(if used { tiles * nb * 512 } else { 0 }, 0);
-        }
-        self.d.clear();
-        self.d.resize(tiles * nb * GEMM_TOKENS, 0.0);
-        for t in 0..n {
-            let (tt, tl) = (t / GEMM_TOKENS, t % GEMM_TOKENS);
-            let row = a.row(t);
-            for b in 0..nb {
-                let base = (tt * nb + b) * 512;
-                for k in 0..8 {
-                    let (dst, src) = (base + 64 * k + 4 * tl, QK * b + 4 * k);
-                    self.hi[dst..dst + 4].copy_from_slice(&row.hi[src..src + 4]);
-                    if wide {
-                        self.lo[dst..dst + 4].copy_from_slice(&row.lo[src..src + 4]);
-                    }
-                }
-                self.d[(tt * nb + b) * GEMM_TOKENS + tl] = row.d[b];
-            }
-        }
-        (self.n, self.nb, self.tiles) = (n, nb, tiles);
-    }
-
-    /// Whether the batch carries low digits (16-bit activations).
-    pub fn wide(&self) -> bool {
-        !self.lo.is_empty()
-    }
-
-    pub fn block(&self, tile: usize, b: usize) -> PackedBlock<'_> {
-        let i = tile * self.nb + b;
-        PackedBlock {
-            hi: &self.hi[i * 512..(i + 1) * 512],
-            lo: self.lo.get(i * 512..(i + 1) * 512).unwrap_or(&[]),
-            d: &self.d[i * GEMM_TOKENS..(i + 1) * GEMM_TOKENS],
-        }
-    }
-}
+/// Weight rows and tokens per tile product of a `Gemm`: threads take whole tiles of
+/// rows, and `Q8Act::pack_tiles` arranges the tokens in whole tiles.
+pub const GEMM_TILE: usize = 16;
 
 /// One implementation of every kernel. The SIMD tables hold safe wrappers around
 /// `#[target_feature]` functions; they are only handed out after feature detection,

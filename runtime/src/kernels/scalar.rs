@@ -26,6 +26,23 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
+/// Σx in `dot_f32`'s order (8 lane sums, `reduce8`, then the tail in order).
+#[inline]
+pub fn sum_f32(x: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let n = x.len() / 8 * 8;
+    for c in x[..n].chunks_exact(8) {
+        for k in 0..8 {
+            acc[k] += c[k];
+        }
+    }
+    let mut s = reduce8(&acc);
+    for v in &x[n..] {
+        s += v;
+    }
+    s
+}
+
 /// The reference activation quantizer (see `Quantize`).
 pub fn quantize(x: &[f32], d: &mut [f32], hi: &mut [i8], lo: &mut [i8], s: &mut [i32]) {
     for (i, xs) in x.chunks_exact(QK).enumerate() {

@@ -19,7 +19,9 @@ pub(super) fn available() -> Vec<&'static Kernels> {
     // AVX-VNNI first where present: `vpdpbusd` does maddubs + madd + add in one
     // instruction with the same exact i32 lane sums, so the results do not change.
     // AMX where the OS grants it: the VNNI dots plus tile products for prefill.
-    if avx2 && is_x86_feature_detected!("avxvnni") && super::amx::usable() {
+    let avx512 =
+        avx2 && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
+    if avx512 && is_x86_feature_detected!("avxvnni") && super::amx::usable() {
         v.push(&AMX);
     }
     if avx2 && is_x86_feature_detected!("avxvnni") {
@@ -28,7 +30,7 @@ pub(super) fn available() -> Vec<&'static Kernels> {
     if avx2 {
         v.push(&AVX2);
     }
-    if avx2 && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") {
+    if avx512 {
         v.push(&AVX512);
     }
     v
@@ -61,6 +63,7 @@ static AVX_VNNI: Kernels = Kernels {
 
 static AMX: Kernels = Kernels {
     name: "amx",
+    quantize: |x, d, qh, ql, s| unsafe { avx512::quantize(x, d, qh, ql, s) },
     gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
         super::amx::gemm(d, w, il, rows, cols, x, y)
     }),
@@ -69,9 +72,10 @@ static AMX: Kernels = Kernels {
 
 static AVX512: Kernels = Kernels {
     name: "avx512",
-    // f32/f16 dots, quantization and attention are AVX2's: one order on every path.
-    // No `rows8`, so that SLM_KERNEL=avx512 measures these dots on every matrix.
+    // f32/f16 dots and attention are AVX2's: one order on every path. No `rows8`, so
+    // that SLM_KERNEL=avx512 measures these dots on every matrix.
     rows8: None,
+    quantize: |x, d, qh, ql, s| unsafe { avx512::quantize(x, d, qh, ql, s) },
     dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx512::dot_q4_1(w, x) },
@@ -544,6 +548,15 @@ mod avx2 {
         _mm_cvtss_f32(_mm_add_ss(u, _mm_movehl_ps(u, u)))
     }
 
+    /// The largest of 8 lanes (of magnitudes, none NaN: exact in any order).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn max8(m: __m256) -> f32 {
+        let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)))
+    }
+
     /// The activation quantizer, a block of 32 in four registers: the scalar
     /// reference's arithmetic element for element (the maximum is exact in any order,
     /// the rounding is `round_to_act`'s, the digits `split_act`'s), so the bits are the
@@ -577,10 +590,10 @@ mod avx2 {
             );
             let nan = _mm256_movemask_ps(un) != 0;
             let a = v.map(|v| _mm256_and_ps(v, abs));
-            let m = _mm256_max_ps(_mm256_max_ps(a[0], a[1]), _mm256_max_ps(a[2], a[3]));
-            let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-            let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-            let amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+            let amax = max8(_mm256_max_ps(
+                _mm256_max_ps(a[0], a[1]),
+                _mm256_max_ps(a[2], a[3]),
+            ));
             let di = if nan { f32::NAN } else { amax / ACT_MAX as f32 };
             let id = _mm256_set1_ps(if di != 0.0 && di.is_finite() {
                 1.0 / di
@@ -860,6 +873,75 @@ mod avx512 {
         debug_assert!(x.lo.len() >= 32 * blk + 64);
         let l = f(_mm512_loadu_si512(x.lo.as_ptr().add(32 * blk) as *const _));
         _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
+    }
+
+    /// `avx2::quantize` with a block in two registers, and the digits formed in 16-bit
+    /// lanes: the same arithmetic element for element (the rounding is
+    /// `round_to_act`'s, the digits `split_act`'s), so the same bits.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn quantize(x: &[f32], d: &mut [f32], qh: &mut [i8], ql: &mut [i8], s: &mut [i32]) {
+        use super::super::ACT_MAX;
+        const _: () = assert!(super::super::ACT_BASE == 255 && ACT_MAX == 32385);
+        let nb = x.len() / 32;
+        assert!(d.len() >= nb && s.len() >= nb && qh.len() >= 32 * nb && ql.len() >= 32 * nb);
+        let (hi, lo) = (
+            _mm512_set1_ps(ACT_MAX as f32),
+            _mm512_set1_ps(-ACT_MAX as f32),
+        );
+        let (half, nhalf) = (_mm512_set1_ps(0.5), _mm512_set1_ps(-0.5));
+        let one = _mm512_set1_epi32(1);
+        for i in 0..nb {
+            let p = x.as_ptr().add(32 * i);
+            let v = [_mm512_loadu_ps(p), _mm512_loadu_ps(p.add(16))];
+            let nan = (_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v[0], v[0])
+                | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v[1], v[1]))
+                != 0;
+            let m = _mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1]));
+            let m = _mm256_max_ps(
+                _mm512_castps512_ps256(m),
+                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)),
+            );
+            let amax = avx2::max8(m);
+            let di = if nan { f32::NAN } else { amax / ACT_MAX as f32 };
+            let id = _mm512_set1_ps(if di != 0.0 && di.is_finite() {
+                1.0 / di
+            } else {
+                0.0
+            });
+            let r = v.map(|v| {
+                let y = _mm512_mul_ps(v, id);
+                // NaN → 0, else clamped to ±ACT_MAX (so the truncation below is exact).
+                let ord = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(y, y);
+                let c = _mm512_maskz_mov_ps(ord, _mm512_min_ps(_mm512_max_ps(y, lo), hi));
+                let t = _mm512_cvttps_epi32(c);
+                let frac = _mm512_sub_ps(c, _mm512_cvtepi32_ps(t));
+                // t + (frac ≥ ½) − (frac ≤ −½)
+                let up = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(frac, half);
+                let down = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(frac, nhalf);
+                _mm512_mask_sub_epi32(_mm512_mask_add_epi32(t, up, t, one), down, t, one)
+            });
+            s[i] = _mm512_reduce_add_epi32(_mm512_add_epi32(r[0], r[1]));
+            // |v| ≤ 32385 fits i16. The digits as in `avx2::quantize`, with
+            // n = v + 32767 in 382..=65152 as u16 and ⌊n / 255⌋ = (n·32897) >> 23 as
+            // the high half of the 32-bit product, shifted by 7.
+            let v16 = _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtepi32_epi16(r[0])),
+                _mm512_cvtepi32_epi16(r[1]),
+            );
+            let n = _mm512_add_epi16(v16, _mm512_set1_epi16(32767));
+            let q = _mm512_srli_epi16::<7>(_mm512_mulhi_epu16(n, _mm512_set1_epi16(-32639)));
+            let h = _mm512_sub_epi16(q, _mm512_set1_epi16(128));
+            let l = _mm512_sub_epi16(v16, _mm512_sub_epi16(_mm512_slli_epi16::<8>(h), h));
+            _mm256_storeu_si256(
+                qh.as_mut_ptr().add(32 * i) as *mut __m256i,
+                _mm512_cvtepi16_epi8(h),
+            );
+            _mm256_storeu_si256(
+                ql.as_mut_ptr().add(32 * i) as *mut __m256i,
+                _mm512_cvtepi16_epi8(l),
+            );
+            d[i] = di;
+        }
     }
 
     /// Eight block sums from four two-block registers (one block per 256-bit half).

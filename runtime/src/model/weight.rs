@@ -1,7 +1,7 @@
 //! A weight matrix in its stored type, with the row-dot kernels it needs.
 
 use crate::error::{Result, SlmError};
-use crate::kernels::{self, Band, PackedAct, Q8Act, GROUP};
+use crate::kernels::{self, Band, Q8Act, GROUP};
 use crate::quant::{self, DType, QK};
 use std::cell::RefCell;
 
@@ -149,22 +149,14 @@ impl Weight {
     /// A batch: each weight row is read once and used for every token, so prefill
     /// reads the weights once per batch instead of once per token. Each output equals
     /// `matvec`'s for that token.
-    fn matmul_prepared(
-        &self,
-        x: &[f32],
-        n: usize,
-        act: &Q8Act,
-        packed: Option<&PackedAct>,
-        y: &mut [f32],
-        threads: usize,
-    ) {
+    fn matmul_prepared(&self, x: &[f32], n: usize, act: &Q8Act, y: &mut [f32], threads: usize) {
         debug_assert_eq!(x.len(), n * self.cols);
         debug_assert_eq!(y.len(), n * self.rows);
         let k = kernels::active();
         let qdot = k.qdot(self.dtype);
         // A tile kernel (AMX) takes whole 16-row tiles; the dots do the other rows.
-        let tiles = match (&self.data, k.gemm, qdot, packed) {
-            (WeightData::Blocks(b), Some(gemm), Some(_), Some(p)) => Some((gemm, b, p)),
+        let tiles = match (&self.data, k.gemm, qdot) {
+            (WeightData::Blocks(b), Some(gemm), Some(_)) => Some((gemm, b)),
             _ => None,
         };
         let work = |mut out: Band| {
@@ -172,7 +164,7 @@ impl Weight {
             let xt = |t: usize| &x[t * self.cols..(t + 1) * self.cols];
             let mut row = Vec::new();
             let mut done = 0;
-            if let Some((gemm, b, p)) = tiles {
+            if let Some((gemm, b)) = tiles {
                 let w = &b[first * self.row_bytes..(first + rows) * self.row_bytes];
                 done = gemm(
                     self.dtype,
@@ -180,7 +172,7 @@ impl Weight {
                     self.interleaved,
                     rows,
                     self.cols,
-                    p,
+                    act,
                     &mut out,
                 );
             }
@@ -231,7 +223,7 @@ impl Weight {
             let per = self
                 .rows
                 .div_ceil(threads)
-                .next_multiple_of(kernels::GEMM_TOKENS);
+                .next_multiple_of(kernels::GEMM_TILE);
             std::thread::scope(|s| {
                 for band in y.split(per) {
                     let work = &work;
@@ -250,7 +242,6 @@ impl Weight {
 #[derive(Default)]
 struct Buffers {
     act: Q8Act,
-    packed: PackedAct,
 }
 
 thread_local! {
@@ -258,8 +249,7 @@ thread_local! {
 }
 
 /// Products of several weights with one input (q/k/v, gate/up): `x` is `n × cols`
-/// row-major, each output `n × rows`. The input is quantized (and packed for a tile
-/// kernel) once for the whole group.
+/// row-major, each output `n × rows`. The input is quantized once for the whole group.
 pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, threads: usize) {
     let Some(cols) = group.first().map(|(w, _)| w.cols) else {
         return;
@@ -271,22 +261,15 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
         if quantized {
             b.act.quantize(x, cols);
         }
-        // Only the types a tile kernel takes are worth packing for.
-        let tiled = group
-            .iter()
-            .any(|(w, _)| matches!(w.dtype, DType::Q8_0 | DType::Q4_0));
-        let packed = if n > 1 && tiled && k.gemm.is_some() {
-            b.packed.repack(&b.act, n);
-            Some(&b.packed)
-        } else {
-            None
-        };
+        if n > 1 && quantized && k.gemm.is_some() {
+            b.act.pack_tiles();
+        }
         for (w, y) in group.iter_mut() {
             assert_eq!(w.cols, cols, "a matmul group shares its input");
             if n == 1 {
                 w.matvec_prepared(x, &b.act, y, threads);
             } else {
-                w.matmul_prepared(x, n, &b.act, packed, y, threads);
+                w.matmul_prepared(x, n, &b.act, y, threads);
             }
         }
     })
