@@ -15,7 +15,7 @@
 //! Linux hands out AMX state only on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`); a
 //! kernel that refuses leaves this path unused.
 
-use super::{Band, Q8Act, GEMM_TILE, GROUP};
+use super::{Band, Lines, Q8Act, GEMM_TILE, GROUP};
 use crate::quant::{DType, QK};
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -25,6 +25,11 @@ const TILE: usize = GEMM_TILE;
 
 /// Bytes of one block of a decoded row tile: 8 rows of 64 (the weight operand).
 const WBLOCK: usize = TILE * QK;
+
+/// Rows of 64 bytes that start on cache lines, as `Lines` (the sum tiles' stores and
+/// the epilogue's loads are whole lines).
+#[repr(C, align(64))]
+struct OnLines<T>(T);
 
 /// Whether this CPU has AMX-TILE and AMX-INT8, AVX-512F for the scaling, and Linux
 /// granted the tile state to this process. Asked once.
@@ -121,19 +126,21 @@ pub(super) unsafe fn gemm(
     // Whole tiles of tokens to load from (`Q8Act::pack_tiles`).
     let padded = tiles * TILE;
     let planes = if wide { 2 } else { 1 };
-    assert!(x.tiled.len() >= padded * cols * planes && x.d.len() >= padded * nb);
+    assert!(x.tiled.bytes().len() >= padded * cols * planes && x.d.len() >= padded * nb);
     let done = rows / TILE * TILE;
     // One row tile decoded to the weight operand, [block][k][row][4], and its block
     // scales, [block][row].
-    let mut wt = vec![0i8; nb * WBLOCK];
+    let mut lines = Lines::default();
+    lines.reserve_bytes(nb * WBLOCK);
+    let wt = lines.bytes_mut();
     let mut dw = vec![0f32; nb * TILE];
     // Two blocks' 16 × 16 sums, each as [high digits, low digits].
-    let mut c = [[[0i32; TILE * TILE]; 2]; 2];
+    let mut c = OnLines([[[0i32; TILE * TILE]; 2]; 2]);
     let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
     // lanes[k][token][row]: the `Lanes8` accumulator k of one 16 × 16 output tile.
     // Zeroed once: every lane that has blocks is overwritten for each tile, and a lane
     // without blocks (fewer than 8) stays +0.0, which is what adding 0.0 would give.
-    let mut lanes = [[[0f32; TILE]; TILE]; 8];
+    let mut lanes = OnLines([[[0f32; TILE]; TILE]; 8]);
     let cfg = TileConfig::new();
     asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
     for r0 in (0..done).step_by(TILE) {
@@ -141,18 +148,18 @@ pub(super) unsafe fn gemm(
         if interleaved {
             // Two interleaved groups of 8 rows.
             for (h, g) in tile_rows.chunks_exact(GROUP * row_bytes).enumerate() {
-                decode_group(dtype, g, nb, h, &mut wt, &mut dw);
+                decode_group(dtype, g, nb, h, wt, &mut dw);
             }
         } else {
             for (r, row) in tile_rows.chunks_exact(row_bytes).enumerate() {
-                decode_row(dtype, row, r, &mut wt, &mut dw);
+                decode_row(dtype, row, r, wt, &mut dw);
             }
         }
         for tt in 0..tiles {
             let sums = if wide {
-                tile::<true>(&wt, &dw, x, tt, &order, &mut c, &mut lanes)
+                tile::<true>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0)
             } else {
-                tile::<false>(&wt, &dw, x, tt, &order, &mut c, &mut lanes)
+                tile::<false>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0)
             };
             let t0 = tt * TILE;
             for (t, v) in sums.iter().enumerate().take(n - t0) {
@@ -260,7 +267,8 @@ unsafe fn product(wt: &[i8], x: &Q8Act, tt: usize, b: usize, slot: usize, wide: 
     // The 16 token rows of block b, high digits then low (`Q8Act::pack_tiles`).
     let planes = if wide { 2 } else { 1 };
     let at = (tt * x.cols() / QK + b) * planes * TILE * QK;
-    assert!(wt.len() >= (b + 1) * WBLOCK && at + planes * TILE * QK <= x.tiled.len());
+    let tiled = x.tiled.bytes();
+    assert!(wt.len() >= (b + 1) * WBLOCK && at + planes * TILE * QK <= tiled.len());
     macro_rules! go {
         ($tw:literal, $th:literal, $tl:literal) => {
             if wide {
@@ -274,8 +282,8 @@ unsafe fn product(wt: &[i8], x: &Q8Act, tt: usize, b: usize, slot: usize, wide: 
                     concat!("tdpbssd tmm", $tl, ", tmm3, tmm", $tw),
                     w = in(reg) wt.as_ptr().add(WBLOCK * b),
                     sw = in(reg) 64usize,
-                    h = in(reg) x.tiled.as_ptr().add(at),
-                    l = in(reg) x.tiled.as_ptr().add(at + TILE * QK),
+                    h = in(reg) tiled.as_ptr().add(at),
+                    l = in(reg) tiled.as_ptr().add(at + TILE * QK),
                     sx = in(reg) QK,
                     options(nostack, readonly),
                 )
@@ -287,7 +295,7 @@ unsafe fn product(wt: &[i8], x: &Q8Act, tt: usize, b: usize, slot: usize, wide: 
                     concat!("tdpbssd tmm", $th, ", tmm2, tmm", $tw),
                     w = in(reg) wt.as_ptr().add(WBLOCK * b),
                     sw = in(reg) 64usize,
-                    h = in(reg) x.tiled.as_ptr().add(at),
+                    h = in(reg) tiled.as_ptr().add(at),
                     sx = in(reg) QK,
                     options(nostack, readonly),
                 )

@@ -69,7 +69,7 @@ pub struct Q8Act {
     pub s: Vec<i32>,
     cols: usize,
     /// The digit planes in tile order, after `pack_tiles`.
-    pub tiled: Vec<i8>,
+    pub tiled: Lines,
     /// Rows quantized (the scales may hold more: `pack_tiles`).
     rows: usize,
     /// Whether `lo` is in use (`act_bits() == 16`).
@@ -224,9 +224,8 @@ impl Q8Act {
         let padded = n.next_multiple_of(GEMM_TILE);
         let planes = if self.wide { 2 } else { 1 };
         let len = padded * cols * planes;
-        if self.tiled.len() < len {
-            self.tiled.resize(len, 0);
-        }
+        self.tiled.reserve_bytes(len);
+        let tiled = self.tiled.bytes_mut();
         if self.d.len() < padded * nb {
             self.d.resize(padded * nb, 0.0);
         }
@@ -235,10 +234,10 @@ impl Q8Act {
             for b in 0..nb {
                 let at = ((tile * nb + b) * planes * GEMM_TILE + r) * QK;
                 let src = t * cols + QK * b;
-                self.tiled[at..at + QK].copy_from_slice(&self.hi[src..src + QK]);
+                tiled[at..at + QK].copy_from_slice(&self.hi[src..src + QK]);
                 if self.wide {
                     let at = at + GEMM_TILE * QK;
-                    self.tiled[at..at + QK].copy_from_slice(&self.lo[src..src + QK]);
+                    tiled[at..at + QK].copy_from_slice(&self.lo[src..src + QK]);
                 }
             }
         }
@@ -464,6 +463,36 @@ impl<'a> Band<'a> {
         // Safety: within this band's columns of token t's row of y, which the band
         // borrows exclusively; `&mut self` keeps the slice unique.
         unsafe { std::slice::from_raw_parts_mut(self.y.add(t * self.ld + r), len) }
+    }
+}
+
+/// A byte buffer that starts on a cache line. Tile rows are 32 or 64 bytes: from an
+/// unaligned buffer every other row (or every row) would straddle two lines and cost
+/// two accesses.
+#[derive(Default)]
+pub struct Lines(Vec<Line>);
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([i8; 64]);
+
+impl Lines {
+    /// At least `len` bytes (whole lines; new bytes are zeros).
+    pub fn reserve_bytes(&mut self, len: usize) {
+        let lines = len.div_ceil(64);
+        if self.0.len() < lines {
+            self.0.resize(lines, Line([0; 64]));
+        }
+    }
+
+    pub fn bytes(&self) -> &[i8] {
+        // Safety: `Line` is 64 plain bytes with no padding.
+        unsafe { std::slice::from_raw_parts(self.0.as_ptr() as *const i8, 64 * self.0.len()) }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [i8] {
+        // Safety: as in `bytes`, and `&mut self` keeps the slice unique.
+        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr() as *mut i8, 64 * self.0.len()) }
     }
 }
 
