@@ -126,13 +126,13 @@ pub(super) unsafe fn gemm(
     // Whole tiles of tokens to load from (`Q8Act::pack_tiles`).
     let padded = tiles * TILE;
     let planes = if wide { 2 } else { 1 };
-    assert!(x.tiled.bytes().len() >= padded * cols * planes && x.d.len() >= padded * nb);
+    assert!(x.tiled.len() >= padded * cols * planes && x.d.len() >= padded * nb);
     let done = rows / TILE * TILE;
     // One row tile decoded to the weight operand, [block][k][row][4], and its block
     // scales, [block][row].
     let mut lines = Lines::default();
-    lines.reserve_bytes(nb * WBLOCK);
-    let wt = lines.bytes_mut();
+    lines.resize(nb * WBLOCK, 0i8);
+    let wt = &mut lines[..];
     let mut dw = vec![0f32; nb * TILE];
     // Two blocks' 16 × 16 sums, each as [high digits, low digits].
     let mut c = OnLines([[[0i32; TILE * TILE]; 2]; 2]);
@@ -267,7 +267,7 @@ unsafe fn product(wt: &[i8], x: &Q8Act, tt: usize, b: usize, slot: usize, wide: 
     // The 16 token rows of block b, high digits then low (`Q8Act::pack_tiles`).
     let planes = if wide { 2 } else { 1 };
     let at = (tt * x.cols() / QK + b) * planes * TILE * QK;
-    let tiled = x.tiled.bytes();
+    let tiled = &x.tiled[..];
     assert!(wt.len() >= (b + 1) * WBLOCK && at + planes * TILE * QK <= tiled.len());
     macro_rules! go {
         ($tw:literal, $th:literal, $tl:literal) => {

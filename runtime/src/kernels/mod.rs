@@ -55,21 +55,21 @@ pub const ACT_BASE: i32 = 255;
 #[derive(Default)]
 pub struct Q8Act {
     /// Per-block scale, max|x| / ACT_MAX.
-    pub d: Vec<f32>,
+    pub d: Lines<f32>,
     /// High digits, in −127..=127 (never −128, so the x86 sign trick cannot overflow).
-    pub hi: Vec<i8>,
+    pub hi: Lines<i8>,
     /// Low digits, in −127..=127 (scratch when 8-bit: see `act_bits`).
-    pub lo: Vec<i8>,
+    pub lo: Lines<i8>,
     /// The values themselves as i16: 255·hi + lo, or hi when 8-bit (on the scale
     /// that holds the 255). Kernels with i16 × i16 products (x86 `madd`/`dpwssd`, wasm)
     /// form Σw·x in one pass instead of one per digit: the same integers, so the same
     /// sums.
-    pub v: Vec<i16>,
+    pub v: Lines<i16>,
     /// Per-block Σx (of the whole values), which q4_1's offset term needs.
-    pub s: Vec<i32>,
+    pub s: Lines<i32>,
     cols: usize,
     /// The digit planes in tile order, after `pack_tiles`.
-    pub tiled: Lines,
+    pub tiled: Lines<i8>,
     /// Rows quantized (the scales may hold more: `pack_tiles`).
     rows: usize,
     /// Whether `lo` is in use (`act_bits() == 16`).
@@ -175,21 +175,20 @@ impl Q8Act {
             &mut self.s,
         );
         self.wide = bits != 8;
-        self.v.clear();
+        self.v.resize(nb * QK, 0);
         if self.wide {
-            self.v.extend(
-                self.hi
-                    .iter()
-                    .zip(&self.lo)
-                    .map(|(&h, &l)| (ACT_BASE * h as i32 + l as i32) as i16),
-            );
+            for ((v, &h), &l) in self.v.iter_mut().zip(self.hi.iter()).zip(self.lo.iter()) {
+                *v = (ACT_BASE * h as i32 + l as i32) as i16;
+            }
         } else {
-            self.v.extend(self.hi.iter().map(|&h| h as i16));
+            for (v, &h) in self.v.iter_mut().zip(self.hi.iter()) {
+                *v = h as i16;
+            }
             // The values become hi on a 255 times coarser scale; Σx follows them.
             for ((s, d), hi) in self
                 .s
                 .iter_mut()
-                .zip(&mut self.d)
+                .zip(self.d.iter_mut())
                 .zip(self.hi.chunks_exact(QK))
             {
                 *s = hi.iter().map(|&h| h as i32).sum::<i32>();
@@ -224,8 +223,10 @@ impl Q8Act {
         let padded = n.next_multiple_of(GEMM_TILE);
         let planes = if self.wide { 2 } else { 1 };
         let len = padded * cols * planes;
-        self.tiled.reserve_bytes(len);
-        let tiled = self.tiled.bytes_mut();
+        if self.tiled.len() < len {
+            self.tiled.resize(len, 0);
+        }
+        let tiled = &mut self.tiled[..];
         if self.d.len() < padded * nb {
             self.d.resize(padded * nb, 0.0);
         }
@@ -466,33 +467,67 @@ impl<'a> Band<'a> {
     }
 }
 
-/// A byte buffer that starts on a cache line. Tile rows are 32 or 64 bytes: from an
-/// unaligned buffer every other row (or every row) would straddle two lines and cost
-/// two accesses.
-#[derive(Default)]
-pub struct Lines(Vec<Line>);
+/// A growable buffer of plain numbers that starts on a cache line (a `Vec` starts
+/// wherever malloc puts it, often 16 bytes past one). Kernels load 32 or 64 bytes at a
+/// time, and tile rows are 32 or 64 bytes: from a misaligned start every other such
+/// access (or every one) straddles two lines and costs two. Reads as a slice.
+pub struct Lines<T: Plain> {
+    lines: Vec<Line>,
+    len: usize,
+    _t: PhantomData<T>,
+}
 
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-struct Line([i8; 64]);
+struct Line([u8; 64]);
 
-impl Lines {
-    /// At least `len` bytes (whole lines; new bytes are zeros).
-    pub fn reserve_bytes(&mut self, len: usize) {
-        let lines = len.div_ceil(64);
-        if self.0.len() < lines {
-            self.0.resize(lines, Line([0; 64]));
+/// Numbers for which every bit pattern (and all zeros) is a value, whose size divides
+/// a line: what `Lines` may hold.
+pub trait Plain: Copy + 'static {}
+impl Plain for i8 {}
+impl Plain for i16 {}
+impl Plain for i32 {}
+impl Plain for f32 {}
+
+impl<T: Plain> Default for Lines<T> {
+    fn default() -> Self {
+        Lines {
+            lines: Vec::new(),
+            len: 0,
+            _t: PhantomData,
         }
     }
+}
 
-    pub fn bytes(&self) -> &[i8] {
-        // Safety: `Line` is 64 plain bytes with no padding.
-        unsafe { std::slice::from_raw_parts(self.0.as_ptr() as *const i8, 64 * self.0.len()) }
+impl<T: Plain> Lines<T> {
+    /// As `Vec::resize`: new elements are `value`, a shorter length keeps the memory.
+    pub fn resize(&mut self, len: usize, value: T) {
+        let per = 64 / std::mem::size_of::<T>();
+        let need = len.div_ceil(per);
+        if self.lines.len() < need {
+            self.lines.resize(need, Line([0; 64]));
+        }
+        let old = self.len;
+        self.len = len;
+        if len > old {
+            self[old..].fill(value);
+        }
     }
+}
 
-    pub fn bytes_mut(&mut self) -> &mut [i8] {
-        // Safety: as in `bytes`, and `&mut self` keeps the slice unique.
-        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr() as *mut i8, 64 * self.0.len()) }
+impl<T: Plain> std::ops::Deref for Lines<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // Safety: `resize` keeps len elements of T within the lines, T is plain (any
+        // bits are a value) and a line's alignment is a multiple of T's.
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr() as *const T, self.len) }
+    }
+}
+
+impl<T: Plain> std::ops::DerefMut for Lines<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // Safety: as in `deref`; `&mut self` keeps the slice unique.
+        unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr() as *mut T, self.len) }
     }
 }
 
@@ -578,7 +613,7 @@ pub fn active() -> &'static Kernels {
 
 #[cfg(test)]
 mod tests {
-    use super::Band;
+    use super::{Band, Lines};
 
     #[test]
     fn bands_cover_their_columns_once() {
@@ -602,6 +637,23 @@ mod tests {
         // No tokens: bands exist, nothing is written.
         let mut empty: Vec<f32> = Vec::new();
         assert_eq!(Band::new(&mut empty, 0, 10).split(4).count(), 3);
+    }
+
+    #[test]
+    fn lines_start_on_a_cache_line_and_resize_like_a_vec() {
+        let mut a: Lines<i16> = Lines::default();
+        assert!(a.is_empty());
+        a.resize(40, 7);
+        assert_eq!(a.as_ptr() as usize % 64, 0);
+        assert_eq!(&a[..], &[7i16; 40][..]);
+        a[3] = -1;
+        a.resize(5, 0);
+        assert_eq!(&a[..], &[7, 7, 7, -1, 7][..]);
+        a.resize(100, 2);
+        assert_eq!(a.len(), 100);
+        assert_eq!(&a[..5], &[7, 7, 7, -1, 7][..]);
+        assert!(a[5..].iter().all(|&v| v == 2));
+        assert_eq!(a.as_ptr() as usize % 64, 0);
     }
 
     #[test]

@@ -6,22 +6,32 @@ pub struct KvCache {
     pub capacity: usize,
     kv_heads: usize,
     head_dim: usize,
-    /// [layer][kv head][position][head_dim]
+    /// [layer][kv head][position][head_dim], from element `start` on: the first cache
+    /// line boundary (attention loads 32 bytes at a time, and from malloc's 16-byte
+    /// alignment every other load would straddle two lines). Plain zeroed `Vec`s, so
+    /// that the pages are mapped only as positions fill.
     k: Vec<f32>,
     v: Vec<f32>,
+    start: [usize; 2],
     /// Number of positions filled (the same for every layer between forward calls).
     pub len: usize,
 }
 
+/// f32s per cache line.
+const LINE: usize = 16;
+
 impl KvCache {
     pub fn new(layers: usize, capacity: usize, kv_heads: usize, head_dim: usize) -> KvCache {
         let n = layers * kv_heads * capacity * head_dim;
+        let (k, v) = (vec![0f32; n + LINE - 1], vec![0f32; n + LINE - 1]);
+        let start = [&k, &v].map(|b| b.as_ptr().align_offset(4 * LINE).min(LINE - 1));
         KvCache {
             capacity,
             kv_heads,
             head_dim,
-            k: vec![0.0; n],
-            v: vec![0.0; n],
+            k,
+            v,
+            start,
             len: 0,
         }
     }
@@ -35,8 +45,9 @@ impl KvCache {
         let hd = self.head_dim;
         for h in 0..self.kv_heads {
             let o = self.at(layer, h, pos);
-            self.k[o..o + hd].copy_from_slice(&k[h * hd..(h + 1) * hd]);
-            self.v[o..o + hd].copy_from_slice(&v[h * hd..(h + 1) * hd]);
+            let (ok, ov) = (self.start[0] + o, self.start[1] + o);
+            self.k[ok..ok + hd].copy_from_slice(&k[h * hd..(h + 1) * hd]);
+            self.v[ov..ov + hd].copy_from_slice(&v[h * hd..(h + 1) * hd]);
         }
     }
 
@@ -44,7 +55,8 @@ impl KvCache {
     pub fn head(&self, layer: usize, head: usize, n: usize) -> (&[f32], &[f32]) {
         let o = self.at(layer, head, 0);
         let len = n * self.head_dim;
-        (&self.k[o..o + len], &self.v[o..o + len])
+        let (ok, ov) = (self.start[0] + o, self.start[1] + o);
+        (&self.k[ok..ok + len], &self.v[ov..ov + len])
     }
 
     /// Forget everything after `n` positions (prefix reuse keeps the first `n`).
@@ -53,6 +65,27 @@ impl KvCache {
     }
 
     pub fn bytes(&self) -> usize {
-        (self.k.len() + self.v.len()) * 4
+        (self.k.len() + self.v.len() - 2 * (LINE - 1)) * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KvCache;
+
+    #[test]
+    fn heads_start_on_cache_lines_and_keep_what_was_stored() {
+        let mut c = KvCache::new(2, 5, 3, 64);
+        let k: Vec<f32> = (0..3 * 64).map(|i| i as f32).collect();
+        let v: Vec<f32> = k.iter().map(|x| -x).collect();
+        c.store(1, 4, &k, &v);
+        for h in 0..3 {
+            let (ks, vs) = c.head(1, h, 5);
+            assert_eq!(ks.as_ptr() as usize % 64, 0);
+            assert_eq!(vs.as_ptr() as usize % 64, 0);
+            assert_eq!(&ks[4 * 64..], &k[h * 64..(h + 1) * 64]);
+            assert_eq!(&vs[4 * 64..], &v[h * 64..(h + 1) * 64]);
+        }
+        assert_eq!(c.bytes(), 2 * 2 * 5 * 3 * 64 * 4);
     }
 }

@@ -9,6 +9,7 @@ pub mod weight;
 
 use crate::error::{Result, SlmError};
 use crate::format::manifest::Manifest;
+use crate::kernels::Lines;
 use crate::quant::DType;
 use config::ModelConfig;
 use kv_cache::KvCache;
@@ -59,30 +60,30 @@ pub struct Model {
 pub struct Scratch {
     batch: usize,
     /// [batch, hidden] residual stream, and its normalized / projected copy.
-    x: Vec<f32>,
-    xn: Vec<f32>,
+    x: Lines<f32>,
+    xn: Lines<f32>,
     /// [batch, q_dim], [batch, kv_dim], [batch, kv_dim], [batch, q_dim]
-    q: Vec<f32>,
-    k: Vec<f32>,
-    v: Vec<f32>,
-    att: Vec<f32>,
+    q: Lines<f32>,
+    k: Lines<f32>,
+    v: Lines<f32>,
+    att: Lines<f32>,
     /// [batch, intermediate]
-    gate: Vec<f32>,
-    up: Vec<f32>,
+    gate: Lines<f32>,
+    up: Lines<f32>,
     /// [batch, head_dim/2]
-    cos: Vec<f32>,
-    sin: Vec<f32>,
+    cos: Lines<f32>,
+    sin: Lines<f32>,
     /// [heads per KV head, capacity] attention scores of one KV head's query heads.
-    scores: Vec<f32>,
+    scores: Lines<f32>,
     /// [vocab] next-token logits of the last position.
     pub logits: Vec<f32>,
 }
 
-/// A zeroed buffer whose pages are already mapped: a `vec![0.0; n]` is mapped lazily,
-/// so the first forward pass would pay the page faults. (The opaque zero stops LLVM
-/// from turning the fill back into a lazily mapped zeroed allocation.)
-fn touched(n: usize) -> Vec<f32> {
-    let mut v = Vec::with_capacity(n);
+/// A zeroed buffer whose pages are already mapped (a `vec![0.0; n]` is mapped lazily,
+/// so the first forward pass would pay the page faults), starting on a cache line (the
+/// kernels load 32 or 64 bytes at a time).
+fn touched(n: usize) -> Lines<f32> {
+    let mut v = Lines::default();
     v.resize(n, std::hint::black_box(0.0));
     v
 }
