@@ -1,6 +1,7 @@
 //! Diagnostic: what Intel AMX tile instructions cost on this machine, in TSC ticks per
-//! iteration (best of 20 runs), for the sequences `kernels/amx.rs` issues per 16 × 16 ×
-//! 32 block: how long a `tdpbssd` takes and whether its depth K matters, what the tile
+//! iteration (best of 20 runs), for the sequences `kernels/amx.rs` issued per 16 × 16 ×
+//! 32 block before its operands swapped (weights as A, activation digits as B; the
+//! counts of loads, products and stores are the same today): how long a `tdpbssd` takes and whether its depth K matters, what the tile
 //! loads, zeroings and stores add, and how much of the epilogue's AVX-512 work overlaps
 //! with them. On the shared 2-vCPU Xeon the figures moved by 2× from one minute to the
 //! next (other tenants share the host), so compare the lines of one

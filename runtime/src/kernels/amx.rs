@@ -123,7 +123,11 @@ pub(super) unsafe fn gemm(
     let wide = x.wide();
     assert!(x.cols() == cols && y.tokens() == n && y.rows() >= rows);
     assert!(row_bytes * rows == w.len() && nb * QK == cols);
-    // Whole tiles of tokens to load from (`Q8Act::pack_tiles`).
+    // Whole tiles of tokens to load from, packed from this very activation.
+    assert!(
+        x.packed(),
+        "Q8Act::pack_tiles must run before a tile product"
+    );
     let padded = tiles * TILE;
     let planes = if wide { 2 } else { 1 };
     assert!(x.tiled.len() >= padded * cols * planes && x.d.len() >= padded * nb);
@@ -133,7 +137,8 @@ pub(super) unsafe fn gemm(
     let mut lines = Lines::default();
     lines.resize(nb * WBLOCK, 0i8);
     let wt = &mut lines[..];
-    let mut dw = vec![0f32; nb * TILE];
+    let mut dw = Lines::default();
+    dw.resize(nb * TILE, 0f32);
     // Two blocks' 16 × 16 sums, each as [high digits, low digits].
     let mut c = OnLines([[[0i32; TILE * TILE]; 2]; 2]);
     let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
@@ -148,7 +153,8 @@ pub(super) unsafe fn gemm(
         if interleaved {
             // Two interleaved groups of 8 rows.
             for (h, g) in tile_rows.chunks_exact(GROUP * row_bytes).enumerate() {
-                decode_group(dtype, g, nb, h, wt, &mut dw);
+                // Safety: this function's features include decode_group's.
+                unsafe { decode_group(dtype, g, nb, h, wt, &mut dw) };
             }
         } else {
             for (r, row) in tile_rows.chunks_exact(row_bytes).enumerate() {
@@ -249,7 +255,7 @@ unsafe fn tile<const WIDE: bool>(
             });
         }
     }
-    // `reduce8` for 16 rows at once.
+    // `reduce8` per token, a vector of its 16 rows at once.
     std::array::from_fn(|t| {
         let l = |k: usize| _mm512_loadu_ps(lanes[k][t].as_ptr());
         _mm512_add_ps(
@@ -309,7 +315,7 @@ unsafe fn product(wt: &[i8], x: &Q8Act, tt: usize, b: usize, slot: usize, wide: 
     }
 }
 
-/// Store the sum tiles of `slot` into `c` ([high, low], 16 rows of 16 i32 each; the
+/// Store the sum tiles of `slot` into `c` ([high, low], 16 tokens × 16 rows' i32; the
 /// low one only when `wide`).
 #[inline]
 unsafe fn store(slot: usize, c: &mut [[i32; TILE * TILE]; 2], wide: bool) {
@@ -329,7 +335,8 @@ unsafe fn store(slot: usize, c: &mut [[i32; TILE * TILE]; 2], wide: bool) {
 
 /// Row r (0..16) of a row tile, as stored (not interleaved), into the weight operand
 /// `wt` (weight j of block b at [b][j / 4][r][j % 4]; q4_0: nibble − 8) and its scales
-/// into `dw` ([block][row]). Only for rows that are not whole groups of 8, so plain.
+/// into `dw` ([block][row]). Only for matrices whose row count is not a multiple of 8
+/// (`Weight::new` interleaves all rows or none), so plain.
 #[inline(always)]
 fn decode_row(dtype: DType, row: &[u8], r: usize, wt: &mut [i8], dw: &mut [f32]) {
     let bs = dtype.block().1;
@@ -349,8 +356,11 @@ fn decode_row(dtype: DType, row: &[u8], r: usize, wt: &mut [i8], dw: &mut [f32])
 /// operand `wt` and its scales into `dw` (as `decode_row`). Chunk c of a block holds
 /// each row's payload bytes 2c and 2c + 1, so interleaving the 16-bit units of chunks
 /// 2k and 2k + 1 gives bytes 4k..4k + 4 of rows 0..4, then of rows 4..8: operand row k.
+///
+/// Safety: the CPU must have AVX2 and F16C (`gemm`, whose features include them, is
+/// the caller).
 #[inline(always)]
-fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8], dw: &mut [f32]) {
+unsafe fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8], dw: &mut [f32]) {
     let bs = dtype.block().1;
     assert!(g.len() == GROUP * bs * nb && wt.len() >= nb * WBLOCK && dw.len() >= nb * TILE);
     assert!(h < 2);
@@ -387,6 +397,104 @@ fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8], dw: 
                         let v = [_mm_unpacklo_epi16(p, q), _mm_unpackhi_epi16(p, q)];
                         put(out, k, v.map(low));
                         put(out, k + 4, v.map(high));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::interleave8;
+    use crate::quant;
+
+    /// `tdpbssd` on plain integers: activation rows (16 tokens × 32 digits, 32 apart)
+    /// times the weight operand ([k][row][4]).
+    fn tile_product(a: &[i8], w: &[i8]) -> [[i32; TILE]; TILE] {
+        std::array::from_fn(|t| {
+            std::array::from_fn(|r| {
+                (0..QK)
+                    .map(|j| a[t * QK + j] as i32 * w[j / 4 * 64 + 4 * r + j % 4] as i32)
+                    .sum()
+            })
+        })
+    }
+
+    /// The layouts alone, without AMX (so that any x86 machine with AVX2 checks them):
+    /// `pack_tiles`' activation tiles times `decode_group`'s or `decode_row`'s weight
+    /// operand, multiplied as `tdpbssd` does, give every block's exact Σw·x, and the
+    /// decoded scales are the stored ones.
+    #[test]
+    fn packed_operands_multiply_to_the_block_sums() {
+        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")) {
+            return;
+        }
+        let (cols, n) = (96, 20); // 3 blocks; a whole token tile and a partial one
+        let nb = cols / QK;
+        let mut seed = 7u64;
+        let mut f = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+        };
+        for dtype in [DType::Q8_0, DType::Q4_0] {
+            for interleaved in [false, true] {
+                let wf: Vec<f32> = (0..TILE * cols).map(|_| f()).collect();
+                let mut bytes = Vec::new();
+                quant::quantize(dtype, &wf, &mut bytes);
+                let stored = bytes.clone();
+                let (bs, row_bytes) = (dtype.block().1, bytes.len() / TILE);
+                let mut wt = vec![0i8; nb * WBLOCK];
+                let mut dw = vec![0f32; nb * TILE];
+                if interleaved {
+                    interleave8(dtype, &mut bytes, row_bytes);
+                    for (h, g) in bytes.chunks_exact(GROUP * row_bytes).enumerate() {
+                        // Safety: AVX2 and F16C were just detected.
+                        unsafe { decode_group(dtype, g, nb, h, &mut wt, &mut dw) };
+                    }
+                } else {
+                    for (r, row) in bytes.chunks_exact(row_bytes).enumerate() {
+                        decode_row(dtype, row, r, &mut wt, &mut dw);
+                    }
+                }
+                // Row r's weight j of block b, as stored.
+                let weight = |r: usize, b: usize, j: usize| -> i32 {
+                    let blk = &stored[r * row_bytes + b * bs..][..bs];
+                    match dtype {
+                        DType::Q8_0 => blk[2 + j] as i8 as i32,
+                        _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
+                    }
+                };
+                let xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();
+                let mut x = Q8Act::default();
+                x.quantize_bits(&xf, cols, 16);
+                x.pack_tiles();
+                for tt in 0..n.div_ceil(TILE) {
+                    for b in 0..nb {
+                        let at = (tt * nb + b) * 2 * TILE * QK;
+                        let w = &wt[b * WBLOCK..(b + 1) * WBLOCK];
+                        let h = tile_product(&x.tiled[at..], w);
+                        let l = tile_product(&x.tiled[at + TILE * QK..], w);
+                        for t in 0..TILE.min(n - tt * TILE) {
+                            let v = &x.row(tt * TILE + t).v[QK * b..QK * (b + 1)];
+                            for r in 0..TILE {
+                                let want: i32 =
+                                    (0..QK).map(|j| weight(r, b, j) * v[j] as i32).sum();
+                                assert_eq!(
+                                    255 * h[t][r] + l[t][r],
+                                    want,
+                                    "{dtype:?} interleaved {interleaved} token {t} row {r} block {b}"
+                                );
+                            }
+                        }
+                        for r in 0..TILE {
+                            let blk = &stored[r * row_bytes + b * bs..];
+                            let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
+                            assert_eq!(dw[b * TILE + r], d, "{dtype:?} scale {r} {b}");
+                        }
                     }
                 }
             }

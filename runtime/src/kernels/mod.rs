@@ -69,7 +69,10 @@ pub struct Q8Act {
     pub s: Lines<i32>,
     cols: usize,
     /// The digit planes in tile order, after `pack_tiles`.
-    pub tiled: Lines<i8>,
+    pub(crate) tiled: Lines<i8>,
+    /// Whether `tiled` holds this quantization's digits (`pack_tiles` since the last
+    /// `quantize`).
+    packed: bool,
     /// Rows quantized (the scales may hold more: `pack_tiles`).
     rows: usize,
     /// Whether `lo` is in use (`act_bits() == 16`).
@@ -163,6 +166,7 @@ impl Q8Act {
         let nb = x.len() / QK;
         self.cols = cols;
         self.rows = x.len() / cols.max(1);
+        self.packed = false;
         self.d.resize(nb, 0.0);
         self.s.resize(nb, 0);
         self.hi.resize(nb * QK, 0);
@@ -242,6 +246,12 @@ impl Q8Act {
                 }
             }
         }
+        self.packed = true;
+    }
+
+    /// Whether `pack_tiles` ran since the last quantization.
+    pub fn packed(&self) -> bool {
+        self.packed
     }
 
     pub fn row(&self, t: usize) -> Q8Row<'_> {
@@ -483,11 +493,14 @@ struct Line([u8; 64]);
 
 /// Numbers for which every bit pattern (and all zeros) is a value, whose size divides
 /// a line: what `Lines` may hold.
-pub trait Plain: Copy + 'static {}
-impl Plain for i8 {}
-impl Plain for i16 {}
-impl Plain for i32 {}
-impl Plain for f32 {}
+///
+/// Safety: an implementer must be such a type (the four below are).
+pub unsafe trait Plain: Copy + 'static {}
+// Safety: plain numbers of 1, 2 and 4 bytes.
+unsafe impl Plain for i8 {}
+unsafe impl Plain for i16 {}
+unsafe impl Plain for i32 {}
+unsafe impl Plain for f32 {}
 
 impl<T: Plain> Default for Lines<T> {
     fn default() -> Self {
@@ -502,6 +515,7 @@ impl<T: Plain> Default for Lines<T> {
 impl<T: Plain> Lines<T> {
     /// As `Vec::resize`: new elements are `value`, a shorter length keeps the memory.
     pub fn resize(&mut self, len: usize, value: T) {
+        const { assert!(std::mem::size_of::<T>() > 0 && 64 % std::mem::size_of::<T>() == 0) };
         let per = 64 / std::mem::size_of::<T>();
         let need = len.div_ceil(per);
         if self.lines.len() < need {

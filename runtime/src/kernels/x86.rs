@@ -18,7 +18,8 @@ pub(super) fn available() -> Vec<&'static Kernels> {
     // each, and the loop is near the memory bound anyway). SLM_KERNEL=avx512 selects it.
     // AVX-VNNI first where present: `vpdpbusd` does maddubs + madd + add in one
     // instruction with the same exact i32 lane sums, so the results do not change.
-    // AMX where the OS grants it: the VNNI dots plus tile products for prefill.
+    // AMX where the OS grants it: the VNNI dots plus tile products for prefill, and
+    // the AVX-512 activation quantizer (so it needs AVX512BW too).
     let avx512 =
         avx2 && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
     if avx512 && is_x86_feature_detected!("avxvnni") && super::amx::usable() {

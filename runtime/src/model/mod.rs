@@ -81,7 +81,8 @@ pub struct Scratch {
 
 /// A zeroed buffer whose pages are already mapped (a `vec![0.0; n]` is mapped lazily,
 /// so the first forward pass would pay the page faults), starting on a cache line (the
-/// kernels load 32 or 64 bytes at a time).
+/// kernels load 32 or 64 bytes at a time). The opaque zero stops LLVM from turning the
+/// fill back into a lazily mapped zeroed allocation.
 fn touched(n: usize) -> Lines<f32> {
     let mut v = Lines::default();
     v.resize(n, std::hint::black_box(0.0));

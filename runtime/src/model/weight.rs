@@ -249,7 +249,8 @@ thread_local! {
 }
 
 /// Products of several weights with one input (q/k/v, gate/up): `x` is `n × cols`
-/// row-major, each output `n × rows`. The input is quantized once for the whole group.
+/// row-major, each output `n × rows`. The input is quantized (and packed for a tile
+/// kernel) once for the whole group.
 pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, threads: usize) {
     let Some(cols) = group.first().map(|(w, _)| w.cols) else {
         return;
@@ -261,7 +262,11 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
         if quantized {
             b.act.quantize(x, cols);
         }
-        if n > 1 && quantized && k.gemm.is_some() {
+        // Only the types a tile kernel takes are worth packing for.
+        let tiled = group
+            .iter()
+            .any(|(w, _)| matches!(w.dtype, DType::Q8_0 | DType::Q4_0));
+        if n > 1 && tiled && k.gemm.is_some() {
             b.act.pack_tiles();
         }
         for (w, y) in group.iter_mut() {
