@@ -494,7 +494,8 @@ struct Line([u8; 64]);
 /// Numbers for which every bit pattern (and all zeros) is a value, whose size divides
 /// a line: what `Lines` may hold.
 ///
-/// Safety: an implementer must be such a type (the four below are).
+/// # Safety
+/// An implementer must be such a type (the four below are).
 pub unsafe trait Plain: Copy + 'static {}
 // Safety: plain numbers of 1, 2 and 4 bytes.
 unsafe impl Plain for i8 {}
