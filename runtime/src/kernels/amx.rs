@@ -183,7 +183,7 @@ macro_rules! each_token {
         each_token!(@ $t $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
     };
     (@ $t:ident $body:block; $($i:literal)*) => {
-        $( { let $t: usize = $i; $body } )*
+        $( { #[allow(non_upper_case_globals)] const $t: usize = $i; $body } )*
     };
 }
 
@@ -208,9 +208,9 @@ unsafe fn tile<const WIDE: bool>(
     lanes: &mut [[[f32; TILE]; TILE]; 8],
 ) -> [__m512; TILE] {
     let nb = order.len();
-    assert!(dw.len() >= nb * TILE && x.d.len() >= (tt + 1) * TILE * nb);
+    assert!(dw.len() >= nb * TILE && x.tiled_d.len() >= (tt + 1) * TILE * nb);
     // The 16 tokens' scales of block b are nb apart.
-    let dx = x.d.as_ptr().add(tt * TILE * nb);
+    let dx = x.tiled_d.as_ptr().add(tt * TILE * nb);
     let blk = |i: usize| order[i];
     product(wt, x, tt, blk(0), 0, WIDE);
     if nb > 1 {
@@ -228,9 +228,17 @@ unsafe fn tile<const WIDE: bool>(
         }
         let cb = &c[i % 2];
         let dwb = _mm512_loadu_ps(dw.as_ptr().add(b * TILE));
+        let dxv = _mm512_loadu_ps(dx.add(b * TILE));
+        let mut quad = _mm512_setzero_ps();
         each_token!(t => {
             // isum · (d_w · d_x), then added: the scalar reference's arithmetic.
-            let scale = _mm512_mul_ps(dwb, _mm512_set1_ps(*dx.add(t * nb + b)));
+            // d_x of token t, spread over the row lanes: lane t % 4 of 128-bit lane
+            // t / 4 (shuffles, not 16 broadcast loads: loads are what this loop is
+            // short of).
+            if t % 4 == 0 {
+                quad = _mm512_shuffle_f32x4::<{ (t / 4 * 0x55) as i32 }>(dxv, dxv);
+            }
+            let scale = _mm512_mul_ps(dwb, _mm512_shuffle_ps::<{ (t % 4 * 0x55) as i32 }>(quad, quad));
             let ld = |p: &[i32; TILE * TILE]| {
                 _mm512_loadu_si512(p.as_ptr().add(t * TILE) as *const _)
             };
@@ -425,7 +433,7 @@ mod tests {
     /// The layouts alone, without AMX (so that any x86 machine with AVX2 checks them):
     /// `pack_tiles`' activation tiles times `decode_group`'s or `decode_row`'s weight
     /// operand, multiplied as `tdpbssd` does, give every block's exact Σw·x, and the
-    /// decoded scales are the stored ones.
+    /// decoded and packed scales are the stored ones.
     #[test]
     fn packed_operands_multiply_to_the_block_sums() {
         if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")) {
@@ -479,6 +487,8 @@ mod tests {
                         let h = tile_product(&x.tiled[at..], w);
                         let l = tile_product(&x.tiled[at + TILE * QK..], w);
                         for t in 0..TILE.min(n - tt * TILE) {
+                            let d = x.row(tt * TILE + t).d[b];
+                            assert_eq!(x.tiled_d[(tt * nb + b) * TILE + t], d, "scale {t} {b}");
                             let v = &x.row(tt * TILE + t).v[QK * b..QK * (b + 1)];
                             for r in 0..TILE {
                                 let want: i32 =

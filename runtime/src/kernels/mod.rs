@@ -70,6 +70,9 @@ pub struct Q8Act {
     cols: usize,
     /// The digit planes in tile order, after `pack_tiles`.
     pub(crate) tiled: Lines<i8>,
+    /// The scales in tile order, after `pack_tiles`: for each tile of 16 token rows
+    /// and each block, the 16 rows' scales.
+    pub(crate) tiled_d: Lines<f32>,
     /// Whether `tiled` holds this quantization's digits (`pack_tiles` since the last
     /// `quantize`).
     packed: bool,
@@ -234,11 +237,15 @@ impl Q8Act {
         if self.d.len() < padded * nb {
             self.d.resize(padded * nb, 0.0);
         }
+        if self.tiled_d.len() < padded * nb {
+            self.tiled_d.resize(padded * nb, 0.0);
+        }
         for t in 0..n {
             let (tile, r) = (t / GEMM_TILE, t % GEMM_TILE);
             for b in 0..nb {
                 let at = ((tile * nb + b) * planes * GEMM_TILE + r) * QK;
                 let src = t * cols + QK * b;
+                self.tiled_d[(tile * nb + b) * GEMM_TILE + r] = self.d[t * nb + b];
                 tiled[at..at + QK].copy_from_slice(&self.hi[src..src + QK]);
                 if self.wide {
                     let at = at + GEMM_TILE * QK;
