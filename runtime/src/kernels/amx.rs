@@ -235,7 +235,7 @@ unsafe fn tile<const WIDE: bool>(
             // d_x of token t, spread over the row lanes: lane t % 4 of 128-bit lane
             // t / 4 (shuffles, not 16 broadcast loads: loads are what this loop is
             // short of).
-            if t % 4 == 0 {
+            if t.is_multiple_of(4) {
                 quad = _mm512_shuffle_f32x4::<{ (t / 4 * 0x55) as i32 }>(dxv, dxv);
             }
             let scale = _mm512_mul_ps(dwb, _mm512_shuffle_ps::<{ (t % 4 * 0x55) as i32 }>(quad, quad));
