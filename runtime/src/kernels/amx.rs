@@ -130,7 +130,7 @@ pub(super) unsafe fn gemm(
     );
     let padded = tiles * TILE;
     let planes = if wide { 2 } else { 1 };
-    assert!(x.tiled.len() >= padded * cols * planes && x.d.len() >= padded * nb);
+    assert!(x.tiled.len() >= padded * cols * planes && x.tiled_d.len() >= padded * nb);
     let done = rows / TILE * TILE;
     // One row tile decoded to the weight operand, [block][k][row][4], and its block
     // scales, [block][row].
@@ -209,7 +209,7 @@ unsafe fn tile<const WIDE: bool>(
 ) -> [__m512; TILE] {
     let nb = order.len();
     assert!(dw.len() >= nb * TILE && x.tiled_d.len() >= (tt + 1) * TILE * nb);
-    // The 16 tokens' scales of block b are nb apart.
+    // The 16 tokens' scales of each block, side by side (`Q8Act::pack_tiles`).
     let dx = x.tiled_d.as_ptr().add(tt * TILE * nb);
     let blk = |i: usize| order[i];
     product(wt, x, tt, blk(0), 0, WIDE);

@@ -76,7 +76,7 @@ pub struct Q8Act {
     /// Whether `tiled` holds this quantization's digits (`pack_tiles` since the last
     /// `quantize`).
     packed: bool,
-    /// Rows quantized (the scales may hold more: `pack_tiles`).
+    /// Rows quantized.
     rows: usize,
     /// Whether `lo` is in use (`act_bits() == 16`).
     wide: bool,
@@ -219,9 +219,10 @@ impl Q8Act {
         self.wide
     }
 
-    /// Copy the digit planes into `tiled` for a tile kernel and extend the scales to
-    /// whole `GEMM_TILE`s of rows: for each tile of 16 token rows and each block, the 16
-    /// rows' 32 high digits (512 bytes), then their 32 low digits when 16-bit. A tile
+    /// Copy the digit planes into `tiled` and the scales into `tiled_d` for a tile
+    /// kernel, in whole `GEMM_TILE`s of rows: for each tile of 16 token rows and each
+    /// block, the 16 rows' 32 high digits (512 bytes), then their 32 low digits when
+    /// 16-bit. A tile
     /// operand is then 512 contiguous bytes, which the hardware streams far better than
     /// 16 rows `cols` apart. The padding rows are zeros or an earlier call's (the
     /// kernel ignores their results).
@@ -234,9 +235,6 @@ impl Q8Act {
             self.tiled.resize(len, 0);
         }
         let tiled = &mut self.tiled[..];
-        if self.d.len() < padded * nb {
-            self.d.resize(padded * nb, 0.0);
-        }
         if self.tiled_d.len() < padded * nb {
             self.tiled_d.resize(padded * nb, 0.0);
         }
@@ -319,6 +317,21 @@ pub fn round_to_act(v: f32) -> i32 {
     let t: i32 = unsafe { c.to_int_unchecked() }; // toward zero
     let frac = c - t as f32;
     t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32
+}
+
+/// A block's scale and its inverse from its largest magnitude: d = amax / ACT_MAX, or
+/// NaN if the block has a NaN (which must reach the output as it would without
+/// quantization), and 1/d, or 0 where d is 0 or not finite (so that x/d becomes 0).
+/// Every quantizer takes both from here.
+#[inline(always)]
+pub fn act_scale(amax: f32, nan: bool) -> (f32, f32) {
+    let d = if nan { f32::NAN } else { amax / ACT_MAX as f32 };
+    let id = if d != 0.0 && d.is_finite() {
+        1.0 / d
+    } else {
+        0.0
+    };
+    (d, id)
 }
 
 /// Quantizes whole blocks of 32: `(x, d, hi, lo, s)` writes each block's scale

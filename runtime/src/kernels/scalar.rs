@@ -1,7 +1,7 @@
 //! Portable reference kernels. Every SIMD path reproduces these results bit for bit:
 //! the per-block integer sums, the f32 products and the order of the additions.
 
-use super::{round_to_act, split_act, Q8Row, ACT_MAX, QK};
+use super::{act_scale, round_to_act, split_act, Q8Row, QK};
 use half::f16;
 
 #[inline]
@@ -58,13 +58,7 @@ pub fn quantize(x: &[f32], d: &mut [f32], hi: &mut [i8], lo: &mut [i8], s: &mut 
             }
         }
         let amax = m.iter().fold(0f32, |x, &y| if y > x { y } else { x });
-        // A NaN must reach the output as it would without quantization.
-        let di = if nan { f32::NAN } else { amax / ACT_MAX as f32 };
-        let id = if di != 0.0 && di.is_finite() {
-            1.0 / di
-        } else {
-            0.0
-        };
+        let (di, id) = act_scale(amax, nan);
         let mut sum = 0i32;
         let r = i * QK..(i + 1) * QK;
         for ((h, l), &v) in hi[r.clone()].iter_mut().zip(&mut lo[r]).zip(xs) {

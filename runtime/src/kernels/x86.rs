@@ -595,12 +595,8 @@ mod avx2 {
                 _mm256_max_ps(a[0], a[1]),
                 _mm256_max_ps(a[2], a[3]),
             ));
-            let di = if nan { f32::NAN } else { amax / ACT_MAX as f32 };
-            let id = _mm256_set1_ps(if di != 0.0 && di.is_finite() {
-                1.0 / di
-            } else {
-                0.0
-            });
+            let (di, id) = super::super::act_scale(amax, nan);
+            let id = _mm256_set1_ps(id);
             let r = v.map(|v| {
                 let y = _mm256_mul_ps(v, id);
                 // NaN → 0, else clamped to ±ACT_MAX (so the truncation below is exact).
@@ -903,12 +899,8 @@ mod avx512 {
                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)),
             );
             let amax = avx2::max8(m);
-            let di = if nan { f32::NAN } else { amax / ACT_MAX as f32 };
-            let id = _mm512_set1_ps(if di != 0.0 && di.is_finite() {
-                1.0 / di
-            } else {
-                0.0
-            });
+            let (di, id) = super::super::act_scale(amax, nan);
+            let id = _mm512_set1_ps(id);
             let r = v.map(|v| {
                 let y = _mm512_mul_ps(v, id);
                 // NaN → 0, else clamped to ±ACT_MAX (so the truncation below is exact).

@@ -72,7 +72,7 @@ impl Weight {
             WeightData::Blocks(b) if self.interleaved => {
                 let group = &b[r / GROUP * GROUP * self.row_bytes..][..GROUP * self.row_bytes];
                 let bs = self.dtype.block().1;
-                let mut blk = [0u8; 34];
+                let mut blk = [0u8; 2 + QK]; // the largest block, q8_0's
                 for (i, o) in out.chunks_exact_mut(QK).enumerate() {
                     kernels::deinterleave_block(self.dtype, group, i, r % GROUP, &mut blk);
                     quant::dequantize(self.dtype, &blk[..bs], o);
@@ -179,13 +179,11 @@ impl Weight {
             if let (WeightData::Blocks(b), true) = (&self.data, self.interleaved) {
                 // Group by group, every token: the group's bytes stay in cache.
                 let rows8 = k.rows8.expect("interleaved only where rows8 exists");
-                row.resize(GROUP, 0f32);
                 for i in (done..rows).step_by(GROUP) {
                     let r = first + i;
                     let w = &b[r * self.row_bytes..(r + GROUP) * self.row_bytes];
                     for t in 0..n {
-                        rows8(self.dtype, w, &act.row(t), &mut row);
-                        out.span(t, i, GROUP).copy_from_slice(&row);
+                        rows8(self.dtype, w, &act.row(t), out.span(t, i, GROUP));
                     }
                 }
                 done = rows;
