@@ -515,9 +515,10 @@ struct Line([u8; 64]);
 /// a line: what `Lines` may hold.
 ///
 /// # Safety
-/// An implementer must be such a type (the four below are).
+/// An implementer must be such a type (the five below are).
 pub unsafe trait Plain: Copy + 'static {}
 // Safety: plain numbers of 1, 2 and 4 bytes.
+unsafe impl Plain for u8 {}
 unsafe impl Plain for i8 {}
 unsafe impl Plain for i16 {}
 unsafe impl Plain for i32 {}

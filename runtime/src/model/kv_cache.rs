@@ -2,36 +2,30 @@
 //! `head_dim` floats. Head-major, so that attention streams one head's keys (and then
 //! its values) from contiguous memory.
 
+use crate::model::pages::Pages;
+
 pub struct KvCache {
     pub capacity: usize,
     kv_heads: usize,
     head_dim: usize,
-    /// [layer][kv head][position][head_dim], from element `start` on: the first cache
-    /// line boundary (attention loads 32 bytes at a time, and from malloc's 16-byte
-    /// alignment every other load would straddle two lines). Plain zeroed `Vec`s, so
-    /// that the pages are mapped only as positions fill.
-    k: Vec<f32>,
-    v: Vec<f32>,
-    start: [usize; 2],
+    /// [layer][kv head][position][head_dim], in `Pages`: mapped only as positions fill,
+    /// starting on a cache line (attention loads 32 bytes at a time), and on huge pages
+    /// where the OS has them (attention streams every cached key and value per token).
+    k: Pages<f32>,
+    v: Pages<f32>,
     /// Number of positions filled (the same for every layer between forward calls).
     pub len: usize,
 }
 
-/// f32s per cache line.
-const LINE: usize = 16;
-
 impl KvCache {
     pub fn new(layers: usize, capacity: usize, kv_heads: usize, head_dim: usize) -> KvCache {
         let n = layers * kv_heads * capacity * head_dim;
-        let (k, v) = (vec![0f32; n + LINE - 1], vec![0f32; n + LINE - 1]);
-        let start = [&k, &v].map(|b| b.as_ptr().align_offset(4 * LINE).min(LINE - 1));
         KvCache {
             capacity,
             kv_heads,
             head_dim,
-            k,
-            v,
-            start,
+            k: Pages::zeroed(n),
+            v: Pages::zeroed(n),
             len: 0,
         }
     }
@@ -45,9 +39,8 @@ impl KvCache {
         let hd = self.head_dim;
         for h in 0..self.kv_heads {
             let o = self.at(layer, h, pos);
-            let (ok, ov) = (self.start[0] + o, self.start[1] + o);
-            self.k[ok..ok + hd].copy_from_slice(&k[h * hd..(h + 1) * hd]);
-            self.v[ov..ov + hd].copy_from_slice(&v[h * hd..(h + 1) * hd]);
+            self.k[o..o + hd].copy_from_slice(&k[h * hd..(h + 1) * hd]);
+            self.v[o..o + hd].copy_from_slice(&v[h * hd..(h + 1) * hd]);
         }
     }
 
@@ -55,8 +48,7 @@ impl KvCache {
     pub fn head(&self, layer: usize, head: usize, n: usize) -> (&[f32], &[f32]) {
         let o = self.at(layer, head, 0);
         let len = n * self.head_dim;
-        let (ok, ov) = (self.start[0] + o, self.start[1] + o);
-        (&self.k[ok..ok + len], &self.v[ov..ov + len])
+        (&self.k[o..o + len], &self.v[o..o + len])
     }
 
     /// Forget everything after `n` positions (prefix reuse keeps the first `n`).
@@ -65,7 +57,7 @@ impl KvCache {
     }
 
     pub fn bytes(&self) -> usize {
-        (self.k.len() + self.v.len() - 2 * (LINE - 1)) * 4
+        (self.k.len() + self.v.len()) * 4
     }
 }
 

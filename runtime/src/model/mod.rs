@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod kv_cache;
+pub mod pages;
 pub mod rope;
 pub mod weight;
 
@@ -13,8 +14,10 @@ use crate::kernels::Lines;
 use crate::quant::DType;
 use config::ModelConfig;
 use kv_cache::KvCache;
+use pages::Pages;
 use rope::Rope;
-use weight::{matmul_group, Weight};
+use std::sync::Arc;
+use weight::{matmul_group, Stored, Weight, WeightData};
 
 pub struct Layer {
     /// [hidden]
@@ -134,26 +137,82 @@ fn add_bias(x: &mut [f32], b: &Option<Vec<f32>>) {
 
 type ReadTensor<'a> = dyn FnMut(&str) -> Result<Vec<u8>> + 'a;
 
-fn load_weight(
+/// The weight matrices named in `specs` (name, rows, cols), in that order. Block
+/// weights (q8_0, q4_0, …) go into one `Pages` region, each at a cache line, in the
+/// order of `specs`: given in the order a forward pass reads them, decode streams one
+/// region, on huge pages where the OS has them, from start to end, and `rows8`'s
+/// prefetch runs on from one matrix into the next instead of into unrelated memory.
+/// One tensor is read at a time and freed once copied, so memory holds the model plus
+/// one matrix.
+fn load_weights(
     m: &Manifest,
     read: &mut ReadTensor,
-    name: &str,
-    rows: usize,
-    cols: usize,
-) -> Result<Weight> {
-    let t = m
-        .tensor(name)
-        .ok_or_else(|| SlmError::malformed(".slm", format!("tensor {name} is missing")))?;
-    if t.shape != [rows as u64, cols as u64] {
-        return Err(SlmError::malformed(
-            ".slm",
-            format!(
-                "tensor {name} has shape {:?}, expected [{rows}, {cols}]",
-                t.shape
-            ),
-        ));
+    specs: &[(String, usize, usize)],
+) -> Result<Vec<Weight>> {
+    let mut entries = Vec::with_capacity(specs.len());
+    for (name, rows, cols) in specs {
+        let t = m
+            .tensor(name)
+            .ok_or_else(|| SlmError::malformed(".slm", format!("tensor {name} is missing")))?;
+        if t.shape != [*rows as u64, *cols as u64] {
+            return Err(SlmError::malformed(
+                ".slm",
+                format!(
+                    "tensor {name} has shape {:?}, expected [{rows}, {cols}]",
+                    t.shape
+                ),
+            ));
+        }
+        entries.push(t);
     }
-    Weight::new(t.dtype, rows, cols, read(name)?)
+    // Each tensor's place, as stored; f32 ones, decoded to their own buffers, leave
+    // theirs unused (never touched, so never mapped).
+    let mut places = Vec::with_capacity(entries.len());
+    let mut end = 0usize;
+    for t in &entries {
+        let start = end;
+        end = usize::try_from(t.length)
+            .ok()
+            .and_then(|n| start.checked_add(n.next_multiple_of(64)))
+            .ok_or_else(|| SlmError::malformed(".slm", "tensor sizes overflow memory"))?;
+        places.push(start..start + t.length as usize);
+    }
+    let mut pages = Pages::<u8>::zeroed(end);
+    // Read in file order (the largest tensor, the embedding, usually comes first, while
+    // little of the region is filled yet).
+    let mut by_offset: Vec<usize> = (0..specs.len()).collect();
+    by_offset.sort_by_key(|&k| entries[k].offset);
+    let mut placed: Vec<Option<(Weight, bool)>> = (0..specs.len()).map(|_| None).collect();
+    for k in by_offset {
+        let ((name, rows, cols), t, r) = (&specs[k], entries[k], &places[k]);
+        let mut w = Weight::new(t.dtype, *rows, *cols, read(name)?)?;
+        let mut shared = false;
+        if let WeightData::Blocks(b) = &w.data {
+            if b.len() != r.len() {
+                return Err(SlmError::malformed(
+                    ".slm",
+                    format!("tensor {name} does not match its manifest length"),
+                ));
+            }
+            pages[r.clone()].copy_from_slice(b);
+            // Freed here, before the next tensor is read; `Shared` below.
+            w.data = WeightData::Blocks(Stored::Own(Vec::new()));
+            shared = true;
+        }
+        placed[k] = Some((w, shared));
+    }
+    let pages = Arc::new(pages);
+    Ok(placed
+        .into_iter()
+        .zip(places)
+        .map(|(w, r)| {
+            let (mut w, shared) = w.expect("every spec was read");
+            if shared {
+                w.data = WeightData::Blocks(Stored::Shared(pages.clone(), r));
+            }
+            w
+        })
+        .collect())
 }
 
 fn load_vector(m: &Manifest, read: &mut ReadTensor, name: &str, n: usize) -> Result<Vec<f32>> {
@@ -180,76 +239,71 @@ impl Model {
         cfg.validate()?;
         let (h, v, i) = (cfg.hidden_size, cfg.vocab_size, cfg.intermediate_size);
         let (qd, kvd) = (cfg.q_dim(), cfg.kv_dim());
-        let embed = load_weight(m, &mut *read, "model.embed_tokens.weight", v, h)?;
-        let lm_head = if cfg.tie_word_embeddings {
-            None
-        } else {
-            Some(load_weight(m, &mut *read, "lm_head.weight", v, h)?)
-        };
-        let norm = load_vector(m, &mut *read, "model.norm.weight", h)?;
+        // The matrices in the order a forward pass reads them (`load_weights`): layer by
+        // layer, then the LM head, which is the embedding when tied (an untied
+        // embedding, read one row per token, goes last).
+        let mut specs = Vec::new();
+        for l in 0..cfg.num_layers {
+            let p = format!("model.layers.{l}.");
+            for (name, rows, cols) in [
+                ("self_attn.q_proj", qd, h),
+                ("self_attn.k_proj", kvd, h),
+                ("self_attn.v_proj", kvd, h),
+                ("self_attn.o_proj", h, qd),
+                ("mlp.gate_proj", i, h),
+                ("mlp.up_proj", i, h),
+                ("mlp.down_proj", h, i),
+            ] {
+                specs.push((format!("{p}{name}.weight"), rows, cols));
+            }
+        }
+        if !cfg.tie_word_embeddings {
+            specs.push(("lm_head.weight".to_string(), v, h));
+        }
+        specs.push(("model.embed_tokens.weight".to_string(), v, h));
+        let mut weights = load_weights(m, &mut *read, &specs)?.into_iter();
+        let mut next = || weights.next().expect("one weight per spec");
+
         let mut layers = Vec::with_capacity(cfg.num_layers);
         for l in 0..cfg.num_layers {
             let p = format!("model.layers.{l}.");
             let bias = cfg.attention_bias;
+            let [wq, wk, wv, wo, w_gate, w_up, w_down] = std::array::from_fn(|_| next());
+            let mut bias_of = |name: &str, n: usize| -> Result<Option<Vec<f32>>> {
+                if bias {
+                    load_vector(m, &mut *read, &format!("{p}self_attn.{name}.bias"), n).map(Some)
+                } else {
+                    Ok(None)
+                }
+            };
+            let (bq, bk, bv) = (
+                bias_of("q_proj", qd)?,
+                bias_of("k_proj", kvd)?,
+                bias_of("v_proj", kvd)?,
+            );
             layers.push(Layer {
                 attn_norm: load_vector(m, &mut *read, &format!("{p}input_layernorm.weight"), h)?,
-                bq: if bias {
-                    Some(load_vector(
-                        m,
-                        &mut *read,
-                        &format!("{p}self_attn.q_proj.bias"),
-                        qd,
-                    )?)
-                } else {
-                    None
-                },
-                bk: if bias {
-                    Some(load_vector(
-                        m,
-                        &mut *read,
-                        &format!("{p}self_attn.k_proj.bias"),
-                        kvd,
-                    )?)
-                } else {
-                    None
-                },
-                bv: if bias {
-                    Some(load_vector(
-                        m,
-                        &mut *read,
-                        &format!("{p}self_attn.v_proj.bias"),
-                        kvd,
-                    )?)
-                } else {
-                    None
-                },
+                bq,
+                bk,
+                bv,
                 ffn_norm: load_vector(
                     m,
                     &mut *read,
                     &format!("{p}post_attention_layernorm.weight"),
                     h,
                 )?,
-                wq: load_weight(m, &mut *read, &format!("{p}self_attn.q_proj.weight"), qd, h)?,
-                wk: load_weight(
-                    m,
-                    &mut *read,
-                    &format!("{p}self_attn.k_proj.weight"),
-                    kvd,
-                    h,
-                )?,
-                wv: load_weight(
-                    m,
-                    &mut *read,
-                    &format!("{p}self_attn.v_proj.weight"),
-                    kvd,
-                    h,
-                )?,
-                wo: load_weight(m, &mut *read, &format!("{p}self_attn.o_proj.weight"), h, qd)?,
-                w_gate: load_weight(m, &mut *read, &format!("{p}mlp.gate_proj.weight"), i, h)?,
-                w_up: load_weight(m, &mut *read, &format!("{p}mlp.up_proj.weight"), i, h)?,
-                w_down: load_weight(m, &mut *read, &format!("{p}mlp.down_proj.weight"), h, i)?,
+                wq,
+                wk,
+                wv,
+                wo,
+                w_gate,
+                w_up,
+                w_down,
             });
         }
+        let lm_head = (!cfg.tie_word_embeddings).then(&mut next);
+        let embed = next();
+        let norm = load_vector(m, &mut *read, "model.norm.weight", h)?;
         let rope = Rope::new(&cfg);
         Ok(Model {
             cfg,

@@ -2,14 +2,34 @@
 
 use crate::error::{Result, SlmError};
 use crate::kernels::{self, Band, Q8Act, GROUP};
+use crate::model::pages::Pages;
 use crate::quant::{self, DType, QK};
 use std::cell::RefCell;
+use std::ops::Range;
+use std::sync::Arc;
 
 pub enum WeightData {
     /// f32 weights are decoded once at load so the hot loop reads native floats.
     F32(Vec<f32>),
     /// Any block format, kept encoded (f16, q8_0, q4_0, q4_1).
-    Blocks(Vec<u8>),
+    Blocks(Stored),
+}
+
+/// A block weight's bytes: its own buffer, or its range of the pages a model loads
+/// all its block weights into (`Model::load`).
+pub enum Stored {
+    Own(Vec<u8>),
+    Shared(Arc<Pages<u8>>, Range<usize>),
+}
+
+impl std::ops::Deref for Stored {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Stored::Own(v) => v,
+            Stored::Shared(p, r) => &p[r.clone()],
+        }
+    }
 }
 
 pub struct Weight {
@@ -49,7 +69,7 @@ impl Weight {
             quant::dequantize(DType::F32, &bytes, &mut v);
             WeightData::F32(v)
         } else {
-            WeightData::Blocks(bytes)
+            WeightData::Blocks(Stored::Own(bytes))
         };
         Ok(Weight {
             dtype,
