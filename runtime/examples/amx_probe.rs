@@ -77,6 +77,29 @@ mod probe {
         }
     }
 
+    /// Palette 1 for bf16 products: tmm0-1 weights (16 pairs × 16 rows), tmm2-3 the
+    /// activation's two bf16 planes (16 tokens × 32 values), tmm4-5 16 × 16 f32 sums.
+    fn configure_bf16() {
+        let mut c = Aligned::<64>([0; 64]);
+        c.0[0] = 1;
+        for i in 0..6 {
+            c.0[16 + 2 * i..18 + 2 * i].copy_from_slice(&64u16.to_le_bytes());
+            c.0[48 + i] = 16;
+        }
+        // Safety: a valid palette-1 configuration.
+        unsafe { asm!("ldtilecfg [{0}]", in(reg) c.0.as_ptr(), options(nostack, readonly)) };
+    }
+
+    /// The bf16 block's epilogue: one f32 sum row per token, scaled and added.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn epilogue_f32(src: *const f32, acc: &mut [__m512; 16]) {
+        let sc = _mm512_set1_ps(1.0001);
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let s = _mm512_loadu_ps(src.add(16 * r));
+            *acc = _mm512_add_ps(*acc, _mm512_mul_ps(s, sc));
+        }
+    }
+
     pub fn run() {
         if !is_x86_feature_detected!("avx512f") || __cpuid_count(7, 0).edx & (3 << 24) != 3 << 24 {
             eprintln!("no AMX-INT8 or AVX-512 on this CPU");
@@ -150,6 +173,46 @@ mod probe {
         best("the epilogue's vector work alone", n, |i| unsafe {
             epilogue(sums[i % 4].as_ptr(), &mut acc)
         });
+        // The same 16-bit block as a bf16 product (q4_0 only: exact while every partial
+        // sum stays below 2²⁴): the activation as two bf16 planes, 256·hi and lo, one
+        // weight tile for both, both products into one f32 sum tile, one store, and an
+        // epilogue with one load per token and no combining.
+        let bf = Aligned::<4096>([0; 4096]);
+        let mut fsums = vec![[0f32; 256]; 4];
+        configure_bf16();
+        let pb = bf.0.as_ptr();
+        let mut block_bf = |i: usize, vector: bool| unsafe {
+            let dst = fsums[(i + 1) % 4].as_mut_ptr();
+            let src = fsums[i % 4].as_ptr();
+            let h = acts.as_ptr().add((i * 2048) % (256 << 10));
+            let l = h.add(1024);
+            macro_rules! go {
+                ($tw:literal, $tc:literal, $ts:literal) => {
+                    asm!(concat!("tileloadd tmm", $tw, ", [{a}+{s}*1]"),
+                        "tileloadd tmm2, [{h}+{s}*1]", "tileloadd tmm3, [{l}+{s}*1]",
+                        concat!("tilezero tmm", $tc),
+                        concat!("tdpbf16ps tmm", $tc, ", tmm2, tmm", $tw),
+                        concat!("tdpbf16ps tmm", $tc, ", tmm3, tmm", $tw),
+                        concat!("tilestored [{o}+{s}*1], tmm", $ts),
+                        a = in(reg) pb, h = in(reg) h, l = in(reg) l, o = in(reg) dst,
+                        s = in(reg) 64usize)
+                };
+            }
+            if i.is_multiple_of(2) {
+                go!("0", "4", "5");
+            } else {
+                go!("1", "5", "4");
+            }
+            if vector {
+                epilogue_f32(src, &mut acc);
+            }
+        };
+        best(
+            "bf16 block: 3 loads, 1 zeroing, 2 products, 1 store",
+            n,
+            |i| block_bf(i, false),
+        );
+        best("the same with its epilogue", n, |i| block_bf(i, true));
         std::hint::black_box(&acc);
         // Safety: releases the tile state requested above.
         unsafe { asm!("tilerelease", options(nostack, nomem)) };

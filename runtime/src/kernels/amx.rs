@@ -1,4 +1,5 @@
-//! Batched q8_0/q4_0 matrix products on Intel AMX tiles (`tdpbssd`), for prefill.
+//! Batched q8_0/q4_0 matrix products on Intel AMX tiles (`tdpbssd`, `tdpbf16ps`), for
+//! prefill.
 //!
 //! One `tdpbssd` multiplies a 16-token × 32-byte tile of activation digits (one block
 //! of 16 tokens, as `Q8Act::pack_tiles` lays them out) by an 8 × 64-byte tile of
@@ -11,11 +12,19 @@
 //! so every output equals the dot path's bit for bit; the tests compare the two.
 //! Each token's 16 results are adjacent in the output, so they are stored as they are.
 //!
+//! q4_0 at 16 bits takes the bf16 form instead (`TileForm::Bf16`, where the CPU has
+//! AMX-BF16): each value as 256·h and l in bf16, the weights as bf16, and both
+//! `tdpbf16ps` products into one f32 tile, which holds the same exact block sum (every
+//! partial sum is an integer below 2²⁴). One sum tile to store and one row to load per
+//! token instead of two and a combination: fewer tile operations, which is what counts
+//! while another core shares the tile unit (prefill_probe with an AMX job on the other
+//! vCPU: median 525 against 428 tok/s for the digits; alone the two read alike).
+//!
 //! Rust has no stable AMX intrinsics, so the five tile instructions are inline asm.
 //! Linux hands out AMX state only on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`); a
 //! kernel that refuses leaves this path unused.
 
-use super::{Band, Lines, Q8Act, GEMM_TILE, GROUP};
+use super::{tile_form, Band, Lines, Plain, Q8Act, TileForm, GEMM_TILE, GROUP};
 use crate::quant::{DType, QK};
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -43,6 +52,49 @@ pub(super) fn usable() -> bool {
             && __cpuid_count(7, 0).edx & (3 << 24) == 3 << 24;
         cpu && request_tile_state()
     })
+}
+
+/// Whether `usable()` and the CPU has AMX-BF16 (`tdpbf16ps`), for `TileForm::Bf16`.
+pub(crate) fn has_bf16() -> bool {
+    use std::sync::OnceLock;
+    static OK: OnceLock<bool> = OnceLock::new();
+    // cpuid leaf 7 EDX bit 22: AMX-BF16.
+    *OK.get_or_init(|| usable() && __cpuid_count(7, 0).edx & (1 << 22) != 0)
+}
+
+/// `kernels::bf16_parts` on AVX-512, 16 values at a time (the same integers, converted
+/// exactly, so the same bits).
+///
+/// Safety: the CPU must have AVX-512F and AVX-512BW (`has_bf16` implies both).
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(crate) unsafe fn bf16_parts(v: &[i16], h: &mut [u16], l: &mut [u16]) {
+    let n = v.len();
+    assert!(h.len() >= n && l.len() >= n);
+    let bits = |x: __m512i| {
+        _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_castps_si512(
+            _mm512_cvtepi32_ps(x),
+        )))
+    };
+    let mut i = 0;
+    while i + 16 <= n {
+        // Safety: 16 values within `v`, `h` and `l` (n ≤ their lengths).
+        unsafe {
+            let x = _mm512_cvtepi16_epi32(_mm256_loadu_si256(v.as_ptr().add(i) as *const __m256i));
+            let hi = _mm512_srai_epi32::<8>(_mm512_add_epi32(x, _mm512_set1_epi32(128)));
+            let hs = _mm512_slli_epi32::<8>(hi);
+            _mm256_storeu_si256(h.as_mut_ptr().add(i) as *mut __m256i, bits(hs));
+            _mm256_storeu_si256(
+                l.as_mut_ptr().add(i) as *mut __m256i,
+                bits(_mm512_sub_epi32(x, hs)),
+            );
+        }
+        i += 16;
+    }
+    for j in i..n {
+        let hi = (v[j] as i32 + 128) >> 8;
+        h[j] = ((256 * hi) as f32).to_bits().wrapping_shr(16) as u16;
+        l[j] = ((v[j] as i32 - 256 * hi) as f32).to_bits().wrapping_shr(16) as u16;
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -74,14 +126,18 @@ fn request_tile_state() -> bool {
 struct TileConfig([u8; 64]);
 
 impl TileConfig {
-    fn new() -> TileConfig {
+    /// `bf16`: for `tdpbf16ps` (`TileForm::Bf16`), tmm0-1 are 16 pairs of weights × 16
+    /// rows (16 × 64 bytes), tmm2-3 the activation's two bf16 planes (16 tokens × 32
+    /// values) and tmm4-5 16 × 16 f32 sums.
+    fn new(bf16: bool) -> TileConfig {
         let mut c = [0u8; 64];
         c[0] = 1; // palette 1
+        let (w, x) = if bf16 { (16, 64) } else { (8, 32) };
         let shapes = [
-            (8u8, 64u16),
-            (8, 64),
-            (16, 32),
-            (16, 32),
+            (w, 64u16),
+            (w, 64),
+            (16, x),
+            (16, x),
             (16, 64),
             (16, 64),
             (16, 64),
@@ -119,24 +175,39 @@ pub(super) unsafe fn gemm(
     let n = x.rows();
     let tiles = n.div_ceil(TILE);
     let row_bytes = w.len() / rows;
-    // 16-bit activations (two digit planes) or 8-bit ones (the high digits only).
+    // 16-bit activations (two digit planes, or two bf16 ones for q4_0) or 8-bit ones
+    // (the high digits only).
     let wide = x.wide();
+    let form = tile_form(dtype, wide).expect("q8_0 and q4_0 have a tile form");
+    let mode = match (form, wide) {
+        (TileForm::Bf16, _) => BF16,
+        (TileForm::Digits, true) => WIDE,
+        (TileForm::Digits, false) => NARROW,
+    };
     assert!(x.cols() == cols && y.tokens() == n && y.rows() >= rows);
     assert!(row_bytes * rows == w.len() && nb * QK == cols);
     // Whole tiles of tokens to load from, packed from this very activation.
     assert!(
-        x.packed(),
+        x.packed(form),
         "Q8Act::pack_tiles must run before a tile product"
     );
     let padded = tiles * TILE;
-    let planes = if wide { 2 } else { 1 };
-    assert!(x.tiled.len() >= padded * cols * planes && x.tiled_d.len() >= padded * nb);
+    assert!(x.tiled_d.len() >= padded * nb);
+    match mode {
+        BF16 => assert!(x.tiled_bf16.len() >= padded * cols * 2),
+        WIDE => assert!(x.tiled.len() >= padded * cols * 2),
+        _ => assert!(x.tiled.len() >= padded * cols),
+    }
     let done = rows / TILE * TILE;
-    // One row tile decoded to the weight operand, [block][k][row][4], and its block
-    // scales, [block][row].
-    let mut lines = Lines::default();
-    lines.resize(nb * WBLOCK, 0i8);
-    let wt = &mut lines[..];
+    // One row tile decoded to the weight operand, [block][k][row][4] bytes (digits) or
+    // [block][k / 2][row][2] bf16, and its block scales, [block][row].
+    let mut wt_i8 = Lines::<i8>::default();
+    let mut wt_bf16 = Lines::<u16>::default();
+    if mode == BF16 {
+        wt_bf16.resize(nb * WBLOCK, 0);
+    } else {
+        wt_i8.resize(nb * WBLOCK, 0);
+    }
     let mut dw = Lines::default();
     dw.resize(nb * TILE, 0f32);
     // Two blocks' 16 × 16 sums, each as [high digits, low digits].
@@ -146,26 +217,41 @@ pub(super) unsafe fn gemm(
     // Zeroed once: every lane that has blocks is overwritten for each tile, and a lane
     // without blocks (fewer than 8) stays +0.0, which is what adding 0.0 would give.
     let mut lanes = OnLines([[[0f32; TILE]; TILE]; 8]);
-    let cfg = TileConfig::new();
+    let cfg = TileConfig::new(mode == BF16);
     asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
     for r0 in (0..done).step_by(TILE) {
         let tile_rows = &w[r0 * row_bytes..(r0 + TILE) * row_bytes];
         if interleaved {
             // Two interleaved groups of 8 rows.
             for (h, g) in tile_rows.chunks_exact(GROUP * row_bytes).enumerate() {
-                // Safety: this function's features include decode_group's.
-                unsafe { decode_group(dtype, g, nb, h, wt, &mut dw) };
+                // Safety: this function's features include the decoders'.
+                unsafe {
+                    if mode == BF16 {
+                        decode_group_bf16(g, nb, h, &mut wt_bf16, &mut dw)
+                    } else {
+                        decode_group(dtype, g, nb, h, &mut wt_i8, &mut dw)
+                    }
+                };
             }
         } else {
             for (r, row) in tile_rows.chunks_exact(row_bytes).enumerate() {
-                decode_row(dtype, row, r, wt, &mut dw);
+                if mode == BF16 {
+                    decode_row_bf16(row, r, &mut wt_bf16, &mut dw);
+                } else {
+                    decode_row(dtype, row, r, &mut wt_i8, &mut dw);
+                }
             }
         }
+        let wt = if mode == BF16 {
+            bytes_of(&wt_bf16)
+        } else {
+            bytes_of(&wt_i8)
+        };
         for tt in 0..tiles {
-            let sums = if wide {
-                tile::<true>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0)
-            } else {
-                tile::<false>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0)
+            let sums = match mode {
+                BF16 => tile::<BF16>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
+                WIDE => tile::<WIDE>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
+                _ => tile::<NARROW>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
             };
             let t0 = tt * TILE;
             for (t, v) in sums.iter().enumerate().take(n - t0) {
@@ -175,6 +261,18 @@ pub(super) unsafe fn gemm(
     }
     asm!("tilerelease", options(nostack, nomem));
     done
+}
+
+/// What `tile` multiplies: 8-bit digits (one plane), 16-bit digits (two planes, two
+/// i32 sums per block) or bf16 parts (two planes into one f32 sum per block).
+const NARROW: u8 = 0;
+const WIDE: u8 = 1;
+const BF16: u8 = 2;
+
+/// The bytes of a buffer of plain numbers.
+fn bytes_of<T: Plain>(x: &[T]) -> &[u8] {
+    // Safety: plain numbers have no padding, and u8 has no alignment to meet.
+    unsafe { std::slice::from_raw_parts(x.as_ptr() as *const u8, std::mem::size_of_val(x)) }
 }
 
 /// Runs `$body` for t = 0..16 written out, so that arrays indexed by t stay in registers.
@@ -198,8 +296,8 @@ macro_rules! each_token {
 /// a tile right after storing it waits for the store, and so does storing right after
 /// the product.)
 #[target_feature(enable = "avx512f,avx2,f16c")]
-unsafe fn tile<const WIDE: bool>(
-    wt: &[i8],
+unsafe fn tile<const MODE: u8>(
+    wt: &[u8],
     dw: &[f32],
     x: &Q8Act,
     tt: usize,
@@ -212,19 +310,19 @@ unsafe fn tile<const WIDE: bool>(
     // The 16 tokens' scales of each block, side by side (`Q8Act::pack_tiles`).
     let dx = x.tiled_d.as_ptr().add(tt * TILE * nb);
     let blk = |i: usize| order[i];
-    product(wt, x, tt, blk(0), 0, WIDE);
+    product(wt, x, tt, blk(0), 0, MODE);
     if nb > 1 {
-        product(wt, x, tt, blk(1), 1, WIDE);
+        product(wt, x, tt, blk(1), 1, MODE);
     }
-    store(0, &mut c[0], WIDE);
+    store(0, &mut c[0], MODE == WIDE);
     let mut acc = [_mm512_setzero_ps(); TILE];
     for i in 0..nb {
         let b = blk(i);
         if i + 2 < nb {
-            product(wt, x, tt, blk(i + 2), i % 2, WIDE);
+            product(wt, x, tt, blk(i + 2), i % 2, MODE);
         }
         if i + 1 < nb {
-            store((i + 1) % 2, &mut c[(i + 1) % 2], WIDE);
+            store((i + 1) % 2, &mut c[(i + 1) % 2], MODE == WIDE);
         }
         let cb = &c[i % 2];
         let dwb = _mm512_loadu_ps(dw.as_ptr().add(b * TILE));
@@ -242,15 +340,20 @@ unsafe fn tile<const WIDE: bool>(
             let ld = |p: &[i32; TILE * TILE]| {
                 _mm512_loadu_si512(p.as_ptr().add(t * TILE) as *const _)
             };
-            // 255·h + l: Σw·x, exact in i32 (8-bit: h, on its coarser scale).
-            let h = ld(&cb[0]);
-            let isum = if WIDE {
-                let l = ld(&cb[1]);
-                _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
+            // 255·h + l: Σw·x, exact in i32 (8-bit: h, on its coarser scale); bf16:
+            // Σw·x itself, the same integer held exactly in f32.
+            let sums = if MODE == BF16 {
+                _mm512_castsi512_ps(ld(&cb[0]))
             } else {
-                h
+                let h = ld(&cb[0]);
+                let isum = if MODE == WIDE {
+                    let l = ld(&cb[1]);
+                    _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
+                } else {
+                    h
+                };
+                _mm512_cvtepi32_ps(isum)
             };
-            let sums = _mm512_cvtepi32_ps(isum);
             acc[t] = _mm512_add_ps(acc[t], _mm512_mul_ps(sums, scale));
         });
         // The lane is complete: keep it and start the next. (`Lanes8::finish`'s 0.0
@@ -273,46 +376,68 @@ unsafe fn tile<const WIDE: bool>(
     })
 }
 
-/// Start block b's 16 × 16 sums of both digit planes (only the high one when not
-/// `wide`) into the sum tiles of `slot` (tmm4 and tmm6, or tmm5 and tmm7); the weights
-/// alternate between tmm0 and tmm1.
+/// Start block b's 16 × 16 sums into the sum tiles of `slot` (tmm4 and tmm6, or tmm5
+/// and tmm7): of both digit planes (`WIDE`, only the high one when `NARROW`), or of
+/// both bf16 planes into one f32 tile (`BF16`, tmm4 or tmm5); the weights alternate
+/// between tmm0 and tmm1.
 #[inline]
-unsafe fn product(wt: &[i8], x: &Q8Act, tt: usize, b: usize, slot: usize, wide: bool) {
-    // The 16 token rows of block b, high digits then low (`Q8Act::pack_tiles`).
-    let planes = if wide { 2 } else { 1 };
-    let at = (tt * x.cols() / QK + b) * planes * TILE * QK;
-    let tiled = &x.tiled[..];
-    assert!(wt.len() >= (b + 1) * WBLOCK && at + planes * TILE * QK <= tiled.len());
+unsafe fn product(wt: &[u8], x: &Q8Act, tt: usize, b: usize, slot: usize, mode: u8) {
+    let nb = x.cols() / QK;
     macro_rules! go {
         ($tw:literal, $th:literal, $tl:literal) => {
-            if wide {
+            if mode == BF16 {
+                // The 16 token rows of block b as 256·h, then as l (`pack_tiles`).
+                let at = (tt * nb + b) * 2 * TILE * QK;
+                let tiled = &x.tiled_bf16[..];
+                assert!(wt.len() >= (b + 1) * 2 * WBLOCK && at + 2 * TILE * QK <= tiled.len());
                 asm!(
-                    concat!("tileloadd tmm", $tw, ", [{w} + {sw}*1]"),
-                    "tileloadd tmm2, [{h} + {sx}*1]",
-                    "tileloadd tmm3, [{l} + {sx}*1]",
+                    concat!("tileloadd tmm", $tw, ", [{w} + {s}*1]"),
+                    "tileloadd tmm2, [{h} + {s}*1]",
+                    "tileloadd tmm3, [{l} + {s}*1]",
                     concat!("tilezero tmm", $th),
-                    concat!("tilezero tmm", $tl),
-                    concat!("tdpbssd tmm", $th, ", tmm2, tmm", $tw),
-                    concat!("tdpbssd tmm", $tl, ", tmm3, tmm", $tw),
-                    w = in(reg) wt.as_ptr().add(WBLOCK * b),
-                    sw = in(reg) 64usize,
+                    concat!("tdpbf16ps tmm", $th, ", tmm2, tmm", $tw),
+                    concat!("tdpbf16ps tmm", $th, ", tmm3, tmm", $tw),
+                    w = in(reg) wt.as_ptr().add(2 * WBLOCK * b),
                     h = in(reg) tiled.as_ptr().add(at),
                     l = in(reg) tiled.as_ptr().add(at + TILE * QK),
-                    sx = in(reg) QK,
+                    s = in(reg) 64usize,
                     options(nostack, readonly),
                 )
             } else {
-                asm!(
-                    concat!("tileloadd tmm", $tw, ", [{w} + {sw}*1]"),
-                    "tileloadd tmm2, [{h} + {sx}*1]",
-                    concat!("tilezero tmm", $th),
-                    concat!("tdpbssd tmm", $th, ", tmm2, tmm", $tw),
-                    w = in(reg) wt.as_ptr().add(WBLOCK * b),
-                    sw = in(reg) 64usize,
-                    h = in(reg) tiled.as_ptr().add(at),
-                    sx = in(reg) QK,
-                    options(nostack, readonly),
-                )
+                // The 16 token rows of block b, high digits then low (`pack_tiles`).
+                let planes = if mode == WIDE { 2 } else { 1 };
+                let at = (tt * nb + b) * planes * TILE * QK;
+                let tiled = &x.tiled[..];
+                assert!(wt.len() >= (b + 1) * WBLOCK && at + planes * TILE * QK <= tiled.len());
+                if mode == WIDE {
+                    asm!(
+                        concat!("tileloadd tmm", $tw, ", [{w} + {sw}*1]"),
+                        "tileloadd tmm2, [{h} + {sx}*1]",
+                        "tileloadd tmm3, [{l} + {sx}*1]",
+                        concat!("tilezero tmm", $th),
+                        concat!("tilezero tmm", $tl),
+                        concat!("tdpbssd tmm", $th, ", tmm2, tmm", $tw),
+                        concat!("tdpbssd tmm", $tl, ", tmm3, tmm", $tw),
+                        w = in(reg) wt.as_ptr().add(WBLOCK * b),
+                        sw = in(reg) 64usize,
+                        h = in(reg) tiled.as_ptr().add(at),
+                        l = in(reg) tiled.as_ptr().add(at + TILE * QK),
+                        sx = in(reg) QK,
+                        options(nostack, readonly),
+                    )
+                } else {
+                    asm!(
+                        concat!("tileloadd tmm", $tw, ", [{w} + {sw}*1]"),
+                        "tileloadd tmm2, [{h} + {sx}*1]",
+                        concat!("tilezero tmm", $th),
+                        concat!("tdpbssd tmm", $th, ", tmm2, tmm", $tw),
+                        w = in(reg) wt.as_ptr().add(WBLOCK * b),
+                        sw = in(reg) 64usize,
+                        h = in(reg) tiled.as_ptr().add(at),
+                        sx = in(reg) QK,
+                        options(nostack, readonly),
+                    )
+                }
             }
         };
     }
@@ -412,10 +537,67 @@ unsafe fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8
     }
 }
 
+/// A q4_0 row r (0..16) of a row tile, as stored, into the bf16 weight operand
+/// (weight j of block b at [b][j / 2][r][j % 2]) and its scales into `dw`
+/// ([block][row]); as `decode_row`.
+#[inline(always)]
+fn decode_row_bf16(row: &[u8], r: usize, wt: &mut [u16], dw: &mut [f32]) {
+    let bs = DType::Q4_0.block().1;
+    for (b, blk) in row.chunks_exact(bs).enumerate() {
+        dw[b * TILE + r] = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
+        for j in 0..QK {
+            let v = (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8;
+            wt[b * WBLOCK + j / 2 * 32 + 2 * r + j % 2] = ((v as f32).to_bits() >> 16) as u16;
+        }
+    }
+}
+
+/// Group h (rows 8h..8h + 8) of a q4_0 row tile, in `interleave8` groups, into the
+/// bf16 weight operand and its scales into `dw` (as `decode_row_bf16`). Chunk c of a
+/// block holds each row's payload bytes 2c and 2c + 1: their low nibbles are weights
+/// 2c and 2c + 1 of rows 0..8 in operand order, pair row c; their high nibbles
+/// (weights 2c + 16 and 2c + 17) pair row c + 8.
+///
+/// Safety: the CPU must have AVX-512F, AVX2 and F16C (`gemm`, whose features include
+/// them, is the caller).
+#[inline(always)]
+unsafe fn decode_group_bf16(g: &[u8], nb: usize, h: usize, wt: &mut [u16], dw: &mut [f32]) {
+    let bs = DType::Q4_0.block().1;
+    assert!(g.len() == GROUP * bs * nb && wt.len() >= nb * WBLOCK && dw.len() >= nb * TILE);
+    assert!(h < 2);
+    for b in 0..nb {
+        let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
+        let out = &mut wt[b * WBLOCK..(b + 1) * WBLOCK];
+        // Safety: every load is within `blk` and every store within `out` and `dw`
+        // (checked above: 16 + 16·8 = bs·8 bytes; 16 pair rows of 16 values).
+        unsafe {
+            let scales = _mm256_cvtph_ps(_mm_loadu_si128(blk.as_ptr() as *const __m128i));
+            _mm256_storeu_ps(dw.as_mut_ptr().add(b * TILE + GROUP * h), scales);
+            let (m, eight) = (_mm_set1_epi8(0x0f), _mm_set1_epi8(8));
+            // 16 weights (−8..=7) as bf16, into columns 8h..8h + 8 of pair row k.
+            let put = |out: &mut [u16], k: usize, w: __m128i| {
+                let f = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(w));
+                let bf = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_castps_si512(f)));
+                _mm256_storeu_si256(out.as_mut_ptr().add(32 * k + 16 * h) as *mut __m256i, bf);
+            };
+            for c in 0..8 {
+                let v = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
+                put(out, c, _mm_sub_epi8(_mm_and_si128(v, m), eight));
+                put(
+                    out,
+                    c + 8,
+                    _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16::<4>(v), m), eight),
+                );
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernels::interleave8;
+    use crate::kernels::ACT_MAX;
     use crate::quant;
 
     /// `tdpbssd` on plain integers: activation rows (16 tokens × 32 digits, 32 apart)
@@ -479,7 +661,7 @@ mod tests {
                 let xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();
                 let mut x = Q8Act::default();
                 x.quantize_bits(&xf, cols, 16);
-                x.pack_tiles();
+                x.pack_forms([true, false]);
                 for tt in 0..n.div_ceil(TILE) {
                     for b in 0..nb {
                         let at = (tt * nb + b) * 2 * TILE * QK;
@@ -508,6 +690,104 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// `TileForm::Bf16` likewise: `pack_tiles`' bf16 planes times `decode_group_bf16`'s
+    /// or `decode_row_bf16`'s operand, multiplied as `tdpbf16ps` does (in f64, where
+    /// these products and sums are exact), give every q4_0 block's exact Σw·x, and
+    /// every part is an integer that bf16 holds exactly.
+    #[test]
+    fn bf16_operands_multiply_to_the_block_sums() {
+        let avx512 = is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("f16c");
+        let (cols, n) = (96, 20);
+        let nb = cols / QK;
+        let mut seed = 11u64;
+        let mut f = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+        };
+        let bf = |u: u16| f32::from_bits((u as u32) << 16) as f64;
+        let dtype = DType::Q4_0;
+        for interleaved in [false, true] {
+            if interleaved && !avx512 {
+                continue;
+            }
+            let wf: Vec<f32> = (0..TILE * cols).map(|_| f()).collect();
+            let mut bytes = Vec::new();
+            quant::quantize(dtype, &wf, &mut bytes);
+            let stored = bytes.clone();
+            let (bs, row_bytes) = (dtype.block().1, bytes.len() / TILE);
+            let mut wt = vec![0u16; nb * WBLOCK];
+            let mut dw = vec![0f32; nb * TILE];
+            if interleaved {
+                interleave8(dtype, &mut bytes, row_bytes);
+                for (h, g) in bytes.chunks_exact(GROUP * row_bytes).enumerate() {
+                    // Safety: the features were just detected.
+                    unsafe { decode_group_bf16(g, nb, h, &mut wt, &mut dw) };
+                }
+            } else {
+                for (r, row) in bytes.chunks_exact(row_bytes).enumerate() {
+                    decode_row_bf16(row, r, &mut wt, &mut dw);
+                }
+            }
+            let weight = |r: usize, b: usize, j: usize| -> i32 {
+                let blk = &stored[r * row_bytes + b * bs..][..bs];
+                (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8
+            };
+            // Extreme values too: ±ACT_MAX and the part boundaries.
+            let mut xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();
+            xf[5] = 1e6;
+            xf[40] = -1e6;
+            let mut x = Q8Act::default();
+            x.quantize_bits(&xf, cols, 16);
+            x.pack_forms([false, true]);
+            for tt in 0..n.div_ceil(TILE) {
+                for b in 0..nb {
+                    let at = (tt * nb + b) * 2 * TILE * QK;
+                    let w = &wt[b * WBLOCK..(b + 1) * WBLOCK];
+                    for t in 0..TILE.min(n - tt * TILE) {
+                        let v = &x.row(tt * TILE + t).v[QK * b..QK * (b + 1)];
+                        for r in 0..TILE {
+                            let got: f64 = (0..QK)
+                                .map(|j| {
+                                    let wj = bf(w[j / 2 * 32 + 2 * r + j % 2]);
+                                    let h = bf(x.tiled_bf16[at + t * QK + j]);
+                                    let l = bf(x.tiled_bf16[at + TILE * QK + t * QK + j]);
+                                    assert_eq!(h + l, v[j] as f64, "parts of value {j}");
+                                    assert_eq!(h % 256.0, 0.0);
+                                    wj * h + wj * l
+                                })
+                                .sum();
+                            let want: i32 = (0..QK).map(|j| weight(r, b, j) * v[j] as i32).sum();
+                            assert_eq!(
+                                got, want as f64,
+                                "interleaved {interleaved} token {t} row {r} block {b}"
+                            );
+                        }
+                    }
+                    for r in 0..TILE {
+                        let blk = &stored[r * row_bytes + b * bs..];
+                        let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
+                        assert_eq!(dw[b * TILE + r], d, "scale {r} {b}");
+                    }
+                }
+            }
+        }
+        // The parts of every value, against their definition, on the path in use.
+        let v: Vec<i16> = (-ACT_MAX..=ACT_MAX).map(|v| v as i16).collect();
+        let (mut h, mut l) = (vec![0u16; v.len()], vec![0u16; v.len()]);
+        crate::kernels::bf16_parts(&v, &mut h, &mut l);
+        for ((&v, &h), &l) in v.iter().zip(&h).zip(&l) {
+            let hi = (v as i32 + 128).div_euclid(256);
+            assert!((-127..=127).contains(&hi));
+            assert_eq!(bf(h), 256.0 * hi as f64, "{v}");
+            assert_eq!(bf(l), (v as i32 - 256 * hi) as f64, "{v}");
         }
     }
 }

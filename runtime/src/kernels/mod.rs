@@ -68,14 +68,17 @@ pub struct Q8Act {
     /// Per-block Σx (of the whole values), which q4_1's offset term needs.
     pub s: Lines<i32>,
     cols: usize,
-    /// The digit planes in tile order, after `pack_tiles`.
+    /// The digit planes in tile order, after `pack_tiles` (`TileForm::Digits`).
     pub(crate) tiled: Lines<i8>,
+    /// The values as two bf16 planes in tile order, after `pack_tiles`
+    /// (`TileForm::Bf16`).
+    pub(crate) tiled_bf16: Lines<u16>,
     /// The scales in tile order, after `pack_tiles`: for each tile of 16 token rows
     /// and each block, the 16 rows' scales.
     pub(crate) tiled_d: Lines<f32>,
-    /// Whether `tiled` holds this quantization's digits (`pack_tiles` since the last
-    /// `quantize`).
-    packed: bool,
+    /// Whether `tiled` and `tiled_bf16` hold this quantization's values (`pack_tiles`
+    /// since the last `quantize`).
+    packed: [bool; 2],
     /// Rows quantized.
     rows: usize,
     /// Whether `lo` is in use (`act_bits() == 16`).
@@ -169,7 +172,7 @@ impl Q8Act {
         let nb = x.len() / QK;
         self.cols = cols;
         self.rows = x.len() / cols.max(1);
-        self.packed = false;
+        self.packed = [false; 2];
         self.d.resize(nb, 0.0);
         self.s.resize(nb, 0);
         self.hi.resize(nb * QK, 0);
@@ -219,44 +222,85 @@ impl Q8Act {
         self.wide
     }
 
-    /// Copy the digit planes into `tiled` and the scales into `tiled_d` for a tile
-    /// kernel, in whole `GEMM_TILE`s of rows: for each tile of 16 token rows and each
-    /// block, the 16 rows' 32 high digits (512 bytes), then their 32 low digits when
-    /// 16-bit. A tile
-    /// operand is then 512 contiguous bytes, which the hardware streams far better than
+    /// Lay the activation out for a tile kernel (`Gemm`) about to multiply it by
+    /// weights of the types in `dtypes`, in each form those take (`tile_form`), and
+    /// the scales into `tiled_d`; in whole `GEMM_TILE`s of rows. For each tile of 16
+    /// token rows and each block:
+    /// - `Digits` (`tiled`): the 16 rows' 32 high digits (512 bytes), then their 32
+    ///   low digits when 16-bit;
+    /// - `Bf16` (`tiled_bf16`): the 16 rows' 32 values v as 256·h (1 KiB of bf16),
+    ///   then as l (`bf16_parts`).
+    ///
+    /// A tile operand is then contiguous, which the hardware streams far better than
     /// 16 rows `cols` apart. The padding rows are zeros or an earlier call's (the
     /// kernel ignores their results).
-    pub fn pack_tiles(&mut self) {
+    pub fn pack_tiles(&mut self, dtypes: impl IntoIterator<Item = DType>) {
+        let mut want = [false; 2];
+        for d in dtypes {
+            if let Some(f) = tile_form(d, self.wide) {
+                want[f as usize] = true;
+            }
+        }
+        if want != [false; 2] {
+            self.pack_forms(want);
+        }
+    }
+
+    /// `pack_tiles` for the forms `want` (indexed by `TileForm`).
+    pub(crate) fn pack_forms(&mut self, want: [bool; 2]) {
         let (n, cols, nb) = (self.rows, self.cols, self.cols / QK);
         let padded = n.next_multiple_of(GEMM_TILE);
-        let planes = if self.wide { 2 } else { 1 };
-        let len = padded * cols * planes;
-        if self.tiled.len() < len {
-            self.tiled.resize(len, 0);
-        }
-        let tiled = &mut self.tiled[..];
         if self.tiled_d.len() < padded * nb {
             self.tiled_d.resize(padded * nb, 0.0);
         }
         for t in 0..n {
             let (tile, r) = (t / GEMM_TILE, t % GEMM_TILE);
             for b in 0..nb {
-                let at = ((tile * nb + b) * planes * GEMM_TILE + r) * QK;
-                let src = t * cols + QK * b;
                 self.tiled_d[(tile * nb + b) * GEMM_TILE + r] = self.d[t * nb + b];
-                tiled[at..at + QK].copy_from_slice(&self.hi[src..src + QK]);
-                if self.wide {
-                    let at = at + GEMM_TILE * QK;
-                    tiled[at..at + QK].copy_from_slice(&self.lo[src..src + QK]);
+            }
+        }
+        if want[TileForm::Digits as usize] {
+            let planes = if self.wide { 2 } else { 1 };
+            let len = padded * cols * planes;
+            if self.tiled.len() < len {
+                self.tiled.resize(len, 0);
+            }
+            let tiled = &mut self.tiled[..];
+            for t in 0..n {
+                let (tile, r) = (t / GEMM_TILE, t % GEMM_TILE);
+                for b in 0..nb {
+                    let at = ((tile * nb + b) * planes * GEMM_TILE + r) * QK;
+                    let src = t * cols + QK * b;
+                    tiled[at..at + QK].copy_from_slice(&self.hi[src..src + QK]);
+                    if self.wide {
+                        let at = at + GEMM_TILE * QK;
+                        tiled[at..at + QK].copy_from_slice(&self.lo[src..src + QK]);
+                    }
                 }
             }
         }
-        self.packed = true;
+        if want[TileForm::Bf16 as usize] {
+            let len = padded * cols * 2;
+            if self.tiled_bf16.len() < len {
+                self.tiled_bf16.resize(len, 0);
+            }
+            let tiled = &mut self.tiled_bf16[..];
+            for t in 0..n {
+                let (tile, r) = (t / GEMM_TILE, t % GEMM_TILE);
+                for b in 0..nb {
+                    let at = ((tile * nb + b) * 2 * GEMM_TILE + r) * QK;
+                    let src = &self.v[t * cols + QK * b..][..QK];
+                    let (h, l) = tiled[at..].split_at_mut(GEMM_TILE * QK);
+                    bf16_parts(src, &mut h[..QK], &mut l[..QK]);
+                }
+            }
+        }
+        self.packed = want;
     }
 
-    /// Whether `pack_tiles` ran since the last quantization.
-    pub fn packed(&self) -> bool {
-        self.packed
+    /// Whether `pack_tiles` laid this quantization out in `form`.
+    pub fn packed(&self, form: TileForm) -> bool {
+        self.packed[form as usize]
     }
 
     pub fn row(&self, t: usize) -> Q8Row<'_> {
@@ -281,6 +325,55 @@ impl Q8Act {
 pub fn split_act(v: i32) -> (i8, i8) {
     let hi = (v + 127).div_euclid(ACT_BASE);
     (hi as i8, (v - ACT_BASE * hi) as i8)
+}
+
+/// How a tile kernel (`Gemm`) takes the activation, per weight type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TileForm {
+    /// i8 digit planes for `tdpbssd`: the high digits, and the low ones when 16-bit.
+    Digits = 0,
+    /// Each 16-bit value v as two bf16 parts, 256·h and l (`bf16_parts`), for
+    /// `tdpbf16ps` (q4_0 only): both products add into one f32 sum per block, where
+    /// digits need two i32 sums and a combination. Exact: every part is an integer of
+    /// at most 8 significant bits, a q4_0 weight is one in −8..=7, and every partial
+    /// sum of a block is an integer below 32·8·(256·127 + 128) < 2²⁴, so an f32
+    /// accumulator rounds nothing, in any order.
+    Bf16 = 1,
+}
+
+/// The form a tile kernel takes the activation in for weights of `dtype` (16-bit when
+/// `wide`), or None where there is no tile kernel for the type.
+pub fn tile_form(dtype: DType, wide: bool) -> Option<TileForm> {
+    match dtype {
+        DType::Q8_0 => Some(TileForm::Digits),
+        DType::Q4_0 if wide && bf16_tiles() => Some(TileForm::Bf16),
+        DType::Q4_0 => Some(TileForm::Digits),
+        _ => None,
+    }
+}
+
+/// Whether the tile kernel has bf16 products (AMX-BF16).
+fn bf16_tiles() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return amx::has_bf16();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Values v (|v| ≤ ACT_MAX) as the bf16 bit patterns of 256·h and l, where
+/// h = ⌊(v + 128) / 256⌋ in −127..=127 and l = v − 256·h in −128..=127: both parts
+/// are integers of at most 8 significant bits, so bf16 holds them exactly.
+pub fn bf16_parts(v: &[i16], h: &mut [u16], l: &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    if amx::has_bf16() {
+        // Safety: AMX-BF16 comes with AVX-512 (checked with it).
+        return unsafe { amx::bf16_parts(v, h, l) };
+    }
+    for ((&v, h), l) in v.iter().zip(h).zip(l) {
+        let hi = (v as i32 + 128) >> 8;
+        *h = ((256 * hi) as f32).to_bits().wrapping_shr(16) as u16;
+        *l = ((v as i32 - 256 * hi) as f32).to_bits().wrapping_shr(16) as u16;
+    }
 }
 
 /// Runs `f` compiled with AVX2 where the CPU has it. The crate is built for baseline
@@ -515,12 +608,13 @@ struct Line([u8; 64]);
 /// a line: what `Lines` may hold.
 ///
 /// # Safety
-/// An implementer must be such a type (the five below are).
+/// An implementer must be such a type (the six below are).
 pub unsafe trait Plain: Copy + 'static {}
 // Safety: plain numbers of 1, 2 and 4 bytes.
 unsafe impl Plain for u8 {}
 unsafe impl Plain for i8 {}
 unsafe impl Plain for i16 {}
+unsafe impl Plain for u16 {}
 unsafe impl Plain for i32 {}
 unsafe impl Plain for f32 {}
 

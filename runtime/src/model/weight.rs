@@ -280,12 +280,8 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
         if quantized {
             b.act.quantize(x, cols);
         }
-        // Only the types a tile kernel takes are worth packing for.
-        let tiled = group
-            .iter()
-            .any(|(w, _)| matches!(w.dtype, DType::Q8_0 | DType::Q4_0));
-        if n > 1 && tiled && k.gemm.is_some() {
-            b.act.pack_tiles();
+        if n > 1 && quantized && k.gemm.is_some() {
+            b.act.pack_tiles(group.iter().map(|(w, _)| w.dtype));
         }
         for (w, y) in group.iter_mut() {
             assert_eq!(w.cols, cols, "a matmul group shares its input");
