@@ -26,7 +26,7 @@ fn peak_rss() -> Option<u64> {
 }
 
 /// Memory the OS backs with transparent huge pages (Linux; `Pages` asks for them for
-/// the weights and the KV cache).
+/// the weights).
 fn anon_huge_pages() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
     let line = s.lines().find(|l| l.starts_with("AnonHugePages:"))?;
@@ -38,7 +38,7 @@ fn anon_huge_pages() -> Option<u64> {
 /// in the kind of memory the weights live in (`Pages`) and read as decode reads them,
 /// with software prefetch ahead (which one thread needs to keep enough lines in flight).
 fn read_bandwidth() -> f64 {
-    let mut buf = Pages::<i32>::zeroed(64 << 20); // 256 MiB
+    let mut buf = Pages::<i32>::zeroed(64 << 20, true); // 256 MiB
     buf.fill(1);
     let mut best = 0f64;
     for _ in 0..3 {

@@ -8,9 +8,9 @@ pub struct KvCache {
     pub capacity: usize,
     kv_heads: usize,
     head_dim: usize,
-    /// [layer][kv head][position][head_dim], in `Pages`: mapped only as positions fill,
-    /// starting on a cache line (attention loads 32 bytes at a time), and on huge pages
-    /// where the OS has them (attention streams every cached key and value per token).
+    /// [layer][kv head][position][head_dim], in `Pages`: mapped only as positions fill
+    /// (on small pages: see `Pages::zeroed`), starting on a cache line (attention loads
+    /// 32 bytes at a time).
     k: Pages<f32>,
     v: Pages<f32>,
     /// Number of positions filled (the same for every layer between forward calls).
@@ -24,8 +24,8 @@ impl KvCache {
             capacity,
             kv_heads,
             head_dim,
-            k: Pages::zeroed(n),
-            v: Pages::zeroed(n),
+            k: Pages::zeroed(n, false),
+            v: Pages::zeroed(n, false),
             len: 0,
         }
     }

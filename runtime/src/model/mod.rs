@@ -177,7 +177,7 @@ fn load_weights(
             .ok_or_else(|| SlmError::malformed(".slm", "tensor sizes overflow memory"))?;
         places.push(start..start + t.length as usize);
     }
-    let mut pages = Pages::<u8>::zeroed(end);
+    let mut pages = Pages::<u8>::zeroed(end, true);
     // Read in file order (the largest tensor, the embedding, usually comes first, while
     // little of the region is filled yet).
     let mut by_offset: Vec<usize> = (0..specs.len()).collect();

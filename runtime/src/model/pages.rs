@@ -1,5 +1,5 @@
-//! Zeroed memory for the two big streams of a forward pass, the weights and the KV
-//! cache, on huge pages where the OS has them.
+//! Zeroed, lazily mapped memory for the two big streams of a forward pass, the weights
+//! (on huge pages where the OS has them) and the KV cache.
 //!
 //! Decode reads every weight once per token, about 90 MB for SmolLM2-135M at q4_0,
 //! and one thread's read bandwidth is bounded by the misses it keeps in flight. On
@@ -43,14 +43,18 @@ unsafe impl<T: Plain + Sync> Sync for Pages<T> {}
 pub const HUGE_PAGE: usize = 2 << 20;
 
 impl<T: Plain> Pages<T> {
-    /// `len` zeros. Pages are mapped (and zeroed) by the OS only when first touched, so
-    /// a KV cache costs memory as positions fill. Where the mapping fails, the values
-    /// live on the heap instead: the same values, only slower to stream.
-    pub fn zeroed(len: usize) -> Pages<T> {
+    /// `len` zeros, on huge pages if `huge` (and the OS has them). Pages are mapped
+    /// (and zeroed) by the OS only when first touched, so a KV cache costs memory as
+    /// positions fill; on huge pages that happens 2 MiB at a time, which for a KV cache
+    /// (a region per layer and head, each touched from the first token on) would map
+    /// nearly all of it at once. Where the mapping fails, the values live on the heap
+    /// instead: the same values, only slower to stream.
+    pub fn zeroed(len: usize, huge: bool) -> Pages<T> {
         #[cfg(target_os = "linux")]
-        if let Some(memory) = Self::map(len) {
+        if let Some(memory) = Self::map(len, huge) {
             return Pages { memory };
         }
+        let _ = huge;
         let mut lines = Lines::default();
         lines.resize(len, Self::zero());
         Pages {
@@ -64,7 +68,7 @@ impl<T: Plain> Pages<T> {
     }
 
     #[cfg(target_os = "linux")]
-    fn map(len: usize) -> Option<Memory<T>> {
+    fn map(len: usize, huge: bool) -> Option<Memory<T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
         if bytes == 0 {
             return None;
@@ -86,9 +90,11 @@ impl<T: Plain> Pages<T> {
             return None;
         }
         let at = (base as *mut u8).wrapping_add((base as *mut u8).align_offset(HUGE_PAGE));
-        // Advice, not a requirement: without THP (`enabled=never`) the pages are small.
-        // Safety: the range lies within the mapping just made.
-        unsafe { libc::madvise(at as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+        if huge {
+            // Advice, not a requirement: without THP (`enabled=never`) pages are small.
+            // Safety: the range lies within the mapping just made.
+            unsafe { libc::madvise(at as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+        }
         Some(Memory::Mapped {
             base,
             size,
@@ -97,8 +103,8 @@ impl<T: Plain> Pages<T> {
         })
     }
 
-    /// Whether the values live in a mapping that asked for huge pages (what the OS
-    /// granted shows in /proc/self/smaps as AnonHugePages).
+    /// Whether the values live in a mapping (with `huge`, one that asked for huge
+    /// pages; what the OS granted shows in /proc/self/smaps as AnonHugePages).
     pub fn mapped(&self) -> bool {
         !matches!(self.memory, Memory::Heap(_))
     }
@@ -146,7 +152,7 @@ mod tests {
     #[test]
     fn zeroed_writable_and_aligned() {
         for len in [0, 1, 1000, HUGE_PAGE / 4 + 3] {
-            let mut p = Pages::<f32>::zeroed(len);
+            let mut p = Pages::<f32>::zeroed(len, len % 2 == 1);
             assert_eq!(p.len(), len);
             assert!(p.iter().all(|&x| x == 0.0));
             assert_eq!(p.as_ptr() as usize % 64, 0);
