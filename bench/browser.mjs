@@ -192,6 +192,11 @@ md += '|---|---:|---:|---:|---:|---:|---:|\n';
 for (const [q, r] of Object.entries(results.quants)) {
   md += `| ${q} | ${f1(r.median.tinyrustlm.prefill_tok_s)} | ${f1(r.median.wllama.prefill_tok_s)} | ${f2(r.ratio_tinyrustlm_over_wllama.prefill)} | ${f1(r.median.tinyrustlm.decode_tok_s)} | ${f1(r.median.wllama.decode_tok_s)} | ${f2(r.ratio_tinyrustlm_over_wllama.decode)} |\n`;
 }
+md += '\nMedian of the rounds\' own ratios (each round ran both engines back to back):\n\n';
+md += '| quant | prefill | decode |\n|---|---:|---:|\n';
+for (const [q, r] of Object.entries(results.quants)) {
+  md += `| ${q} | ${f2(r.paired_ratio_tinyrustlm_over_wllama.prefill)} | ${f2(r.paired_ratio_tinyrustlm_over_wllama.decode)} |\n`;
+}
 md += `\n(tok/s; ratio = TinyRustLM / wllama; load average ${results.machine.loadavg_start.map(f2).join(' ')} → ${results.machine.loadavg_end.map(f2).join(' ')})\n`;
 mkdirSync(OUT, { recursive: true });
 writeFileSync(join(OUT, 'browser.json'), JSON.stringify(results, null, 2) + '\n');

@@ -16,19 +16,27 @@ export const median = (xs) => {
 };
 
 /** One quant's record: the runs, each engine's medians and TinyRustLM's ratio over
- * `other` (the engine key of llama.cpp or wllama in `runs`). */
+ * `other` (the engine key of llama.cpp or wllama in `runs`): the ratio of the medians,
+ * and the median of the rounds' own ratios (`paired_ratio…`). Round i of both engines
+ * ran back to back, so a paired ratio compares the two under the same load; on a
+ * machine whose load comes in phases, the two medians can fall in different phases. */
 export function summarize(runs, other) {
   const med = (eng, k) => median(runs[eng].map((r) => r[k]));
   const m = {};
   for (const eng of Object.keys(runs)) {
     m[eng] = { prefill_tok_s: med(eng, 'prefill_tok_s'), decode_tok_s: med(eng, 'decode_tok_s') };
   }
+  const paired = (k) => median(runs.tinyrustlm.map((r, i) => r[k] / runs[other][i][k]));
   return {
     runs,
     median: m,
     [`ratio_tinyrustlm_over_${other}`]: {
       prefill: m.tinyrustlm.prefill_tok_s / m[other].prefill_tok_s,
       decode: m.tinyrustlm.decode_tok_s / m[other].decode_tok_s,
+    },
+    [`paired_ratio_tinyrustlm_over_${other}`]: {
+      prefill: paired('prefill_tok_s'),
+      decode: paired('decode_tok_s'),
     },
   };
 }

@@ -109,6 +109,11 @@ md += '|---|---:|---:|---:|---:|---:|---:|\n';
 for (const [q, r] of Object.entries(results.quants)) {
   md += `| ${q} | ${f1(r.median.tinyrustlm.prefill_tok_s)} | ${f1(r.median.llama_cpp.prefill_tok_s)} | ${f2(r.ratio_tinyrustlm_over_llama_cpp.prefill)} | ${f1(r.median.tinyrustlm.decode_tok_s)} | ${f1(r.median.llama_cpp.decode_tok_s)} | ${f2(r.ratio_tinyrustlm_over_llama_cpp.decode)} |\n`;
 }
+md += '\nMedian of the rounds\' own ratios (each round ran both engines back to back):\n\n';
+md += '| quant | prefill | decode |\n|---|---:|---:|\n';
+for (const [q, r] of Object.entries(results.quants)) {
+  md += `| ${q} | ${f2(r.paired_ratio_tinyrustlm_over_llama_cpp.prefill)} | ${f2(r.paired_ratio_tinyrustlm_over_llama_cpp.decode)} |\n`;
+}
 md += `\n(tok/s; ratio = TinyRustLM / llama.cpp; load average ${results.machine.loadavg_start.map(f2).join(' ')} → ${results.machine.loadavg_end.map(f2).join(' ')})\n`;
 mkdirSync(OUT, { recursive: true });
 writeFileSync(join(OUT, 'native.json'), JSON.stringify(results, null, 2) + '\n');
