@@ -674,6 +674,27 @@ mod avx2 {
         }
     }
 
+    /// Bytes ahead of the current key or value that attention asks the memory system
+    /// for. The KV cache is streamed once per token (about 9 MB at 192 positions for
+    /// SmolLM2): from memory, not cache. Without this, attention ran at a third of its
+    /// in-cache speed in decode; with it decode at 400-528 positions went from a median
+    /// of 93 to 107 tok/s (alternated runs; 8 KiB read the same).
+    const KV_PREFETCH: usize = 4096;
+
+    /// Prefetch `len` bytes from `KV_PREFETCH` past `at` (past the end of the cache is
+    /// harmless: a prefetch never faults).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn prefetch_kv(at: *const f32, len: usize) {
+        let p = (at as *const i8).wrapping_add(KV_PREFETCH);
+        let mut o = 0;
+        while o < len {
+            // A prefetch has no architectural effect and never faults, hence safe.
+            _mm_prefetch(p.wrapping_add(o), _MM_HINT_T0);
+            o += 64;
+        }
+    }
+
     /// `weighted_sum_f32` with the running sums in registers for the whole pass over
     /// the rows: 64 outputs (8 add chains) at a time, then 8, then one by one.
     #[target_feature(enable = "avx2")]
@@ -685,6 +706,7 @@ mod avx2 {
         unsafe fn chunk<const K: usize>(w: &[f32], v: *const f32, stride: usize, out: *mut f32) {
             let mut acc = [_mm256_setzero_ps(); K];
             for (p, &wp) in w.iter().enumerate() {
+                prefetch_kv(v.wrapping_add(p * stride), 32 * K);
                 let wv = _mm256_set1_ps(wp);
                 for (k, acc) in acc.iter_mut().enumerate() {
                     let x = _mm256_loadu_ps(v.add(p * stride + 8 * k));
@@ -725,6 +747,7 @@ mod avx2 {
         let mut j = 0;
         while j + 4 <= out.len() {
             let mut acc = [_mm256_setzero_ps(); 4];
+            prefetch_kv(pb.wrapping_add(j * stride), 4 * 4 * stride);
             let mut i = 0;
             while i < n8 {
                 let va = _mm256_loadu_ps(pa.add(i));
