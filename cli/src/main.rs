@@ -571,8 +571,8 @@ fn run(cli: Cli) -> Result<()> {
                     r["activation_bits"], f("prefill_tok_s"), r["prompt_tokens"], f("decode_tok_s"), r["gen_tokens"]
                 );
                 println!(
-                    "weights {:.1} MB, kv {:.1} MB, peak RSS {:.1} MB ({:.1} MB on huge pages); read bandwidth {:.1} GB/s → decode roofline {:.1} tok/s ({:.0}% reached)",
-                    f("weight_bytes") / 1e6, f("kv_bytes") / 1e6, f("peak_rss_bytes") / 1e6, f("huge_page_bytes") / 1e6, f("read_bandwidth_gb_s"),
+                    "weights {:.1} MB, kv {:.1} MB, peak RSS {:.1} MB ({} MB on huge pages); read bandwidth {:.1} GB/s → decode roofline {:.1} tok/s ({:.0}% reached)",
+                    f("weight_bytes") / 1e6, f("kv_bytes") / 1e6, f("peak_rss_bytes") / 1e6, r["huge_page_bytes"].as_f64().map_or("?".into(), |b| format!("{:.1}", b / 1e6)), f("read_bandwidth_gb_s"),
                     f("decode_roofline_tok_s"), 100.0 * f("decode_fraction_of_roofline")
                 );
                 Ok(())

@@ -177,6 +177,12 @@ mod probe {
         // sum stays below 2²⁴): the activation as two bf16 planes, 256·hi and lo, one
         // weight tile for both, both products into one f32 sum tile, one store, and an
         // epilogue with one load per token and no combining.
+        if __cpuid_count(7, 0).edx & (1 << 22) == 0 {
+            eprintln!("no AMX-BF16 on this CPU");
+            // Safety: releases the tile state requested above.
+            unsafe { asm!("tilerelease", options(nostack, nomem)) };
+            return;
+        }
         let bf = Aligned::<4096>([0; 4096]);
         let mut fsums = vec![[0f32; 256]; 4];
         configure_bf16();

@@ -32,7 +32,8 @@ use std::arch::x86_64::*;
 /// Rows of weights and tokens per tile product.
 const TILE: usize = GEMM_TILE;
 
-/// Bytes of one block of a decoded row tile: 8 rows of 64 (the weight operand).
+/// Elements of one block of a decoded row tile (the weight operand): 512 i8 (8 rows of
+/// 64 bytes) for digits, 512 bf16 (16 rows of 64 bytes) for `TileForm::Bf16`.
 const WBLOCK: usize = TILE * QK;
 
 /// Rows of 64 bytes that start on cache lines, as `Lines` (the sum tiles' stores and
@@ -54,18 +55,21 @@ pub(super) fn usable() -> bool {
     })
 }
 
-/// Whether `usable()` and the CPU has AMX-BF16 (`tdpbf16ps`), for `TileForm::Bf16`.
+/// Whether `usable()` and the CPU has AMX-BF16 (`tdpbf16ps`) and AVX-512BW (for
+/// `bf16_parts`), for `TileForm::Bf16`.
 pub(crate) fn has_bf16() -> bool {
     use std::sync::OnceLock;
     static OK: OnceLock<bool> = OnceLock::new();
     // cpuid leaf 7 EDX bit 22: AMX-BF16.
-    *OK.get_or_init(|| usable() && __cpuid_count(7, 0).edx & (1 << 22) != 0)
+    *OK.get_or_init(|| {
+        usable() && is_x86_feature_detected!("avx512bw") && __cpuid_count(7, 0).edx & (1 << 22) != 0
+    })
 }
 
 /// `kernels::bf16_parts` on AVX-512, 16 values at a time (the same integers, converted
 /// exactly, so the same bits).
 ///
-/// Safety: the CPU must have AVX-512F and AVX-512BW (`has_bf16` implies both).
+/// Safety: the CPU must have AVX-512F and AVX-512BW (`has_bf16` checks both).
 #[target_feature(enable = "avx512f,avx512bw")]
 pub(crate) unsafe fn bf16_parts(v: &[i16], h: &mut [u16], l: &mut [u16]) {
     let n = v.len();
@@ -121,7 +125,8 @@ fn request_tile_state() -> bool {
 }
 
 /// The tile shapes: tmm0-1 weights (8 rows × 64 bytes), tmm2-3 the activation's high
-/// and low digits (16 tokens × 32 bytes), tmm4-7 16 × 16 i32 sums (4-5 high, 6-7 low).
+/// and low digits (16 tokens × 32 bytes), tmm4-7 16 × 16 i32 sums (4-5 high, 6-7 low);
+/// for bf16 products see `new`.
 #[repr(C, align(64))]
 struct TileConfig([u8; 64]);
 

@@ -50,8 +50,9 @@ pub const ACT_BASE: i32 = 255;
 /// to the weights'. The scalar reference and the paths that multiply i16 pairs take
 /// the values (`v`); byte products (AMX tiles, the AVX-512 dots, x86 dots of 8-bit
 /// rows) take the i8 digits, x = 255·hi + lo, and form a block sum Σw·x as
-/// 255·Σw·hi + Σw·lo (Σw·hi alone for an 8-bit row). Either way the sum is exact in
-/// i32, and the same integer on every path.
+/// 255·Σw·hi + Σw·lo (Σw·hi alone for an 8-bit row); AMX bf16 products (q4_0 at 16
+/// bits, `TileForm::Bf16`) take v as two bf16 parts. Every way the sum is exact, and
+/// the same integer on every path.
 #[derive(Default)]
 pub struct Q8Act {
     /// Per-block scale, max|x| / ACT_MAX.

@@ -137,13 +137,15 @@ fn add_bias(x: &mut [f32], b: &Option<Vec<f32>>) {
 
 type ReadTensor<'a> = dyn FnMut(&str) -> Result<Vec<u8>> + 'a;
 
-/// The weight matrices named in `specs` (name, rows, cols), in that order. Block
-/// weights (q8_0, q4_0, …) go into one `Pages` region, each at a cache line, in the
-/// order of `specs`: given in the order a forward pass reads them, decode streams one
-/// region, on huge pages where the OS has them, from start to end, and `rows8`'s
-/// prefetch runs on from one matrix into the next instead of into unrelated memory.
-/// One tensor is read at a time and freed once copied, so memory holds the model plus
-/// one matrix.
+/// The weight matrices named in `specs` (name, rows, cols), in that order. Where the
+/// OS maps memory for us (Linux: `Pages::mapped`), the block weights (q8_0, q4_0, …)
+/// go into one region on huge pages, each at a cache line, in the order of `specs`:
+/// given in the order a forward pass reads them, decode streams one region from start
+/// to end, and `rows8`'s prefetch runs on from one matrix into the next instead of into
+/// unrelated memory. One tensor is read at a time and freed once copied, so memory
+/// holds the model plus one matrix. Elsewhere (wasm) each weight keeps the buffer it
+/// was read into: a copy would gain nothing there and, in a wasm memory that never
+/// shrinks, keep both.
 fn load_weights(
     m: &Manifest,
     read: &mut ReadTensor,
@@ -165,19 +167,20 @@ fn load_weights(
         }
         entries.push(t);
     }
-    // Each tensor's place, as stored; f32 ones, decoded to their own buffers, leave
-    // theirs unused (never touched, so never mapped).
+    // Each block tensor's place, as stored (f32 ones are decoded to their own buffers).
     let mut places = Vec::with_capacity(entries.len());
     let mut end = 0usize;
     for t in &entries {
+        let len = if t.dtype == DType::F32 { 0 } else { t.length };
         let start = end;
-        end = usize::try_from(t.length)
+        end = usize::try_from(len)
             .ok()
-            .and_then(|n| start.checked_add(n.next_multiple_of(64)))
+            .and_then(|n| n.checked_next_multiple_of(64))
+            .and_then(|n| start.checked_add(n))
             .ok_or_else(|| SlmError::malformed(".slm", "tensor sizes overflow memory"))?;
-        places.push(start..start + t.length as usize);
+        places.push(start..start + len as usize);
     }
-    let mut pages = Pages::<u8>::zeroed(end, true);
+    let mut pages = Pages::<u8>::mapped(end, true);
     // Read in file order (the largest tensor, the embedding, usually comes first, while
     // little of the region is filled yet).
     let mut by_offset: Vec<usize> = (0..specs.len()).collect();
@@ -187,7 +190,7 @@ fn load_weights(
         let ((name, rows, cols), t, r) = (&specs[k], entries[k], &places[k]);
         let mut w = Weight::new(t.dtype, *rows, *cols, read(name)?)?;
         let mut shared = false;
-        if let WeightData::Blocks(b) = &w.data {
+        if let (WeightData::Blocks(b), Some(pages)) = (&w.data, &mut pages) {
             if b.len() != r.len() {
                 return Err(SlmError::malformed(
                     ".slm",
@@ -201,13 +204,13 @@ fn load_weights(
         }
         placed[k] = Some((w, shared));
     }
-    let pages = Arc::new(pages);
+    let pages = pages.map(Arc::new);
     Ok(placed
         .into_iter()
         .zip(places)
         .map(|(w, r)| {
             let (mut w, shared) = w.expect("every spec was read");
-            if shared {
+            if let (true, Some(pages)) = (shared, &pages) {
                 w.data = WeightData::Blocks(Stored::Shared(pages.clone(), r));
             }
             w
