@@ -327,26 +327,44 @@ mod avx2 {
                         }
                     }
                 }
-                let mut isum = _mm256_add_epi32(
+                let isum = _mm256_add_epi32(
                     _mm256_add_epi32(sum[0], sum[1]),
                     _mm256_add_epi32(sum[2], sum[3]),
                 );
-                if bias != 0 {
-                    // Nibbles 0..15 were multiplied, q4_0's weights are nibble − 8.
-                    isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(bias * x.s[b]));
-                }
-                let dw = _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i));
-                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[b]));
-                *acc = _mm256_add_ps(*acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale));
+                rows8_add_block(isum, p, x, b, bias, acc);
             }
-            // `reduce8`'s tree, for 8 rows at once.
-            let a = &acc;
-            let sum = _mm256_add_ps(
-                _mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[1], a[5])),
-                _mm256_add_ps(_mm256_add_ps(a[2], a[6]), _mm256_add_ps(a[3], a[7])),
-            );
-            _mm256_storeu_ps(o.as_mut_ptr(), sum);
+            rows8_finish(&acc, o);
         }
+    }
+
+    /// A `rows8` block's exact sums `isum` (8 rows) into its lane `acc`: q4_0's offset
+    /// taken off (nibbles 0..15 were multiplied, the weights are nibble − 8), then
+    /// isum · (d_w · d_x) added, d_w from the group block at `p`.
+    #[inline(always)]
+    pub(super) unsafe fn rows8_add_block(
+        mut isum: __m256i,
+        p: *const u8,
+        x: &Q8Row,
+        b: usize,
+        bias: i32,
+        acc: &mut __m256,
+    ) {
+        if bias != 0 {
+            isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(bias * x.s[b]));
+        }
+        let dw = _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i));
+        let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[b]));
+        *acc = _mm256_add_ps(*acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale));
+    }
+
+    /// `reduce8`'s tree over the 8 lanes, for 8 rows at once, into `o`.
+    #[inline(always)]
+    pub(super) unsafe fn rows8_finish(a: &[__m256; 8], o: &mut [f32]) {
+        let sum = _mm256_add_ps(
+            _mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[1], a[5])),
+            _mm256_add_ps(_mm256_add_ps(a[2], a[6]), _mm256_add_ps(a[3], a[7])),
+        );
+        _mm256_storeu_ps(o.as_mut_ptr(), sum);
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -936,25 +954,13 @@ mod avx512 {
                         }
                     }
                     let s = _mm512_add_epi32(s0, s1);
-                    let mut isum = _mm256_add_epi32(
+                    let isum = _mm256_add_epi32(
                         _mm512_castsi512_si256(s),
                         _mm512_extracti64x4_epi64::<1>(s),
                     );
-                    if bias != 0 {
-                        // Nibbles 0..15 were multiplied, q4_0's weights are nibble − 8.
-                        isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(bias * x.s[b]));
-                    }
-                    let dw = _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i));
-                    let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[b]));
-                    *acc = _mm256_add_ps(*acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale));
+                    avx2::rows8_add_block(isum, p, x, b, bias, acc);
                 }
-                // `reduce8`'s tree, for 8 rows at once.
-                let a = &acc;
-                let sum = _mm256_add_ps(
-                    _mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[1], a[5])),
-                    _mm256_add_ps(_mm256_add_ps(a[2], a[6]), _mm256_add_ps(a[3], a[7])),
-                );
-                _mm256_storeu_ps(o.as_mut_ptr(), sum);
+                avx2::rows8_finish(&acc, o);
             }
         })
     }
