@@ -95,9 +95,7 @@ pub(crate) unsafe fn bf16_parts(v: &[i16], h: &mut [u16], l: &mut [u16]) {
         i += 16;
     }
     for j in i..n {
-        let hi = (v[j] as i32 + 128) >> 8;
-        h[j] = ((256 * hi) as f32).to_bits().wrapping_shr(16) as u16;
-        l[j] = ((v[j] as i32 - 256 * hi) as f32).to_bits().wrapping_shr(16) as u16;
+        (h[j], l[j]) = super::bf16_part(v[j]);
     }
 }
 
@@ -477,16 +475,37 @@ unsafe fn store(slot: usize, c: &mut [[i32; TILE * TILE]; 2], wide: bool) {
 /// (`Weight::new` interleaves all rows or none), so plain.
 #[inline(always)]
 fn decode_row(dtype: DType, row: &[u8], r: usize, wt: &mut [i8], dw: &mut [f32]) {
+    decode_row_as::<_, 4>(dtype, row, r, wt, dw, |v| v as i8);
+}
+
+/// `decode_row` for any operand layout that puts `G` consecutive weights of a row side
+/// by side ([block][j / G][row][j % G]: 4 bytes for `tdpbssd`, 2 bf16 for `tdpbf16ps`),
+/// each weight as `put` makes it.
+#[inline(always)]
+fn decode_row_as<T, const G: usize>(
+    dtype: DType,
+    row: &[u8],
+    r: usize,
+    wt: &mut [T],
+    dw: &mut [f32],
+    put: impl Fn(i32) -> T,
+) {
     let bs = dtype.block().1;
     for (b, blk) in row.chunks_exact(bs).enumerate() {
         dw[b * TILE + r] = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
         for j in 0..QK {
-            let v = match dtype {
-                DType::Q8_0 => blk[2 + j] as i8,
-                _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i8 - 8,
-            };
-            wt[b * WBLOCK + j / 4 * 64 + 4 * r + j % 4] = v;
+            wt[b * WBLOCK + j / G * (TILE * G) + G * r + j % G] = put(stored_weight(dtype, blk, j));
         }
+    }
+}
+
+/// Weight j of a stored q8_0 or q4_0 block (q4_0: nibble − 8; byte j holds weights j
+/// and j + 16).
+#[inline(always)]
+fn stored_weight(dtype: DType, blk: &[u8], j: usize) -> i32 {
+    match dtype {
+        DType::Q8_0 => blk[2 + j] as i8 as i32,
+        _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
     }
 }
 
@@ -499,14 +518,9 @@ fn decode_row(dtype: DType, row: &[u8], r: usize, wt: &mut [i8], dw: &mut [f32])
 /// the caller).
 #[inline(always)]
 unsafe fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8], dw: &mut [f32]) {
-    let bs = dtype.block().1;
-    assert!(g.len() == GROUP * bs * nb && wt.len() >= nb * WBLOCK && dw.len() >= nb * TILE);
-    assert!(h < 2);
-    for b in 0..nb {
-        let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
-        let out = &mut wt[b * WBLOCK..(b + 1) * WBLOCK];
-        // Safety: every load is within `blk` and every store within `out` and `dw`
-        // (checked above: 16 + 16·chunks = bs·8 bytes, 8 operand rows of 64 bytes).
+    each_group_block(dtype, g, nb, h, wt, dw, |blk, out| {
+        // Safety: every load is within `blk` (16 + 16·chunks = bs·8 bytes) and every
+        // store within `out` (8 operand rows of 64 bytes); the features are the caller's.
         unsafe {
             let chunk = |c: usize| _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
             // Rows 0..4 and 4..8 of operand row k go to bytes 32h..32h + 32 of it.
@@ -515,31 +529,63 @@ unsafe fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8
                 _mm_storeu_si128(o as *mut __m128i, v[0]);
                 _mm_storeu_si128(o.add(16) as *mut __m128i, v[1]);
             };
-            let scales = _mm256_cvtph_ps(_mm_loadu_si128(blk.as_ptr() as *const __m128i));
-            _mm256_storeu_ps(dw.as_mut_ptr().add(b * TILE + GROUP * h), scales);
+            let pairs = |k: usize| {
+                let (p, q) = (chunk(2 * k), chunk(2 * k + 1));
+                [_mm_unpacklo_epi16(p, q), _mm_unpackhi_epi16(p, q)]
+            };
             match dtype {
-                DType::Q8_0 => {
-                    for k in 0..8 {
-                        let (p, q) = (chunk(2 * k), chunk(2 * k + 1));
-                        put(out, k, [_mm_unpacklo_epi16(p, q), _mm_unpackhi_epi16(p, q)]);
-                    }
-                }
+                DType::Q8_0 => (0..8).for_each(|k| put(out, k, pairs(k))),
                 _ => {
-                    // Nibble byte j holds weights j (low) and j + 16 (high).
-                    let (m, eight) = (_mm_set1_epi8(0x0f), _mm_set1_epi8(8));
-                    let low = |v: __m128i| _mm_sub_epi8(_mm_and_si128(v, m), eight);
-                    let high =
-                        |v: __m128i| _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16::<4>(v), m), eight);
                     for k in 0..4 {
-                        let (p, q) = (chunk(2 * k), chunk(2 * k + 1));
-                        let v = [_mm_unpacklo_epi16(p, q), _mm_unpackhi_epi16(p, q)];
-                        put(out, k, v.map(low));
-                        put(out, k + 4, v.map(high));
+                        let [a, b] = pairs(k).map(|v| q4_weights(v));
+                        put(out, k, [a[0], b[0]]);
+                        put(out, k + 4, [a[1], b[1]]);
                     }
                 }
             }
         }
+    })
+}
+
+/// The frame of the group decoders: group h's blocks in turn, each block's 8 row
+/// scales into `dw` ([block][row], rows 8h..8h + 8), then `body(the block's bytes, its
+/// slice of the operand)`.
+///
+/// Safety: the CPU must have F16C.
+#[inline(always)]
+unsafe fn each_group_block<T>(
+    dtype: DType,
+    g: &[u8],
+    nb: usize,
+    h: usize,
+    wt: &mut [T],
+    dw: &mut [f32],
+    mut body: impl FnMut(&[u8], &mut [T]),
+) {
+    let bs = dtype.block().1;
+    assert!(g.len() == GROUP * bs * nb && wt.len() >= nb * WBLOCK && dw.len() >= nb * TILE);
+    assert!(h < 2);
+    for b in 0..nb {
+        let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
+        // Safety: 8 f16 scales at the start of `blk`, 8 floats within `dw` (checked
+        // above); F16C is the caller's.
+        unsafe {
+            let scales = _mm256_cvtph_ps(_mm_loadu_si128(blk.as_ptr() as *const __m128i));
+            _mm256_storeu_ps(dw.as_mut_ptr().add(b * TILE + GROUP * h), scales);
+        }
+        body(blk, &mut wt[b * WBLOCK..(b + 1) * WBLOCK]);
     }
+}
+
+/// q4_0 nibble bytes as weights (nibble − 8): [low nibbles, high nibbles] (byte j
+/// holds weights j and j + 16).
+#[inline(always)]
+unsafe fn q4_weights(v: __m128i) -> [__m128i; 2] {
+    let (m, eight) = (_mm_set1_epi8(0x0f), _mm_set1_epi8(8));
+    [
+        _mm_sub_epi8(_mm_and_si128(v, m), eight),
+        _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16::<4>(v), m), eight),
+    ]
 }
 
 /// A q4_0 row r (0..16) of a row tile, as stored, into the bf16 weight operand
@@ -547,14 +593,7 @@ unsafe fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8
 /// ([block][row]); as `decode_row`.
 #[inline(always)]
 fn decode_row_bf16(row: &[u8], r: usize, wt: &mut [u16], dw: &mut [f32]) {
-    let bs = DType::Q4_0.block().1;
-    for (b, blk) in row.chunks_exact(bs).enumerate() {
-        dw[b * TILE + r] = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
-        for j in 0..QK {
-            let v = (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8;
-            wt[b * WBLOCK + j / 2 * 32 + 2 * r + j % 2] = ((v as f32).to_bits() >> 16) as u16;
-        }
-    }
+    decode_row_as::<_, 2>(DType::Q4_0, row, r, wt, dw, super::bf16_of);
 }
 
 /// Group h (rows 8h..8h + 8) of a q4_0 row tile, in `interleave8` groups, into the
@@ -567,18 +606,10 @@ fn decode_row_bf16(row: &[u8], r: usize, wt: &mut [u16], dw: &mut [f32]) {
 /// them, is the caller).
 #[inline(always)]
 unsafe fn decode_group_bf16(g: &[u8], nb: usize, h: usize, wt: &mut [u16], dw: &mut [f32]) {
-    let bs = DType::Q4_0.block().1;
-    assert!(g.len() == GROUP * bs * nb && wt.len() >= nb * WBLOCK && dw.len() >= nb * TILE);
-    assert!(h < 2);
-    for b in 0..nb {
-        let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
-        let out = &mut wt[b * WBLOCK..(b + 1) * WBLOCK];
-        // Safety: every load is within `blk` and every store within `out` and `dw`
-        // (checked above: 16 + 16·8 = bs·8 bytes; 16 pair rows of 16 values).
+    each_group_block(DType::Q4_0, g, nb, h, wt, dw, |blk, out| {
+        // Safety: every load is within `blk` (16 + 16·8 = bs·8 bytes) and every store
+        // within `out` (16 pair rows of 16 values); the features are the caller's.
         unsafe {
-            let scales = _mm256_cvtph_ps(_mm_loadu_si128(blk.as_ptr() as *const __m128i));
-            _mm256_storeu_ps(dw.as_mut_ptr().add(b * TILE + GROUP * h), scales);
-            let (m, eight) = (_mm_set1_epi8(0x0f), _mm_set1_epi8(8));
             // 16 weights (−8..=7) as bf16, into columns 8h..8h + 8 of pair row k.
             let put = |out: &mut [u16], k: usize, w: __m128i| {
                 let f = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(w));
@@ -587,15 +618,12 @@ unsafe fn decode_group_bf16(g: &[u8], nb: usize, h: usize, wt: &mut [u16], dw: &
             };
             for c in 0..8 {
                 let v = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
-                put(out, c, _mm_sub_epi8(_mm_and_si128(v, m), eight));
-                put(
-                    out,
-                    c + 8,
-                    _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16::<4>(v), m), eight),
-                );
+                let [low, high] = q4_weights(v);
+                put(out, c, low);
+                put(out, c + 8, high);
             }
         }
-    }
+    })
 }
 
 #[cfg(test)]
@@ -617,6 +645,70 @@ mod tests {
         })
     }
 
+    /// A deterministic stream of values in [−1, 1).
+    fn values(mut seed: u64) -> impl FnMut() -> f32 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+        }
+    }
+
+    /// A row tile (16 rows of `cols`) of random q8_0 or q4_0 weights, as stored and as
+    /// a model holds it (in `interleave8` groups or not).
+    struct RowTile {
+        dtype: DType,
+        stored: Vec<u8>,
+        held: Vec<u8>,
+        row_bytes: usize,
+    }
+
+    impl RowTile {
+        fn new(dtype: DType, cols: usize, interleaved: bool, f: &mut impl FnMut() -> f32) -> Self {
+            let wf: Vec<f32> = (0..TILE * cols).map(|_| f()).collect();
+            let mut stored = Vec::new();
+            quant::quantize(dtype, &wf, &mut stored);
+            let row_bytes = stored.len() / TILE;
+            let mut held = stored.clone();
+            if interleaved {
+                interleave8(dtype, &mut held, row_bytes);
+            }
+            RowTile {
+                dtype,
+                stored,
+                held,
+                row_bytes,
+            }
+        }
+
+        fn block(&self, r: usize, b: usize) -> &[u8] {
+            let bs = self.dtype.block().1;
+            &self.stored[r * self.row_bytes + b * bs..][..bs]
+        }
+
+        /// Row r's weight j of block b, as stored (written out here, not taken from the
+        /// code under test).
+        fn weight(&self, r: usize, b: usize, j: usize) -> i32 {
+            let blk = self.block(r, b);
+            match self.dtype {
+                DType::Q8_0 => blk[2 + j] as i8 as i32,
+                _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
+            }
+        }
+
+        /// The decoded scales `dw` ([block][row]) are the stored ones.
+        fn check_scales(&self, dw: &[f32], nb: usize) {
+            for b in 0..nb {
+                for r in 0..TILE {
+                    let blk = self.block(r, b);
+                    let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
+                    assert_eq!(dw[b * TILE + r], d, "{:?} scale {r} {b}", self.dtype);
+                }
+            }
+        }
+    }
+
     /// The layouts alone, without AMX (so that any x86 machine with AVX2 checks them):
     /// `pack_tiles`' activation tiles times `decode_group`'s or `decode_row`'s weight
     /// operand, multiplied as `tdpbssd` does, give every block's exact Σw·x, and the
@@ -628,41 +720,23 @@ mod tests {
         }
         let (cols, n) = (96, 20); // 3 blocks; a whole token tile and a partial one
         let nb = cols / QK;
-        let mut seed = 7u64;
-        let mut f = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
-        };
+        let mut f = values(7);
         for dtype in [DType::Q8_0, DType::Q4_0] {
             for interleaved in [false, true] {
-                let wf: Vec<f32> = (0..TILE * cols).map(|_| f()).collect();
-                let mut bytes = Vec::new();
-                quant::quantize(dtype, &wf, &mut bytes);
-                let stored = bytes.clone();
-                let (bs, row_bytes) = (dtype.block().1, bytes.len() / TILE);
+                let w = RowTile::new(dtype, cols, interleaved, &mut f);
                 let mut wt = vec![0i8; nb * WBLOCK];
                 let mut dw = vec![0f32; nb * TILE];
                 if interleaved {
-                    interleave8(dtype, &mut bytes, row_bytes);
-                    for (h, g) in bytes.chunks_exact(GROUP * row_bytes).enumerate() {
+                    for (h, g) in w.held.chunks_exact(GROUP * w.row_bytes).enumerate() {
                         // Safety: AVX2 and F16C were just detected.
                         unsafe { decode_group(dtype, g, nb, h, &mut wt, &mut dw) };
                     }
                 } else {
-                    for (r, row) in bytes.chunks_exact(row_bytes).enumerate() {
+                    for (r, row) in w.held.chunks_exact(w.row_bytes).enumerate() {
                         decode_row(dtype, row, r, &mut wt, &mut dw);
                     }
                 }
-                // Row r's weight j of block b, as stored.
-                let weight = |r: usize, b: usize, j: usize| -> i32 {
-                    let blk = &stored[r * row_bytes + b * bs..][..bs];
-                    match dtype {
-                        DType::Q8_0 => blk[2 + j] as i8 as i32,
-                        _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
-                    }
-                };
+                w.check_scales(&dw, nb);
                 let xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();
                 let mut x = Q8Act::default();
                 x.quantize_bits(&xf, cols, 16);
@@ -670,27 +744,22 @@ mod tests {
                 for tt in 0..n.div_ceil(TILE) {
                     for b in 0..nb {
                         let at = (tt * nb + b) * 2 * TILE * QK;
-                        let w = &wt[b * WBLOCK..(b + 1) * WBLOCK];
-                        let h = tile_product(&x.tiled[at..], w);
-                        let l = tile_product(&x.tiled[at + TILE * QK..], w);
+                        let wb = &wt[b * WBLOCK..(b + 1) * WBLOCK];
+                        let h = tile_product(&x.tiled[at..], wb);
+                        let l = tile_product(&x.tiled[at + TILE * QK..], wb);
                         for t in 0..TILE.min(n - tt * TILE) {
                             let d = x.row(tt * TILE + t).d[b];
                             assert_eq!(x.tiled_d[(tt * nb + b) * TILE + t], d, "scale {t} {b}");
                             let v = &x.row(tt * TILE + t).v[QK * b..QK * (b + 1)];
                             for r in 0..TILE {
                                 let want: i32 =
-                                    (0..QK).map(|j| weight(r, b, j) * v[j] as i32).sum();
+                                    (0..QK).map(|j| w.weight(r, b, j) * v[j] as i32).sum();
                                 assert_eq!(
                                     255 * h[t][r] + l[t][r],
                                     want,
                                     "{dtype:?} interleaved {interleaved} token {t} row {r} block {b}"
                                 );
                             }
-                        }
-                        for r in 0..TILE {
-                            let blk = &stored[r * row_bytes + b * bs..];
-                            let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
-                            assert_eq!(dw[b * TILE + r], d, "{dtype:?} scale {r} {b}");
                         }
                     }
                 }
@@ -710,41 +779,26 @@ mod tests {
             && is_x86_feature_detected!("f16c");
         let (cols, n) = (96, 20);
         let nb = cols / QK;
-        let mut seed = 11u64;
-        let mut f = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
-        };
+        let mut f = values(11);
         let bf = |u: u16| f32::from_bits((u as u32) << 16) as f64;
-        let dtype = DType::Q4_0;
         for interleaved in [false, true] {
             if interleaved && !avx512 {
                 continue;
             }
-            let wf: Vec<f32> = (0..TILE * cols).map(|_| f()).collect();
-            let mut bytes = Vec::new();
-            quant::quantize(dtype, &wf, &mut bytes);
-            let stored = bytes.clone();
-            let (bs, row_bytes) = (dtype.block().1, bytes.len() / TILE);
+            let w = RowTile::new(DType::Q4_0, cols, interleaved, &mut f);
             let mut wt = vec![0u16; nb * WBLOCK];
             let mut dw = vec![0f32; nb * TILE];
             if interleaved {
-                interleave8(dtype, &mut bytes, row_bytes);
-                for (h, g) in bytes.chunks_exact(GROUP * row_bytes).enumerate() {
+                for (h, g) in w.held.chunks_exact(GROUP * w.row_bytes).enumerate() {
                     // Safety: the features were just detected.
                     unsafe { decode_group_bf16(g, nb, h, &mut wt, &mut dw) };
                 }
             } else {
-                for (r, row) in bytes.chunks_exact(row_bytes).enumerate() {
+                for (r, row) in w.held.chunks_exact(w.row_bytes).enumerate() {
                     decode_row_bf16(row, r, &mut wt, &mut dw);
                 }
             }
-            let weight = |r: usize, b: usize, j: usize| -> i32 {
-                let blk = &stored[r * row_bytes + b * bs..][..bs];
-                (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8
-            };
+            w.check_scales(&dw, nb);
             // Extreme values too: ±ACT_MAX and the part boundaries.
             let mut xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();
             xf[5] = 1e6;
@@ -755,13 +809,13 @@ mod tests {
             for tt in 0..n.div_ceil(TILE) {
                 for b in 0..nb {
                     let at = (tt * nb + b) * 2 * TILE * QK;
-                    let w = &wt[b * WBLOCK..(b + 1) * WBLOCK];
+                    let wb = &wt[b * WBLOCK..(b + 1) * WBLOCK];
                     for t in 0..TILE.min(n - tt * TILE) {
                         let v = &x.row(tt * TILE + t).v[QK * b..QK * (b + 1)];
                         for r in 0..TILE {
                             let got: f64 = (0..QK)
                                 .map(|j| {
-                                    let wj = bf(w[j / 2 * 32 + 2 * r + j % 2]);
+                                    let wj = bf(wb[j / 2 * 32 + 2 * r + j % 2]);
                                     let h = bf(x.tiled_bf16[at + t * QK + j]);
                                     let l = bf(x.tiled_bf16[at + TILE * QK + t * QK + j]);
                                     assert_eq!(h + l, v[j] as f64, "parts of value {j}");
@@ -769,17 +823,12 @@ mod tests {
                                     wj * h + wj * l
                                 })
                                 .sum();
-                            let want: i32 = (0..QK).map(|j| weight(r, b, j) * v[j] as i32).sum();
+                            let want: i32 = (0..QK).map(|j| w.weight(r, b, j) * v[j] as i32).sum();
                             assert_eq!(
                                 got, want as f64,
                                 "interleaved {interleaved} token {t} row {r} block {b}"
                             );
                         }
-                    }
-                    for r in 0..TILE {
-                        let blk = &stored[r * row_bytes + b * bs..];
-                        let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
-                        assert_eq!(dw[b * TILE + r], d, "scale {r} {b}");
                     }
                 }
             }

@@ -80,6 +80,10 @@ pub struct Q8Act {
     /// Whether `tiled` and `tiled_bf16` hold this quantization's values (`pack_tiles`
     /// since the last `quantize`).
     packed: [bool; 2],
+    /// Every row's `Q8Row::spread`, after `spread_pairs`.
+    spread: Lines<i32>,
+    /// Whether `spread` holds this quantization's pairs.
+    spread_ready: bool,
     /// Rows quantized.
     rows: usize,
     /// Whether `lo` is in use (`act_bits() == 16`).
@@ -128,7 +132,16 @@ pub struct Q8Row<'a> {
     /// The values as i16 (`Q8Act::v`).
     pub v: &'a [i16],
     pub s: &'a [i32],
+    /// The value pairs spread for `rows8` kernels that take them (`Q8Act::spread_pairs`),
+    /// `SPREAD_PER_BLOCK` per block; empty unless prepared.
+    pub spread: &'a [i32],
 }
+
+/// i32s of `Q8Row::spread` per block: for j in 0..8, value pair 2j (values 4j, 4j + 1
+/// as one i32) eight times, then pair 2j + 1 eight times. An AVX-512 `rows8` multiplies
+/// two 16-byte chunks of 8 rows at once by pairs 2j and 2j + 1: spreading them once per
+/// activation instead of once per row group took the shuffles out of its loop.
+pub const SPREAD_PER_BLOCK: usize = 8 * 16;
 
 impl<'a> Q8Row<'a> {
     /// The row without its first `blocks` blocks.
@@ -144,6 +157,7 @@ impl<'a> Q8Row<'a> {
             },
             v: &self.v[QK * blocks..],
             s: &self.s[blocks..],
+            spread: self.spread.get(SPREAD_PER_BLOCK * blocks..).unwrap_or(&[]),
         }
     }
 
@@ -174,6 +188,7 @@ impl Q8Act {
         self.cols = cols;
         self.rows = x.len() / cols.max(1);
         self.packed = [false; 2];
+        self.spread_ready = false;
         self.d.resize(nb, 0.0);
         self.s.resize(nb, 0);
         self.hi.resize(nb * QK, 0);
@@ -251,48 +266,40 @@ impl Q8Act {
     pub(crate) fn pack_forms(&mut self, want: [bool; 2]) {
         let (n, cols, nb) = (self.rows, self.cols, self.cols / QK);
         let padded = n.next_multiple_of(GEMM_TILE);
-        if self.tiled_d.len() < padded * nb {
-            self.tiled_d.resize(padded * nb, 0.0);
+        let (digits, bf16) = (
+            want[TileForm::Digits as usize],
+            want[TileForm::Bf16 as usize],
+        );
+        let planes = if self.wide { 2 } else { 1 };
+        // Grown only: a shorter batch reuses the buffers.
+        let grow = |len: usize, have: usize| len.max(have);
+        self.tiled_d
+            .resize(grow(padded * nb, self.tiled_d.len()), 0.0);
+        if digits {
+            self.tiled
+                .resize(grow(padded * cols * planes, self.tiled.len()), 0);
+        }
+        if bf16 {
+            self.tiled_bf16
+                .resize(grow(padded * cols * 2, self.tiled_bf16.len()), 0);
         }
         for t in 0..n {
             let (tile, r) = (t / GEMM_TILE, t % GEMM_TILE);
             for b in 0..nb {
                 self.tiled_d[(tile * nb + b) * GEMM_TILE + r] = self.d[t * nb + b];
-            }
-        }
-        if want[TileForm::Digits as usize] {
-            let planes = if self.wide { 2 } else { 1 };
-            let len = padded * cols * planes;
-            if self.tiled.len() < len {
-                self.tiled.resize(len, 0);
-            }
-            let tiled = &mut self.tiled[..];
-            for t in 0..n {
-                let (tile, r) = (t / GEMM_TILE, t % GEMM_TILE);
-                for b in 0..nb {
+                let src = t * cols + QK * b;
+                if digits {
                     let at = ((tile * nb + b) * planes * GEMM_TILE + r) * QK;
-                    let src = t * cols + QK * b;
-                    tiled[at..at + QK].copy_from_slice(&self.hi[src..src + QK]);
+                    self.tiled[at..at + QK].copy_from_slice(&self.hi[src..src + QK]);
                     if self.wide {
                         let at = at + GEMM_TILE * QK;
-                        tiled[at..at + QK].copy_from_slice(&self.lo[src..src + QK]);
+                        self.tiled[at..at + QK].copy_from_slice(&self.lo[src..src + QK]);
                     }
                 }
-            }
-        }
-        if want[TileForm::Bf16 as usize] {
-            let len = padded * cols * 2;
-            if self.tiled_bf16.len() < len {
-                self.tiled_bf16.resize(len, 0);
-            }
-            let tiled = &mut self.tiled_bf16[..];
-            for t in 0..n {
-                let (tile, r) = (t / GEMM_TILE, t % GEMM_TILE);
-                for b in 0..nb {
+                if bf16 {
                     let at = ((tile * nb + b) * 2 * GEMM_TILE + r) * QK;
-                    let src = &self.v[t * cols + QK * b..][..QK];
-                    let (h, l) = tiled[at..].split_at_mut(GEMM_TILE * QK);
-                    bf16_parts(src, &mut h[..QK], &mut l[..QK]);
+                    let (h, l) = self.tiled_bf16[at..].split_at_mut(GEMM_TILE * QK);
+                    bf16_parts(&self.v[src..src + QK], &mut h[..QK], &mut l[..QK]);
                 }
             }
         }
@@ -304,8 +311,23 @@ impl Q8Act {
         self.packed[form as usize]
     }
 
+    /// Fill `Q8Row::spread` for every row (for a `rows8` that takes it:
+    /// `Kernels::rows8_spread`).
+    pub fn spread_pairs(&mut self) {
+        let pairs = self.rows * self.cols / 2;
+        self.spread.resize(8 * pairs, 0);
+        let v = &self.v[..2 * pairs];
+        for (p, out) in self.spread.chunks_exact_mut(8).enumerate() {
+            // Chunks of 8 go pair by pair: chunk p holds pair p (pairs 2j, 2j + 1 in turn).
+            let pair = (v[2 * p] as u16 as u32 | (v[2 * p + 1] as u16 as u32) << 16) as i32;
+            out.fill(pair);
+        }
+        self.spread_ready = true;
+    }
+
     pub fn row(&self, t: usize) -> Q8Row<'_> {
         let nb = self.cols / QK;
+        let per_row = nb * SPREAD_PER_BLOCK;
         Q8Row {
             d: &self.d[t * nb..(t + 1) * nb],
             hi: &self.hi[t * self.cols..(t + 1) * self.cols],
@@ -316,6 +338,11 @@ impl Q8Act {
             },
             v: &self.v[t * self.cols..(t + 1) * self.cols],
             s: &self.s[t * nb..(t + 1) * nb],
+            spread: if self.spread_ready {
+                &self.spread[t * per_row..(t + 1) * per_row]
+            } else {
+                &[]
+            },
         }
     }
 }
@@ -371,10 +398,22 @@ pub fn bf16_parts(v: &[i16], h: &mut [u16], l: &mut [u16]) {
         return unsafe { amx::bf16_parts(v, h, l) };
     }
     for ((&v, h), l) in v.iter().zip(h).zip(l) {
-        let hi = (v as i32 + 128) >> 8;
-        *h = ((256 * hi) as f32).to_bits().wrapping_shr(16) as u16;
-        *l = ((v as i32 - 256 * hi) as f32).to_bits().wrapping_shr(16) as u16;
+        (*h, *l) = bf16_part(v);
     }
+}
+
+/// `bf16_parts` of one value.
+#[inline]
+pub(crate) fn bf16_part(v: i16) -> (u16, u16) {
+    let hi = (v as i32 + 128) >> 8;
+    (bf16_of(256 * hi), bf16_of(v as i32 - 256 * hi))
+}
+
+/// The bf16 bit pattern of an integer of at most 8 significant bits (exact: the f32's
+/// low 16 bits are zero).
+#[inline]
+pub(crate) fn bf16_of(x: i32) -> u16 {
+    ((x as f32).to_bits() >> 16) as u16
 }
 
 /// Runs `f` compiled with AVX2 where the CPU has it. The crate is built for baseline
@@ -689,6 +728,8 @@ pub struct Kernels {
     pub gemm: Option<Gemm>,
     /// q8_0/q4_0 rows in the `interleave8` layout, 8 at a time, where a path has it.
     pub rows8: Option<Rows8>,
+    /// Whether `rows8` runs faster on a `Q8Row::spread` (it works without one too).
+    pub rows8_spread: bool,
 }
 
 impl Kernels {
@@ -716,6 +757,7 @@ pub static SCALAR: Kernels = Kernels {
     quantize: scalar::quantize,
     gemm: None,
     rows8: None,
+    rows8_spread: false,
 };
 
 /// Every path this machine can run, preferred first; the scalar reference is always last.

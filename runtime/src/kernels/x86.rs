@@ -56,6 +56,7 @@ static AVX2: Kernels = Kernels {
     quantize: |x, d, qh, ql, s| unsafe { avx2::quantize(x, d, qh, ql, s) },
     gemm: None,
     rows8: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
+    rows8_spread: false,
 };
 
 static AVX_VNNI: Kernels = Kernels {
@@ -71,6 +72,7 @@ static AMX: Kernels = Kernels {
     name: "amx",
     quantize: |x, d, qh, ql, s| unsafe { avx512::quantize(x, d, qh, ql, s) },
     rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
+    rows8_spread: true,
     gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
         super::amx::gemm(d, w, il, rows, cols, x, y)
     }),
@@ -503,10 +505,16 @@ mod avx2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) fn prefetch_ahead(w: &[u8], from: usize, len: usize) {
-        let p = w.as_ptr().wrapping_add(from + PREFETCH_DISTANCE);
+        prefetch_lines(w.as_ptr().wrapping_add(from + PREFETCH_DISTANCE), len);
+    }
+
+    /// Prefetch the lines of `len` bytes from `p` into L1 (any address: a prefetch has
+    /// no architectural effect and never faults, hence safe).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn prefetch_lines(p: *const u8, len: usize) {
         let mut o = 0;
         while o < len {
-            // A prefetch has no architectural effect and never faults, hence safe.
             _mm_prefetch(p.wrapping_add(o) as *const i8, _MM_HINT_T0);
             o += 64;
         }
@@ -720,13 +728,7 @@ mod avx2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn prefetch_kv(at: *const f32, len: usize) {
-        let p = (at as *const i8).wrapping_add(KV_PREFETCH);
-        let mut o = 0;
-        while o < len {
-            // A prefetch has no architectural effect and never faults, hence safe.
-            _mm_prefetch(p.wrapping_add(o), _MM_HINT_T0);
-            o += 64;
-        }
+        prefetch_lines((at as *const u8).wrapping_add(KV_PREFETCH), len);
     }
 
     /// `weighted_sum_f32` with the running sums in registers for the whole pass over
@@ -896,78 +898,72 @@ mod avx512 {
     /// epilogue follows. q4_0 decode was bound by the AVX2 kernel's speed rather than
     /// by memory (15 GB/s from cache, about what the stream delivers), and that by its
     /// shuffles (two widenings and two broadcasts per chunk, all on one port): here one
-    /// widening serves two chunks and the pairs are spread once per call. From cache
+    /// widening serves two chunks, and the pairs come spread (`Q8Row::spread`, once per
+    /// activation) or are spread here per block where the row has none. From cache
     /// (kernel_probe, RESIDENT=1): q4_0 15 → 20 GB/s; SmolLM2 q4_0 decode, median of
     /// alternated runs, 89 → 140 tok/s.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma,f16c")]
     pub unsafe fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
-        use super::super::GROUP;
+        if x.spread.len() >= x.d.len() * super::super::SPREAD_PER_BLOCK {
+            rows8_pairs::<true>(dtype, w, x, out)
+        } else {
+            rows8_pairs::<false>(dtype, w, x, out)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
+        use super::super::{GROUP, SPREAD_PER_BLOCK};
         let (bs, bias, nb, group) = super::super::rows8_shape(dtype, w, x, out);
-        let xv = x.v.as_ptr() as *const i32;
+        let (xv, sp) = (x.v.as_ptr() as *const i32, x.spread.as_ptr());
         let nib = _mm512_set1_epi16(0x0f);
         // Lane i of the result takes i32 lane i / 8 of the source: [pair c ×8, pair c+1 ×8].
         let spread = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-        SPREAD.with(|sp| {
-            let sp = &mut *sp.borrow_mut();
-            // Every block's 8 spread pairs, once per call rather than once per row group:
-            // the shuffles, not the multiplies, bounded this loop.
-            sp.resize(nb * 8 * 16, 0);
-            for b in 0..nb {
-                for j in 0..8 {
-                    let two = _mm_loadl_epi64(xv.add(16 * b + 2 * j) as *const __m128i);
-                    let v = _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(two));
-                    _mm512_store_si512(sp.as_mut_ptr().add((b * 8 + j) * 16) as *mut _, v);
-                }
-            }
-            let sp = sp.as_ptr();
-            for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
-                let mut acc = [_mm256_setzero_ps(); 8];
-                // Block b into accumulator b % 8.
-                for (b, k) in (0..nb).zip((0..8).cycle()) {
-                    let acc = &mut acc[k];
-                    avx2::prefetch_ahead(g, b * GROUP * bs, GROUP * bs);
-                    let p = g.as_ptr().add(b * GROUP * bs);
-                    // Chunks c and c + 1 (within the block: checked by rows8_shape).
-                    let chunks =
-                        |c: usize| _mm256_loadu_si256(p.add(16 + 16 * c) as *const __m256i);
-                    // Pairs c and c + 1 of block b's values (values 2c..2c + 4), spread.
-                    let pairs =
-                        |c: usize| _mm512_load_si512(sp.add((b * 8 + c / 2) * 16) as *const _);
-                    let z = _mm512_setzero_si512();
-                    let (mut s0, mut s1) = (z, z);
-                    if bias == 0 {
-                        for c in (0..16).step_by(4) {
-                            s0 = _mm512_dpwssd_epi32(s0, _mm512_cvtepi8_epi16(chunks(c)), pairs(c));
-                            s1 = _mm512_dpwssd_epi32(
-                                s1,
-                                _mm512_cvtepi8_epi16(chunks(c + 2)),
-                                pairs(c + 2),
-                            );
-                        }
+        for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
+            let mut acc = [_mm256_setzero_ps(); 8];
+            // Block b into accumulator b % 8.
+            for (b, k) in (0..nb).zip((0..8).cycle()) {
+                let acc = &mut acc[k];
+                avx2::prefetch_ahead(g, b * GROUP * bs, GROUP * bs);
+                let p = g.as_ptr().add(b * GROUP * bs);
+                // Chunks c and c + 1 (within the block: checked by rows8_shape).
+                let chunks = |c: usize| _mm256_loadu_si256(p.add(16 + 16 * c) as *const __m256i);
+                // Pairs c and c + 1 of block b's values (values 2c..2c + 4), spread.
+                let pairs = |c: usize| {
+                    if SPREAD {
+                        _mm512_loadu_si512(sp.add(b * SPREAD_PER_BLOCK + 8 * c) as *const _)
                     } else {
-                        // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones
-                        // 2c + 16, 2c + 17 (q4_0's byte j holds weights j and j + 16).
-                        for c in (0..8).step_by(2) {
-                            let q = _mm512_cvtepu8_epi16(chunks(c));
-                            s0 = _mm512_dpwssd_epi32(s0, _mm512_and_si512(q, nib), pairs(c));
-                            s1 = _mm512_dpwssd_epi32(s1, _mm512_srli_epi16::<4>(q), pairs(c + 8));
-                        }
+                        let two = _mm_loadl_epi64(xv.add(16 * b + c) as *const __m128i);
+                        _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(two))
                     }
-                    let s = _mm512_add_epi32(s0, s1);
-                    let isum = _mm256_add_epi32(
-                        _mm512_castsi512_si256(s),
-                        _mm512_extracti64x4_epi64::<1>(s),
-                    );
-                    avx2::rows8_add_block(isum, p, x, b, bias, acc);
+                };
+                let z = _mm512_setzero_si512();
+                let (mut s0, mut s1) = (z, z);
+                if bias == 0 {
+                    for c in (0..16).step_by(4) {
+                        s0 = _mm512_dpwssd_epi32(s0, _mm512_cvtepi8_epi16(chunks(c)), pairs(c));
+                        s1 = _mm512_dpwssd_epi32(
+                            s1,
+                            _mm512_cvtepi8_epi16(chunks(c + 2)),
+                            pairs(c + 2),
+                        );
+                    }
+                } else {
+                    // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones
+                    // 2c + 16, 2c + 17 (q4_0's byte j holds weights j and j + 16).
+                    for c in (0..8).step_by(2) {
+                        let q = _mm512_cvtepu8_epi16(chunks(c));
+                        s0 = _mm512_dpwssd_epi32(s0, _mm512_and_si512(q, nib), pairs(c));
+                        s1 = _mm512_dpwssd_epi32(s1, _mm512_srli_epi16::<4>(q), pairs(c + 8));
+                    }
                 }
-                avx2::rows8_finish(&acc, o);
+                let s = _mm512_add_epi32(s0, s1);
+                let isum =
+                    _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64::<1>(s));
+                avx2::rows8_add_block(isum, p, x, b, bias, acc);
             }
-        })
-    }
-
-    thread_local! {
-        /// `rows8`'s spread pairs of the activation it was last called with.
-        static SPREAD: std::cell::RefCell<crate::kernels::Lines<i32>> = Default::default();
+            avx2::rows8_finish(&acc, o);
+        }
     }
 
     #[inline]

@@ -185,11 +185,10 @@ fn load_weights(
     // little of the region is filled yet).
     let mut by_offset: Vec<usize> = (0..specs.len()).collect();
     by_offset.sort_by_key(|&k| entries[k].offset);
-    let mut placed: Vec<Option<(Weight, bool)>> = (0..specs.len()).map(|_| None).collect();
+    let mut placed: Vec<Option<Weight>> = (0..specs.len()).map(|_| None).collect();
     for k in by_offset {
         let ((name, rows, cols), t, r) = (&specs[k], entries[k], &places[k]);
         let mut w = Weight::new(t.dtype, *rows, *cols, read(name)?)?;
-        let mut shared = false;
         if let (WeightData::Blocks(b), Some(pages)) = (&w.data, &mut pages) {
             if b.len() != r.len() {
                 return Err(SlmError::malformed(
@@ -200,17 +199,17 @@ fn load_weights(
             pages[r.clone()].copy_from_slice(b);
             // Freed here, before the next tensor is read; `Shared` below.
             w.data = WeightData::Blocks(Stored::Own(Vec::new()));
-            shared = true;
         }
-        placed[k] = Some((w, shared));
+        placed[k] = Some(w);
     }
     let pages = pages.map(Arc::new);
     Ok(placed
         .into_iter()
         .zip(places)
         .map(|(w, r)| {
-            let (mut w, shared) = w.expect("every spec was read");
-            if let (true, Some(pages)) = (shared, &pages) {
+            let mut w = w.expect("every spec was read");
+            // With pages, every block weight was moved into them above.
+            if let (WeightData::Blocks(_), Some(pages)) = (&w.data, &pages) {
                 w.data = WeightData::Blocks(Stored::Shared(pages.clone(), r));
             }
             w

@@ -283,6 +283,10 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
         if n > 1 && quantized && k.gemm.is_some() {
             b.act.pack_tiles(group.iter().map(|(w, _)| w.dtype));
         }
+        // Once for the group, before any thread takes rows.
+        if n == 1 && quantized && k.rows8_spread {
+            b.act.spread_pairs();
+        }
         for (w, y) in group.iter_mut() {
             assert_eq!(w.cols, cols, "a matmul group shares its input");
             if n == 1 {
