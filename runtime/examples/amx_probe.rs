@@ -7,6 +7,16 @@
 //! next (other tenants share the host), so compare the lines of one
 //! run. What held every time: K = 64 costs what K = 32 costs.
 //!
+//! The "2 row tiles" lines pair two weight tiles against one activation tile, which
+//! loads the activation once for both (llama.cpp's AMX kernel pairs tiles so). Here,
+//! with the operands in L1, a pair cost 90-105 ticks against 2 × 84 for two single
+//! blocks (bf16), 132 against 2 × 87-100 with the epilogues. In the real kernel it did
+//! not pay (2026-11-30, kernel_probe gemm q4_0 1536 576 128, ns per tile product):
+//! 64.1 single, 66.7 paired with each block's sums added into lanes in memory, 74-83
+//! with the sums kept per lane run; without any epilogue the paired tile work alone
+//! took 52-59. Two row tiles need 32 accumulators, so the epilogue leaves registers,
+//! and that costs more than the loads saved.
+//!
 //! cargo run --release --example amx_probe
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
@@ -83,6 +93,17 @@ mod probe {
         let mut c = Aligned::<64>([0; 64]);
         c.0[0] = 1;
         for i in 0..6 {
+            c.0[16 + 2 * i..18 + 2 * i].copy_from_slice(&64u16.to_le_bytes());
+            c.0[48 + i] = 16;
+        }
+        // Safety: a valid palette-1 configuration.
+        unsafe { asm!("ldtilecfg [{0}]", in(reg) c.0.as_ptr(), options(nostack, readonly)) };
+    }
+
+    fn configure_bf16_8() {
+        let mut c = Aligned::<64>([0; 64]);
+        c.0[0] = 1;
+        for i in 0..8 {
             c.0[16 + 2 * i..18 + 2 * i].copy_from_slice(&64u16.to_le_bytes());
             c.0[48 + i] = 16;
         }
@@ -177,6 +198,32 @@ mod probe {
         // sum stays below 2²⁴): the activation as two bf16 planes, 256·hi and lo, one
         // weight tile for both, both products into one f32 sum tile, one store, and an
         // epilogue with one load per token and no combining.
+        // Two row tiles against one token tile, 16-bit digits: per pair of block
+        // products 4 loads, 4 zeroings, 4 products, 4 stores (all eight tiles in use,
+        // so no slot to store one pair while the next one multiplies).
+        let mut dsums = vec![[0i32; 1024]; 2];
+        let mut pair = |i: usize, vector: bool| unsafe {
+            let dst = dsums[(i + 1) % 2].as_mut_ptr();
+            let src = dsums[i % 2].as_ptr();
+            let h = acts.as_ptr().add((i * 1024) % (256 << 10));
+            let l = h.add(512);
+            asm!("tileloadd tmm0, [{a}+{s}*1]", "tileloadd tmm1, [{b}+{s}*1]",
+                "tileloadd tmm2, [{h}+{t}*1]", "tileloadd tmm3, [{l}+{t}*1]",
+                "tilezero tmm4", "tilezero tmm5", "tilezero tmm6", "tilezero tmm7",
+                "tdpbssd tmm4, tmm0, tmm2", "tdpbssd tmm5, tmm0, tmm3",
+                "tdpbssd tmm6, tmm1, tmm2", "tdpbssd tmm7, tmm1, tmm3",
+                "tilestored [{o}+{t}*1], tmm4", "tilestored [{o1}+{t}*1], tmm5",
+                "tilestored [{o2}+{t}*1], tmm6", "tilestored [{o3}+{t}*1], tmm7",
+                a = in(reg) pa, b = in(reg) pa.add(512), h = in(reg) h, l = in(reg) l,
+                o = in(reg) dst, o1 = in(reg) dst.add(256), o2 = in(reg) dst.add(512),
+                o3 = in(reg) dst.add(768), s = in(reg) 32usize, t = in(reg) 64usize);
+            if vector {
+                epilogue(src, &mut acc);
+                epilogue(src.add(512), &mut acc);
+            }
+        };
+        best("16-bit, 2 row tiles: 4 ld, 4 zero, 4 prod, 4 st", n, |i| pair(i, false));
+        best("the same with both epilogues", n, |i| pair(i, true));
         if __cpuid_count(7, 0).edx & (1 << 22) == 0 {
             eprintln!("no AMX-BF16 on this CPU");
             // Safety: releases the tile state requested above.
@@ -219,6 +266,43 @@ mod probe {
             |i| block_bf(i, false),
         );
         best("the same with its epilogue", n, |i| block_bf(i, true));
+        // Two row tiles against one token tile: per pair of block products, 4 loads
+        // (both weight tiles, the two planes once), 2 zeroings, 4 products, 2 stores.
+        configure_bf16_8();
+        let mut psums = vec![[0f32; 512]; 2];
+        let mut pair_bf = |i: usize, vector: bool| unsafe {
+            let dst = psums[(i + 1) % 2].as_mut_ptr();
+            let src = psums[i % 2].as_ptr();
+            let h = acts.as_ptr().add((i * 2048) % (256 << 10));
+            let l = h.add(1024);
+            macro_rules! go {
+                ($c0:literal, $c1:literal, $s0:literal, $s1:literal) => {
+                    asm!("tileloadd tmm0, [{a}+{s}*1]", "tileloadd tmm1, [{b}+{s}*1]",
+                        "tileloadd tmm2, [{h}+{s}*1]", "tileloadd tmm3, [{l}+{s}*1]",
+                        concat!("tilezero tmm", $c0), concat!("tilezero tmm", $c1),
+                        concat!("tdpbf16ps tmm", $c0, ", tmm2, tmm0"),
+                        concat!("tdpbf16ps tmm", $c1, ", tmm2, tmm1"),
+                        concat!("tdpbf16ps tmm", $c0, ", tmm3, tmm0"),
+                        concat!("tdpbf16ps tmm", $c1, ", tmm3, tmm1"),
+                        concat!("tilestored [{o}+{s}*1], tmm", $s0),
+                        concat!("tilestored [{o2}+{s}*1], tmm", $s1),
+                        a = in(reg) pb, b = in(reg) pb.add(1024), h = in(reg) h, l = in(reg) l,
+                        o = in(reg) dst, o2 = in(reg) dst.add(256),
+                        s = in(reg) 64usize)
+                };
+            }
+            if i.is_multiple_of(2) {
+                go!("4", "5", "6", "7");
+            } else {
+                go!("6", "7", "4", "5");
+            }
+            if vector {
+                epilogue_f32(src, &mut acc);
+                epilogue_f32(src.add(256), &mut acc);
+            }
+        };
+        best("bf16, 2 row tiles: 4 loads, 2 zero, 4 prod, 2 st", n, |i| pair_bf(i, false));
+        best("the same with both epilogues", n, |i| pair_bf(i, true));
         std::hint::black_box(&acc);
         // Safety: releases the tile state requested above.
         unsafe { asm!("tilerelease", options(nostack, nomem)) };
