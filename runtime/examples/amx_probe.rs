@@ -222,7 +222,9 @@ mod probe {
                 epilogue(src.add(512), &mut acc);
             }
         };
-        best("16-bit, 2 row tiles: 4 ld, 4 zero, 4 prod, 4 st", n, |i| pair(i, false));
+        best("16-bit, 2 row tiles: 4 ld, 4 zero, 4 prod, 4 st", n, |i| {
+            pair(i, false)
+        });
         best("the same with both epilogues", n, |i| pair(i, true));
         if __cpuid_count(7, 0).edx & (1 << 22) == 0 {
             eprintln!("no AMX-BF16 on this CPU");
@@ -301,7 +303,9 @@ mod probe {
                 epilogue_f32(src.add(256), &mut acc);
             }
         };
-        best("bf16, 2 row tiles: 4 loads, 2 zero, 4 prod, 2 st", n, |i| pair_bf(i, false));
+        best("bf16, 2 row tiles: 4 loads, 2 zero, 4 prod, 2 st", n, |i| {
+            pair_bf(i, false)
+        });
         best("the same with both epilogues", n, |i| pair_bf(i, true));
         std::hint::black_box(&acc);
         // Safety: releases the tile state requested above.

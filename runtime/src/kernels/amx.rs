@@ -41,8 +41,8 @@ const WBLOCK: usize = TILE * QK;
 #[repr(C, align(64))]
 struct OnLines<T>(T);
 
-/// Whether this CPU has AMX-TILE and AMX-INT8, AVX-512F for the scaling, and Linux
-/// granted the tile state to this process. Asked once.
+/// Whether this CPU has AMX-TILE and AMX-INT8, AVX-512F/BW/VL for the scaling and the
+/// weight decoding, and Linux granted the tile state to this process. Asked once.
 pub(super) fn usable() -> bool {
     use std::sync::OnceLock;
     static OK: OnceLock<bool> = OnceLock::new();
@@ -50,6 +50,8 @@ pub(super) fn usable() -> bool {
         // cpuid leaf 7 exists on every CPU with AVX2, which is checked first.
         let cpu = is_x86_feature_detected!("avx2")
             && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
             && __cpuid_count(7, 0).edx & (3 << 24) == 3 << 24;
         cpu && request_tile_state()
     })
@@ -161,7 +163,7 @@ impl TileConfig {
 ///
 /// Safety: `usable()` must have returned true (the kernel table that holds this is
 /// only handed out then).
-#[target_feature(enable = "avx512f,avx2,f16c")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c")]
 pub(super) unsafe fn gemm(
     dtype: DType,
     w: &[u8],
@@ -588,6 +590,18 @@ unsafe fn q4_weights(v: __m128i) -> [__m128i; 2] {
     ]
 }
 
+/// Lane n: the bf16 bits of the q4_0 weight n − 8 (as `bf16_of`), for `vpermw`.
+const BF16_OF_NIBBLE: __m256i = {
+    let mut t = [0u16; 16];
+    let mut n = 0;
+    while n < 16 {
+        t[n] = (((n as i32 - 8) as f32).to_bits() >> 16) as u16;
+        n += 1;
+    }
+    // Safety: 16 u16 are the 32 bytes of a __m256i.
+    unsafe { std::mem::transmute::<[u16; 16], __m256i>(t) }
+};
+
 /// A q4_0 row r (0..16) of a row tile, as stored, into the bf16 weight operand
 /// (weight j of block b at [b][j / 2][r][j % 2]) and its scales into `dw`
 /// ([block][row]); as `decode_row`.
@@ -602,25 +616,25 @@ fn decode_row_bf16(row: &[u8], r: usize, wt: &mut [u16], dw: &mut [f32]) {
 /// 2c and 2c + 1 of rows 0..8 in operand order, pair row c; their high nibbles
 /// (weights 2c + 16 and 2c + 17) pair row c + 8.
 ///
-/// Safety: the CPU must have AVX-512F, AVX2 and F16C (`gemm`, whose features include
-/// them, is the caller).
+/// Safety: the CPU must have AVX-512F/BW/VL, AVX2 and F16C (`gemm`, whose features
+/// include them, is the caller).
 #[inline(always)]
 unsafe fn decode_group_bf16(g: &[u8], nb: usize, h: usize, wt: &mut [u16], dw: &mut [f32]) {
     each_group_block(DType::Q4_0, g, nb, h, wt, dw, |blk, out| {
         // Safety: every load is within `blk` (16 + 16·8 = bs·8 bytes) and every store
         // within `out` (16 pair rows of 16 values); the features are the caller's.
         unsafe {
-            // 16 weights (−8..=7) as bf16, into columns 8h..8h + 8 of pair row k.
-            let put = |out: &mut [u16], k: usize, w: __m128i| {
-                let f = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(w));
-                let bf = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_castps_si512(f)));
+            // 16 nibbles, each looked up as the bf16 of nibble − 8, into columns
+            // 8h..8h + 8 of pair row k (one permute instead of three conversions).
+            let put = |out: &mut [u16], k: usize, nibbles: __m128i| {
+                let bf = _mm256_permutexvar_epi16(_mm256_cvtepu8_epi16(nibbles), BF16_OF_NIBBLE);
                 _mm256_storeu_si256(out.as_mut_ptr().add(32 * k + 16 * h) as *mut __m256i, bf);
             };
+            let m = _mm_set1_epi8(0x0f);
             for c in 0..8 {
                 let v = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
-                let [low, high] = q4_weights(v);
-                put(out, c, low);
-                put(out, c + 8, high);
+                put(out, c, _mm_and_si128(v, m));
+                put(out, c + 8, _mm_and_si128(_mm_srli_epi16::<4>(v), m));
             }
         }
     })
