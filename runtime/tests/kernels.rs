@@ -5,11 +5,15 @@
 
 use half::f16;
 use slm_runtime::kernels::{
-    available, round_to_act, scalar, set_act_bits, split_act, Q8Act, Q8Row, ACT_MAX, SCALAR,
+    available, round_to_act, scalar, set_act_bits, split_act, Q8Act, Q8Row, ACT_MAX, DIGITS_MAX,
+    SCALAR,
 };
 
 /// Both activation precisions (`kernels::act_bits`): two digit planes, or one.
-const ACT_BITS: [u32; 2] = [16, 8];
+const ACT_BITS: [u32; 2] = [13, 8];
+/// The ranges a quantizer rounds to: the 13-bit default and the 8-bit mode's first
+/// rounding.
+const ACT_MAXES: [i32; 2] = [ACT_MAX, DIGITS_MAX];
 use slm_runtime::model::weight::Weight;
 use slm_runtime::quant::{self, DType};
 
@@ -120,17 +124,23 @@ fn close(got: f32, want: f64, mag: f64) -> bool {
 
 /// The branch-free rounding equals `round().clamp() as i32` (ties away from zero) on
 /// every half-integer in range and its neighbours, and on a stride through all the
-/// other bit patterns.
+/// other bit patterns, for both ranges.
 #[test]
 fn activation_rounding_equals_round_half_away() {
-    let m = ACT_MAX as f32;
+    for max in ACT_MAXES {
+        rounding_equals_round_half_away(max);
+    }
+}
+
+fn rounding_equals_round_half_away(max: i32) {
+    let m = max as f32;
     let reference = |v: f32| v.round().clamp(-m, m) as i32;
     let mut checked = 0u64;
     let mut check = |v: f32| {
         assert_eq!(
-            round_to_act(v),
+            round_to_act(v, max),
             reference(v),
-            "{v:e} ({:#010x})",
+            "{v:e} ({:#010x}) max {max}",
             v.to_bits()
         );
         checked += 1;
@@ -139,7 +149,7 @@ fn activation_rounding_equals_round_half_away() {
         check(f32::from_bits(bits * 4099));
     }
     // Every half-integer and its two neighbours, where the rounding could go wrong.
-    for k in -2 * ACT_MAX - 4..=2 * ACT_MAX + 4 {
+    for k in -2 * max - 4..=2 * max + 4 {
         let h = k as f32 * 0.5;
         for v in [
             h,
@@ -162,10 +172,10 @@ fn activation_rounding_equals_round_half_away() {
     assert!(checked > 1_000_000);
 }
 
-/// Every value in range splits into two digits in −127..=127 that give it back.
+/// Every value the digits hold splits into two digits in −127..=127 that give it back.
 #[test]
 fn activation_digits_cover_the_range() {
-    for v in -ACT_MAX..=ACT_MAX {
+    for v in -DIGITS_MAX..=DIGITS_MAX {
         let (h, l) = split_act(v);
         assert!(h != -128 && l != -128, "{v}: {h} {l}");
         assert_eq!(255 * h as i32 + l as i32, v);
@@ -228,7 +238,7 @@ fn activation_quantization_is_bounded_and_summed() {
     let mut rng = Rng(7);
     let x = activation(&mut rng, 4096);
     let mut a = Q8Act::default();
-    a.quantize_bits(&x, 4096, 16);
+    a.quantize_bits(&x, 4096, 13);
     let r = a.row(0);
     for b in 0..128 {
         let xs = &x[32 * b..32 * b + 32];
@@ -255,14 +265,21 @@ fn activation_quantization_is_bounded_and_summed() {
     // NaN is not silently quantized away.
     let mut y = vec![1f32; 32];
     y[3] = f32::NAN;
-    a.quantize_bits(&y, 32, 16);
+    a.quantize_bits(&y, 32, 13);
     assert!((scalar::dot_q8_0(&weight_row(&mut rng, DType::Q8_0, 32), &a.row(0))).is_nan());
 }
 
-/// Each path's activation quantizer gives the scalar one's bits: random blocks, and
-/// blocks with NaN, ±∞, −0.0, subnormals and values that land exactly on ±k.5 steps.
+/// Each path's activation quantizer gives the scalar one's bits, at both ranges:
+/// random blocks, and blocks with NaN, ±∞, −0.0, subnormals and values that land
+/// exactly on ±k.5 steps.
 #[test]
 fn every_path_quantizes_like_scalar() {
+    for max in ACT_MAXES {
+        quantizes_like_scalar(max);
+    }
+}
+
+fn quantizes_like_scalar(max: i32) {
     let mut rng = Rng(11);
     let mut x = Vec::new();
     for _ in 0..64 {
@@ -284,19 +301,15 @@ fn every_path_quantizes_like_scalar() {
     for (j, v) in x[32 * 9..32 * 10].iter_mut().enumerate() {
         *v = f32::from_bits(j as u32 * 3 + 1) * if j % 2 == 0 { 1.0 } else { -1.0 };
     }
-    // Exact ties: amax ACT_MAX gives d = 1, so k + 0.5 sits on a rounding boundary.
+    // Exact ties: amax = max gives d = 1, so k + 0.5 sits on a rounding boundary.
     for (j, v) in x[32 * 8..32 * 9].iter_mut().enumerate() {
-        *v = if j == 0 {
-            ACT_MAX as f32
-        } else {
-            j as f32 - 15.5
-        };
+        *v = if j == 0 { max as f32 } else { j as f32 - 15.5 };
     }
     // Every whole value in range, d = 1 again: each SIMD digit split is checked.
     let sweep = x.len();
-    for v in -ACT_MAX..=ACT_MAX {
+    for v in -max..=max {
         if x.len() % 32 == 0 {
-            x.push(ACT_MAX as f32);
+            x.push(max as f32);
         }
         x.push(v as f32);
     }
@@ -305,15 +318,15 @@ fn every_path_quantizes_like_scalar() {
     let quantize = |k: &slm_runtime::kernels::Kernels| {
         let (mut d, mut s) = (vec![0f32; nb], vec![0i32; nb]);
         let (mut hi, mut lo) = (vec![0i8; nb * 32], vec![0i8; nb * 32]);
-        (k.quantize)(&x, &mut d, &mut hi, &mut lo, &mut s);
+        (k.quantize)(&x, max, &mut d, &mut hi, &mut lo, &mut s);
         (d.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), hi, lo, s)
     };
     let want = quantize(&SCALAR);
     let value = |j: usize| 255 * want.1[j] as i32 + want.2[j] as i32;
     assert!(f32::from_bits(want.0[0]).is_nan() && value(32 * 8 + 1) == -15);
-    assert_eq!(value(sweep + 1), -ACT_MAX);
+    assert_eq!(value(sweep + 1), -max);
     for k in available() {
-        assert_eq!(quantize(k), want, "{}", k.name);
+        assert_eq!(quantize(k), want, "{} max {max}", k.name);
     }
 }
 
@@ -613,5 +626,5 @@ fn matvec_and_matmul_agree_across_threads() {
             }
         }
     }
-    set_act_bits(16);
+    set_act_bits(13);
 }

@@ -12,13 +12,16 @@
 //! so every output equals the dot path's bit for bit; the tests compare the two.
 //! Each token's 16 results are adjacent in the output, so they are stored as they are.
 //!
-//! q4_0 at 16 bits takes the bf16 form instead (`TileForm::Bf16`, where the CPU has
+//! 13-bit activations take the bf16 form instead (`TileForm::Bf16`, where the CPU has
 //! AMX-BF16): each value as 256·h and l in bf16, the weights as bf16, and both
 //! `tdpbf16ps` products into one f32 tile, which holds the same exact block sum (every
-//! partial sum is an integer below 2²⁴). One sum tile to store and one row to load per
-//! token instead of two and a combination: fewer tile operations, which is what counts
-//! while another core shares the tile unit (prefill_probe with an AMX job on the other
-//! vCPU: median 525 against 428 tok/s for the digits; alone the two read alike).
+//! partial sum is an integer below 2²⁴: this bound is what sets `ACT_MAX`). One sum
+//! tile to store and one row to load per token instead of two and a combination:
+//! fewer tile operations, which is what counts while another core shares the tile unit
+//! (q4_0 prefill_probe with an AMX job on the other vCPU: median 525 against 428 tok/s
+//! for the digits), and with its activation tiles loaded past L1 (`tileloaddt1`) the
+//! faster form alone too (SmolLM2 q8_0 prefill_probe, alternated: 730 → 840 tok/s).
+//! The digit form serves the 8-bit mode (one plane) and CPUs without AMX-BF16.
 //!
 //! Rust has no stable AMX intrinsics, so the five tile instructions are inline asm.
 //! Linux hands out AMX state only on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`); a
@@ -180,8 +183,8 @@ pub(super) unsafe fn gemm(
     let n = x.rows();
     let tiles = n.div_ceil(TILE);
     let row_bytes = w.len() / rows;
-    // 16-bit activations (two digit planes, or two bf16 ones for q4_0) or 8-bit ones
-    // (the high digits only).
+    // 13-bit activations (two bf16 planes, or two digit planes without AMX-BF16) or
+    // 8-bit ones (the high digits only).
     let wide = x.wide();
     let form = tile_form(dtype, wide).expect("q8_0 and q4_0 have a tile form");
     let mode = match (form, wide) {
@@ -232,7 +235,7 @@ pub(super) unsafe fn gemm(
                 // Safety: this function's features include the decoders'.
                 unsafe {
                     if mode == BF16 {
-                        decode_group_bf16(g, nb, h, &mut wt_bf16, &mut dw)
+                        decode_group_bf16(dtype, g, nb, h, &mut wt_bf16, &mut dw)
                     } else {
                         decode_group(dtype, g, nb, h, &mut wt_i8, &mut dw)
                     }
@@ -241,7 +244,7 @@ pub(super) unsafe fn gemm(
         } else {
             for (r, row) in tile_rows.chunks_exact(row_bytes).enumerate() {
                 if mode == BF16 {
-                    decode_row_bf16(row, r, &mut wt_bf16, &mut dw);
+                    decode_row_bf16(dtype, row, r, &mut wt_bf16, &mut dw);
                 } else {
                     decode_row(dtype, row, r, &mut wt_i8, &mut dw);
                 }
@@ -268,7 +271,7 @@ pub(super) unsafe fn gemm(
     done
 }
 
-/// What `tile` multiplies: 8-bit digits (one plane), 16-bit digits (two planes, two
+/// What `tile` multiplies: 8-bit digits (one plane), 13-bit digits (two planes, two
 /// i32 sums per block) or bf16 parts (two planes into one f32 sum per block).
 const NARROW: u8 = 0;
 const WIDE: u8 = 1;
@@ -608,28 +611,46 @@ const BF16_OF_NIBBLE: __m256i = {
     unsafe { std::mem::transmute::<[u16; 16], __m256i>(t) }
 };
 
-/// A q4_0 row r (0..16) of a row tile, as stored, into the bf16 weight operand
-/// (weight j of block b at [b][j / 2][r][j % 2]) and its scales into `dw`
+/// A q8_0 or q4_0 row r (0..16) of a row tile, as stored, into the bf16 weight
+/// operand (weight j of block b at [b][j / 2][r][j % 2]) and its scales into `dw`
 /// ([block][row]); as `decode_row`.
 #[inline(always)]
-fn decode_row_bf16(row: &[u8], r: usize, wt: &mut [u16], dw: &mut [f32]) {
-    decode_row_as::<_, 2>(DType::Q4_0, row, r, wt, dw, super::bf16_of);
+fn decode_row_bf16(dtype: DType, row: &[u8], r: usize, wt: &mut [u16], dw: &mut [f32]) {
+    decode_row_as::<_, 2>(dtype, row, r, wt, dw, super::bf16_of);
 }
 
-/// Group h (rows 8h..8h + 8) of a q4_0 row tile, in `interleave8` groups, into the
-/// bf16 weight operand and its scales into `dw` (as `decode_row_bf16`). Chunk c of a
-/// block holds each row's payload bytes 2c and 2c + 1: their low nibbles are weights
-/// 2c and 2c + 1 of rows 0..8 in operand order, pair row c; their high nibbles
-/// (weights 2c + 16 and 2c + 17) pair row c + 8.
+/// Group h (rows 8h..8h + 8) of a q8_0 or q4_0 row tile, in `interleave8` groups, into
+/// the bf16 weight operand and its scales into `dw` (as `decode_row_bf16`). Chunk c of
+/// a block holds each row's payload bytes 2c and 2c + 1. For q8_0 those are weights 2c
+/// and 2c + 1 of rows 0..8 in operand order: pair row c. For q4_0 their low nibbles
+/// are (pair row c), and their high nibbles are weights 2c + 16 and 2c + 17 (pair row
+/// c + 8).
 ///
 /// Safety: the CPU must have AVX-512F/BW/VL, AVX2 and F16C (`gemm`, whose features
 /// include them, is the caller).
 #[inline(always)]
-unsafe fn decode_group_bf16(g: &[u8], nb: usize, h: usize, wt: &mut [u16], dw: &mut [f32]) {
-    each_group_block(DType::Q4_0, g, nb, h, wt, dw, |blk, out| {
-        // Safety: every load is within `blk` (16 + 16·8 = bs·8 bytes) and every store
-        // within `out` (16 pair rows of 16 values); the features are the caller's.
+unsafe fn decode_group_bf16(
+    dtype: DType,
+    g: &[u8],
+    nb: usize,
+    h: usize,
+    wt: &mut [u16],
+    dw: &mut [f32],
+) {
+    each_group_block(dtype, g, nb, h, wt, dw, |blk, out| {
+        // Safety: every load is within `blk` (16 + 16·chunks = bs·8 bytes) and every
+        // store within `out` (16 pair rows of 16 values); the features are the caller's.
         unsafe {
+            if dtype == DType::Q8_0 {
+                // 16 weights (i8) as bf16 (exact: 8 significant bits at most).
+                for c in 0..16 {
+                    let w = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
+                    let f = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(w));
+                    let bf = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_castps_si512(f)));
+                    _mm256_storeu_si256(out.as_mut_ptr().add(32 * c + 16 * h) as *mut __m256i, bf);
+                }
+                return;
+            }
             // 16 nibbles, each looked up as the bf16 of nibble − 8, into columns
             // 8h..8h + 8 of pair row k (one permute instead of three conversions).
             let put = |out: &mut [u16], k: usize, nibbles: __m128i| {
@@ -759,7 +780,7 @@ mod tests {
                 w.check_scales(&dw, nb);
                 let xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();
                 let mut x = Q8Act::default();
-                x.quantize_bits(&xf, cols, 16);
+                x.quantize_bits(&xf, cols, 13);
                 x.pack_forms([true, false]);
                 for tt in 0..n.div_ceil(TILE) {
                     for b in 0..nb {
@@ -788,9 +809,11 @@ mod tests {
     }
 
     /// `TileForm::Bf16` likewise: `pack_tiles`' bf16 planes times `decode_group_bf16`'s
-    /// or `decode_row_bf16`'s operand, multiplied as `tdpbf16ps` does (in f64, where
-    /// these products and sums are exact), give every q4_0 block's exact Σw·x, and
-    /// every part is an integer that bf16 holds exactly.
+    /// or `decode_row_bf16`'s operand give every q8_0 and q4_0 block's exact Σw·x, and
+    /// `tdpbf16ps`'s f32 accumulator rounds none of it: the products' magnitudes add up
+    /// to less than 2²⁴ in every block (so does any partial sum, in any order), even
+    /// for q8_0 weights of ±127 against values of ±ACT_MAX. Every part is an integer
+    /// that bf16 holds exactly.
     #[test]
     fn bf16_operands_multiply_to_the_block_sums() {
         let avx512 = is_x86_feature_detected!("avx512f")
@@ -801,21 +824,24 @@ mod tests {
         let nb = cols / QK;
         let mut f = values(11);
         let bf = |u: u16| f32::from_bits((u as u32) << 16) as f64;
-        for interleaved in [false, true] {
+        for (dtype, interleaved) in [DType::Q8_0, DType::Q4_0]
+            .into_iter()
+            .flat_map(|d| [(d, false), (d, true)])
+        {
             if interleaved && !avx512 {
                 continue;
             }
-            let w = RowTile::new(DType::Q4_0, cols, interleaved, &mut f);
+            let w = RowTile::new(dtype, cols, interleaved, &mut f);
             let mut wt = vec![0u16; nb * WBLOCK];
             let mut dw = vec![0f32; nb * TILE];
             if interleaved {
                 for (h, g) in w.held.chunks_exact(GROUP * w.row_bytes).enumerate() {
                     // Safety: the features were just detected.
-                    unsafe { decode_group_bf16(g, nb, h, &mut wt, &mut dw) };
+                    unsafe { decode_group_bf16(dtype, g, nb, h, &mut wt, &mut dw) };
                 }
             } else {
                 for (r, row) in w.held.chunks_exact(w.row_bytes).enumerate() {
-                    decode_row_bf16(row, r, &mut wt, &mut dw);
+                    decode_row_bf16(dtype, row, r, &mut wt, &mut dw);
                 }
             }
             w.check_scales(&dw, nb);
@@ -824,7 +850,7 @@ mod tests {
             xf[5] = 1e6;
             xf[40] = -1e6;
             let mut x = Q8Act::default();
-            x.quantize_bits(&xf, cols, 16);
+            x.quantize_bits(&xf, cols, 13);
             x.pack_forms([false, true]);
             for tt in 0..n.div_ceil(TILE) {
                 for b in 0..nb {
@@ -833,33 +859,42 @@ mod tests {
                     for t in 0..TILE.min(n - tt * TILE) {
                         let v = &x.row(tt * TILE + t).v[QK * b..QK * (b + 1)];
                         for r in 0..TILE {
-                            let got: f64 = (0..QK)
-                                .map(|j| {
-                                    let wj = bf(wb[j / 2 * 32 + 2 * r + j % 2]);
-                                    let h = bf(x.tiled_bf16[at + t * QK + j]);
-                                    let l = bf(x.tiled_bf16[at + TILE * QK + t * QK + j]);
-                                    assert_eq!(h + l, v[j] as f64, "parts of value {j}");
-                                    assert_eq!(h % 256.0, 0.0);
-                                    wj * h + wj * l
-                                })
-                                .sum();
+                            let (mut got, mut magnitude) = (0f64, 0f64);
+                            for j in 0..QK {
+                                let wj = bf(wb[j / 2 * 32 + 2 * r + j % 2]);
+                                let h = bf(x.tiled_bf16[at + t * QK + j]);
+                                let l = bf(x.tiled_bf16[at + TILE * QK + t * QK + j]);
+                                assert_eq!(h + l, v[j] as f64, "parts of value {j}");
+                                assert_eq!(h % 256.0, 0.0);
+                                got += wj * h + wj * l;
+                                magnitude += (wj * h).abs() + (wj * l).abs();
+                            }
                             let want: i32 = (0..QK).map(|j| w.weight(r, b, j) * v[j] as i32).sum();
-                            assert_eq!(
-                                got, want as f64,
-                                "interleaved {interleaved} token {t} row {r} block {b}"
+                            let at = format!(
+                                "{dtype:?} interleaved {interleaved} token {t} row {r} block {b}"
                             );
+                            assert_eq!(got, want as f64, "{at}");
+                            assert!(magnitude < (1 << 24) as f64, "{at}: {magnitude}");
                         }
                     }
                 }
             }
         }
+        // The worst block: 32 weights of ±127 times the largest parts of any value.
+        let widest = (-ACT_MAX..=ACT_MAX)
+            .map(|v| {
+                let (h, l) = crate::kernels::bf16_part(v as i16);
+                bf(h).abs() + bf(l).abs()
+            })
+            .fold(0f64, f64::max);
+        assert!(32.0 * 127.0 * widest < (1 << 24) as f64, "{widest}");
         // The parts of every value, against their definition, on the path in use.
         let v: Vec<i16> = (-ACT_MAX..=ACT_MAX).map(|v| v as i16).collect();
         let (mut h, mut l) = (vec![0u16; v.len()], vec![0u16; v.len()]);
         crate::kernels::bf16_parts(&v, &mut h, &mut l);
         for ((&v, &h), &l) in v.iter().zip(&h).zip(&l) {
             let hi = (v as i32 + 128).div_euclid(256);
-            assert!((-127..=127).contains(&hi));
+            assert!((-15..=15).contains(&hi));
             assert_eq!(bf(h), 256.0 * hi as f64, "{v}");
             assert_eq!(bf(l), (v as i32 - 256 * hi) as f64, "{v}");
         }

@@ -3,7 +3,7 @@
 //! AVX2/FMA, AVX-VNNI and AVX-512BW chosen at run time; wasm simd128 at compile time).
 //!
 //! Quantized weights (q8_0, q4_0, q4_1) are dotted with an activation that was itself
-//! quantized in blocks of 32 (`Q8Act`), as llama.cpp does, but to about 16 bits instead
+//! quantized in blocks of 32 (`Q8Act`), as llama.cpp does, but to about 13 bits instead
 //! of 8 (held as i16 values and as two i8 digits): the inner products become exact
 //! integer sums and the weights are never decoded to f32. f32 and f16 weights keep f32
 //! activations.
@@ -36,26 +36,33 @@ use crate::quant::{DType, QK};
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
-/// Largest magnitude of a quantized activation value: 127·255, so that every value
-/// splits into two i8 digits (`split_act`).
-pub const ACT_MAX: i32 = 127 * ACT_BASE;
+/// Largest magnitude of a quantized activation value: 15·255 = 3825, about 13 bits.
+/// It is the widest range whose q8_0 block sums stay exact in `tdpbf16ps`'s f32
+/// accumulator (`TileForm::Bf16`: 32·127·(3840 + 128) < 2²⁴); 16 bits (127·255) cost
+/// q8_0 prefill a second sum tile per block (730 against 840 tok/s on SmolLM2,
+/// alternated), while either precision's rounding vanishes next to the weights' (see
+/// `Q8Act`).
+pub const ACT_MAX: i32 = 15 * ACT_BASE;
+/// Largest magnitude the two i8 digits hold (`split_act`), and the range of the 8-bit
+/// mode's first rounding (`act_bits`): 127·255.
+pub const DIGITS_MAX: i32 = 127 * ACT_BASE;
 /// The base of the two digits: x = ACT_BASE·hi + lo.
 pub const ACT_BASE: i32 = 255;
 
-/// An activation quantized in blocks of 32 to integers of about 16 bits (|x| ≤ 32385),
-/// for `n` rows of `cols` values. 8-bit activations, as llama.cpp uses, put one
-/// rounding of up to half of max|x|/127 on every input of every product: on SmolLM2
-/// that alone moved the logits' cosine to the f32 model to 0.99917 and flipped a
-/// near-tie top token. At 1/255 of that step the activation's rounding vanishes next
-/// to the weights'. The scalar reference and the paths that multiply i16 pairs take
-/// the values (`v`); byte products (AMX tiles, the AVX-512 dots, x86 dots of 8-bit
-/// rows) take the i8 digits, x = 255·hi + lo, and form a block sum Σw·x as
-/// 255·Σw·hi + Σw·lo (Σw·hi alone for an 8-bit row); AMX bf16 products (q4_0 at 16
-/// bits, `TileForm::Bf16`) take v as two bf16 parts. Every way the sum is exact, and
-/// the same integer on every path.
+/// An activation quantized in blocks of 32 to integers of about 13 bits (|x| ≤ 3825,
+/// `ACT_MAX`), for `n` rows of `cols` values. 8-bit activations, as llama.cpp uses,
+/// put one rounding of up to half of max|x|/127 on every input of every product: on
+/// SmolLM2 that alone moved the logits' cosine to the f32 model to 0.99917 and flipped
+/// a near-tie top token. At 1/30 of that step the activation's rounding vanishes next
+/// to the weights' (cosine 1.000000 to 6 digits, as with 16 bits). The scalar
+/// reference and the paths that multiply i16 pairs take the values (`v`); byte
+/// products (AMX digit tiles, the AVX-512 dots, x86 dots of 8-bit rows) take the i8
+/// digits, x = 255·hi + lo, and form a block sum Σw·x as 255·Σw·hi + Σw·lo (Σw·hi
+/// alone for an 8-bit row); AMX bf16 products (`TileForm::Bf16`) take v as two bf16
+/// parts. Every way the sum is exact, and the same integer on every path.
 #[derive(Default)]
 pub struct Q8Act {
-    /// Per-block scale, max|x| / ACT_MAX.
+    /// Per-block scale, max|x| / ACT_MAX (8-bit: see `act_bits`).
     pub d: Lines<f32>,
     /// High digits, in −127..=127 (never −128, so the x86 sign trick cannot overflow).
     pub hi: Lines<i8>,
@@ -90,10 +97,11 @@ pub struct Q8Act {
     wide: bool,
 }
 
-/// The activation precision in bits: 16 (the default: two digits) or 8, which drops
-/// the low digit: each value is hi on the scale 255·d (hi is the rounding of
-/// x/(255·d), llama.cpp's precision) and each product is one byte product instead of
-/// two and no combination, for a rounding error 255 times larger. `SLM_ACT_BITS=8` or
+/// The activation precision in bits: 13 (the default, |x| ≤ `ACT_MAX`: two digits) or
+/// 8, where a block is first quantized to ±`DIGITS_MAX` and only the high digit is
+/// kept: each value is hi on the scale 255·d (hi is the rounding of x/(255·d),
+/// llama.cpp's precision) and each product is one byte product instead of two and no
+/// combination, for a rounding error 30 times larger. `SLM_ACT_BITS=8` or
 /// `set_act_bits(8)` selects it; every path gives the same bits in either mode.
 pub fn act_bits() -> u32 {
     use std::sync::atomic::Ordering::Relaxed;
@@ -101,7 +109,7 @@ pub fn act_bits() -> u32 {
         0 => {
             let b = match std::env::var("SLM_ACT_BITS").as_deref() {
                 Ok("8") => 8,
-                _ => 16,
+                _ => 13,
             };
             // A `set_act_bits` that ran meanwhile wins over the environment.
             match ACT_BITS.compare_exchange(0, b, Relaxed, Relaxed) {
@@ -113,10 +121,10 @@ pub fn act_bits() -> u32 {
     }
 }
 
-/// Choose the activation precision (8 or 16 bits; anything else means 16) for every
+/// Choose the activation precision (8 or 13 bits; anything else means 13) for every
 /// product quantized from now on.
 pub fn set_act_bits(bits: u32) {
-    let b = if bits == 8 { 8 } else { 16 };
+    let b = if bits == 8 { 8 } else { 13 };
     ACT_BITS.store(b, std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -180,7 +188,7 @@ impl Q8Act {
         self.quantize_bits(x, cols, act_bits());
     }
 
-    /// `quantize` at a given precision (16, or 8: see `act_bits`).
+    /// `quantize` at a given precision (13, or 8: see `act_bits`).
     pub fn quantize_bits(&mut self, x: &[f32], cols: usize, bits: u32) {
         debug_assert_eq!(cols % QK, 0);
         debug_assert_eq!(x.len() % cols.max(1), 0);
@@ -193,8 +201,10 @@ impl Q8Act {
         self.s.resize(nb, 0);
         self.hi.resize(nb * QK, 0);
         self.lo.resize(nb * QK, 0);
+        let max = if bits == 8 { DIGITS_MAX } else { ACT_MAX };
         (active().quantize)(
             &x[..nb * QK],
+            max,
             &mut self.d,
             &mut self.hi,
             &mut self.lo,
@@ -233,7 +243,7 @@ impl Q8Act {
         self.cols
     }
 
-    /// Whether the low digits are in use (16-bit activations).
+    /// Whether the low digits are in use (13-bit activations, not 8).
     pub fn wide(&self) -> bool {
         self.wide
     }
@@ -347,7 +357,7 @@ impl Q8Act {
     }
 }
 
-/// The digits of a quantized value v (|v| ≤ ACT_MAX): hi = ⌊(v + 127) / 255⌋ and
+/// The digits of a quantized value v (|v| ≤ DIGITS_MAX): hi = ⌊(v + 127) / 255⌋ and
 /// lo = v − 255·hi, both in −127..=127.
 #[inline(always)]
 pub fn split_act(v: i32) -> (i8, i8) {
@@ -358,24 +368,24 @@ pub fn split_act(v: i32) -> (i8, i8) {
 /// How a tile kernel (`Gemm`) takes the activation, per weight type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum TileForm {
-    /// i8 digit planes for `tdpbssd`: the high digits, and the low ones when 16-bit.
+    /// i8 digit planes for `tdpbssd`: the high digits, and the low ones when 13-bit.
     Digits = 0,
-    /// Each 16-bit value v as two bf16 parts, 256·h and l (`bf16_parts`), for
-    /// `tdpbf16ps` (q4_0 only): both products add into one f32 sum per block, where
-    /// digits need two i32 sums and a combination. Exact: every part is an integer of
-    /// at most 8 significant bits, a q4_0 weight is one in −8..=7, and every partial
-    /// sum of a block is an integer below 32·8·(256·127 + 128) < 2²⁴, so an f32
-    /// accumulator rounds nothing, in any order.
+    /// Each 13-bit value v as two bf16 parts, 256·h and l (`bf16_parts`), for
+    /// `tdpbf16ps`: both products add into one f32 sum per block, where digits need two
+    /// i32 sums and a combination. Exact: every part is an integer of at most 8
+    /// significant bits (|256·h| ≤ 3840, |l| ≤ 128), so is every weight (q8_0 −127..=127,
+    /// q4_0 −8..=7), and every partial sum of a block is an integer below
+    /// 32·127·(3840 + 128) < 2²⁴, so an f32 accumulator rounds nothing, in any order.
+    /// (With 16-bit values q8_0's sums reach 2²⁷; that is why `ACT_MAX` is 3825.)
     Bf16 = 1,
 }
 
-/// The form a tile kernel takes the activation in for weights of `dtype` (16-bit when
+/// The form a tile kernel takes the activation in for weights of `dtype` (13-bit when
 /// `wide`), or None where there is no tile kernel for the type.
 pub fn tile_form(dtype: DType, wide: bool) -> Option<TileForm> {
     match dtype {
-        DType::Q8_0 => Some(TileForm::Digits),
-        DType::Q4_0 if wide && bf16_tiles() => Some(TileForm::Bf16),
-        DType::Q4_0 => Some(TileForm::Digits),
+        DType::Q8_0 | DType::Q4_0 if wide && bf16_tiles() => Some(TileForm::Bf16),
+        DType::Q8_0 | DType::Q4_0 => Some(TileForm::Digits),
         _ => None,
     }
 }
@@ -389,8 +399,9 @@ fn bf16_tiles() -> bool {
 }
 
 /// Values v (|v| ≤ ACT_MAX) as the bf16 bit patterns of 256·h and l, where
-/// h = ⌊(v + 128) / 256⌋ in −127..=127 and l = v − 256·h in −128..=127: both parts
-/// are integers of at most 8 significant bits, so bf16 holds them exactly.
+/// h = ⌊(v + 128) / 256⌋ in −15..=15 and l = v − 256·h in −128..=127: both parts are
+/// integers of at most 8 significant bits, so bf16 holds them exactly (for any
+/// |v| ≤ 32767, in fact).
 pub fn bf16_parts(v: &[i16], h: &mut [u16], l: &mut [u16]) {
     #[cfg(target_arch = "x86_64")]
     if amx::has_bf16() {
@@ -435,30 +446,31 @@ pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// `v.round().clamp(-ACT_MAX, ACT_MAX) as i32` (ties away from zero; NaN gives 0),
+/// `v.round().clamp(-max, max) as i32` (ties away from zero; NaN gives 0),
 /// without the libm `roundf` call that the baseline x86-64 target makes for `round`:
 /// clamping first keeps the truncation exact, and `v - trunc(v)` is exact for
-/// |v| ≤ ACT_MAX < 2²⁴, so the result is the same for every input. Written so that
-/// LLVM vectorizes it.
+/// |v| ≤ max ≤ DIGITS_MAX < 2²⁴, so the result is the same for every input. Written so
+/// that LLVM vectorizes it.
 #[inline(always)]
-pub fn round_to_act(v: f32) -> i32 {
-    let m = ACT_MAX as f32;
+pub fn round_to_act(v: f32, max: i32) -> i32 {
+    let m = max as f32;
     #[allow(clippy::eq_op)] // v == v is false for NaN only
     let c = if v == v { v.clamp(-m, m) } else { 0.0 };
-    // Safety: c is finite and within ±ACT_MAX. (A plain `as` cast saturates, which LLVM
+    // Safety: c is finite and within ±max. (A plain `as` cast saturates, which LLVM
     // could not vectorize.)
     let t: i32 = unsafe { c.to_int_unchecked() }; // toward zero
     let frac = c - t as f32;
     t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32
 }
 
-/// A block's scale and its inverse from its largest magnitude: d = amax / ACT_MAX, or
-/// NaN if the block has a NaN (which must reach the output as it would without
-/// quantization), and 1/d, or 0 where d is 0 or not finite (so that x/d becomes 0).
-/// Every quantizer takes both from here.
+/// A block's scale and its inverse from its largest magnitude: d = amax / max (max is
+/// `ACT_MAX`, or `DIGITS_MAX` for the 8-bit mode), or NaN if the block has a NaN
+/// (which must reach the output as it would without quantization), and 1/d, or 0
+/// where d is 0 or not finite (so that x/d becomes 0). Every quantizer takes both from
+/// here.
 #[inline(always)]
-pub fn act_scale(amax: f32, nan: bool) -> (f32, f32) {
-    let d = if nan { f32::NAN } else { amax / ACT_MAX as f32 };
+pub fn act_scale(amax: f32, nan: bool, max: i32) -> (f32, f32) {
+    let d = if nan { f32::NAN } else { amax / max as f32 };
     let id = if d != 0.0 && d.is_finite() {
         1.0 / d
     } else {
@@ -467,11 +479,12 @@ pub fn act_scale(amax: f32, nan: bool) -> (f32, f32) {
     (d, id)
 }
 
-/// Quantizes whole blocks of 32: `(x, d, hi, lo, s)` writes each block's scale
-/// max|x| / ACT_MAX (NaN if the block has a NaN), its values round(x/d) clamped to
-/// ±ACT_MAX (ties away from zero; 0 where x/d is NaN) as `split_act` digits, and
-/// their sum. Every path gives the scalar one's bits.
-pub type Quantize = fn(&[f32], &mut [f32], &mut [i8], &mut [i8], &mut [i32]);
+/// Quantizes whole blocks of 32: `(x, max, d, hi, lo, s)` writes each block's scale
+/// max|x| / max (NaN if the block has a NaN), its values round(x/d) clamped to ±max
+/// (ties away from zero; 0 where x/d is NaN) as `split_act` digits, and their sum.
+/// `max` is `ACT_MAX` or `DIGITS_MAX` (the 8-bit mode's first rounding). Every path
+/// gives the scalar one's bits.
+pub type Quantize = fn(&[f32], i32, &mut [f32], &mut [i8], &mut [i8], &mut [i32]);
 
 /// Dot of one encoded weight row with a quantized activation row.
 pub type QDot = fn(&[u8], &Q8Row) -> f32;

@@ -44,7 +44,8 @@ pub fn sum_f32(x: &[f32]) -> f32 {
 }
 
 /// The reference activation quantizer (see `Quantize`).
-pub fn quantize(x: &[f32], d: &mut [f32], hi: &mut [i8], lo: &mut [i8], s: &mut [i32]) {
+pub fn quantize(x: &[f32], max: i32, d: &mut [f32], hi: &mut [i8], lo: &mut [i8], s: &mut [i32]) {
+    assert!(0 < max && max <= super::DIGITS_MAX);
     for (i, xs) in x.chunks_exact(QK).enumerate() {
         // Eight running maxima written as compares (`f32::max`'s NaN rule kept the
         // loop scalar). Maxima are exact in any order; a NaN is caught separately.
@@ -58,11 +59,11 @@ pub fn quantize(x: &[f32], d: &mut [f32], hi: &mut [i8], lo: &mut [i8], s: &mut 
             }
         }
         let amax = m.iter().fold(0f32, |x, &y| if y > x { y } else { x });
-        let (di, id) = act_scale(amax, nan);
+        let (di, id) = act_scale(amax, nan, max);
         let mut sum = 0i32;
         let r = i * QK..(i + 1) * QK;
         for ((h, l), &v) in hi[r.clone()].iter_mut().zip(&mut lo[r]).zip(xs) {
-            let q = round_to_act(v * id);
+            let q = round_to_act(v * id, max);
             (*h, *l) = split_act(q);
             sum += q;
         }

@@ -53,7 +53,7 @@ static AVX2: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { avx2::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx2::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx2::dot_q4_1(w, x) },
-    quantize: |x, d, qh, ql, s| unsafe { avx2::quantize(x, d, qh, ql, s) },
+    quantize: |x, max, d, qh, ql, s| unsafe { avx2::quantize(x, max, d, qh, ql, s) },
     gemm: None,
     rows8: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
     rows8_spread: false,
@@ -70,7 +70,7 @@ static AVX_VNNI: Kernels = Kernels {
 
 static AMX: Kernels = Kernels {
     name: "amx",
-    quantize: |x, d, qh, ql, s| unsafe { avx512::quantize(x, d, qh, ql, s) },
+    quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
     rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
     rows8_spread: true,
     gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
@@ -84,7 +84,7 @@ static AVX512: Kernels = Kernels {
     // f32/f16 dots and attention are AVX2's: one order on every path. No `rows8`, so
     // that SLM_KERNEL=avx512 measures these dots on every matrix.
     rows8: None,
-    quantize: |x, d, qh, ql, s| unsafe { avx512::quantize(x, d, qh, ql, s) },
+    quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
     dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx512::dot_q4_1(w, x) },
@@ -605,16 +605,22 @@ mod avx2 {
     /// the rounding is `round_to_act`'s, the digits `split_act`'s), so the bits are the
     /// same.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn quantize(x: &[f32], d: &mut [f32], qh: &mut [i8], ql: &mut [i8], s: &mut [i32]) {
-        use super::super::ACT_MAX;
-        const _: () = assert!(super::super::ACT_BASE == 255 && ACT_MAX == 32385);
+    pub unsafe fn quantize(
+        x: &[f32],
+        max: i32,
+        d: &mut [f32],
+        qh: &mut [i8],
+        ql: &mut [i8],
+        s: &mut [i32],
+    ) {
+        use super::super::DIGITS_MAX;
+        // The digit arithmetic below holds for |v| ≤ 32385.
+        const _: () = assert!(super::super::ACT_BASE == 255 && DIGITS_MAX == 32385);
+        assert!(0 < max && max <= DIGITS_MAX);
         let nb = x.len() / 32;
         assert!(d.len() >= nb && s.len() >= nb && qh.len() >= 32 * nb && ql.len() >= 32 * nb);
         let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
-        let (hi, lo) = (
-            _mm256_set1_ps(ACT_MAX as f32),
-            _mm256_set1_ps(-ACT_MAX as f32),
-        );
+        let (hi, lo) = (_mm256_set1_ps(max as f32), _mm256_set1_ps(-max as f32));
         let (half, nhalf) = (_mm256_set1_ps(0.5), _mm256_set1_ps(-0.5));
         // Undoes the lane interleaving of the two packs below.
         let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -637,11 +643,11 @@ mod avx2 {
                 _mm256_max_ps(a[0], a[1]),
                 _mm256_max_ps(a[2], a[3]),
             ));
-            let (di, id) = super::super::act_scale(amax, nan);
+            let (di, id) = super::super::act_scale(amax, nan, max);
             let id = _mm256_set1_ps(id);
             let r = v.map(|v| {
                 let y = _mm256_mul_ps(v, id);
-                // NaN → 0, else clamped to ±ACT_MAX (so the truncation below is exact).
+                // NaN → 0, else clamped to ±max (so the truncation below is exact).
                 let c = _mm256_and_ps(
                     _mm256_cmp_ps::<_CMP_ORD_Q>(y, y),
                     _mm256_min_ps(_mm256_max_ps(y, lo), hi),
@@ -858,7 +864,7 @@ mod vnni {
     }
 
     /// Wide rows: `values`. 8-bit rows: w + 128 (flipping the sign bit) is w as an
-    /// unsigned byte; `blocks8` takes the 128·Σx back off (< 2³¹: 128·32·ACT_MAX). One
+    /// unsigned byte; `blocks8` takes the 128·Σx back off (< 2³¹: 128·32·DIGITS_MAX). One
     /// xor instead of two sign operations.
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
     pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
@@ -1010,15 +1016,21 @@ mod avx512 {
     /// lanes: the same arithmetic element for element (the rounding is
     /// `round_to_act`'s, the digits `split_act`'s), so the same bits.
     #[target_feature(enable = "avx512f,avx512bw")]
-    pub unsafe fn quantize(x: &[f32], d: &mut [f32], qh: &mut [i8], ql: &mut [i8], s: &mut [i32]) {
-        use super::super::ACT_MAX;
-        const _: () = assert!(super::super::ACT_BASE == 255 && ACT_MAX == 32385);
+    pub unsafe fn quantize(
+        x: &[f32],
+        max: i32,
+        d: &mut [f32],
+        qh: &mut [i8],
+        ql: &mut [i8],
+        s: &mut [i32],
+    ) {
+        use super::super::DIGITS_MAX;
+        // The digit arithmetic below holds for |v| ≤ 32385.
+        const _: () = assert!(super::super::ACT_BASE == 255 && DIGITS_MAX == 32385);
+        assert!(0 < max && max <= DIGITS_MAX);
         let nb = x.len() / 32;
         assert!(d.len() >= nb && s.len() >= nb && qh.len() >= 32 * nb && ql.len() >= 32 * nb);
-        let (hi, lo) = (
-            _mm512_set1_ps(ACT_MAX as f32),
-            _mm512_set1_ps(-ACT_MAX as f32),
-        );
+        let (hi, lo) = (_mm512_set1_ps(max as f32), _mm512_set1_ps(-max as f32));
         let (half, nhalf) = (_mm512_set1_ps(0.5), _mm512_set1_ps(-0.5));
         let one = _mm512_set1_epi32(1);
         for i in 0..nb {
@@ -1033,11 +1045,11 @@ mod avx512 {
                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)),
             );
             let amax = avx2::max8(m);
-            let (di, id) = super::super::act_scale(amax, nan);
+            let (di, id) = super::super::act_scale(amax, nan, max);
             let id = _mm512_set1_ps(id);
             let r = v.map(|v| {
                 let y = _mm512_mul_ps(v, id);
-                // NaN → 0, else clamped to ±ACT_MAX (so the truncation below is exact).
+                // NaN → 0, else clamped to ±max (so the truncation below is exact).
                 let ord = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(y, y);
                 let c = _mm512_maskz_mov_ps(ord, _mm512_min_ps(_mm512_max_ps(y, lo), hi));
                 let t = _mm512_cvttps_epi32(c);
