@@ -523,8 +523,8 @@ fn bench_reports_speed_memory_and_roofline() {
     }
     assert_eq!(v["prompt_tokens"], 8);
     assert_eq!(v["threads"], 1);
-    // 16-bit activations unless SLM_ACT_BITS=8 asks for llama.cpp's 8.
-    assert_eq!(v["activation_bits"], 16);
+    // 13-bit activations unless SLM_ACT_BITS=8 asks for llama.cpp's 8.
+    assert_eq!(v["activation_bits"], 13);
     let o8 = Command::new(env!("CARGO_BIN_EXE_slm"))
         .args([
             "--json",

@@ -194,8 +194,8 @@ mod probe {
         best("the epilogue's vector work alone", n, |i| unsafe {
             epilogue(sums[i % 4].as_ptr(), &mut acc)
         });
-        // The same 16-bit block as a bf16 product (q4_0 only: exact while every partial
-        // sum stays below 2²⁴): the activation as two bf16 planes, 256·hi and lo, one
+        // The same block as a bf16 product (exact while every partial sum stays below
+        // 2²⁴: q4_0 with 16-bit activations, both types with today's 13-bit ones): the activation as two bf16 planes, 256·hi and lo, one
         // weight tile for both, both products into one f32 sum tile, one store, and an
         // epilogue with one load per token and no combining.
         // Two row tiles against one token tile, 16-bit digits: per pair of block

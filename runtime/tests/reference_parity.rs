@@ -185,10 +185,10 @@ fn smollm2_matches_transformers() {
     let runs = check_model("smollm2");
     // The GGUF stores the layers as Q4_1 and the embedding as Q8_0, which both
     // conversions keep byte for byte, so their weights equal the f32 conversion's; with
-    // ~16-bit activations they measured a worst cosine of 1.000000 (6 digits) and 20/20.
-    // (With 8-bit activations, as llama.cpp uses, the same files read 0.999169 and
-    // 19/20: a near-tie top token, 0.08 logits ahead in f32, flipped.)
-    // Forced re-quantization: q8_0 0.999606 and 19/20; q4_0 0.977999 and 11/20.
+    // 13-bit activations they measured a worst cosine of 0.999998 and 20/20 (16-bit ones
+    // read 1.000000). (With 8-bit activations, as llama.cpp uses, the same files read
+    // 0.999169 and 19/20: a near-tie top token, 0.08 logits ahead in f32, flipped.)
+    // Forced re-quantization: q8_0 0.999612 and 19/20; q4_0 0.977982 and 11/20.
     check_quant_bands(
         "smollm2",
         &runs,
@@ -206,10 +206,10 @@ fn qwen25_matches_transformers() {
     let runs = check_model("qwen2.5");
     // The Q4_K_M mix: Q5_0 bulk (held exactly as q8_0), Q8_0 head and some attn_v
     // (copied), Q4_K/Q6_K ffn_down (to q8_0, far finer than their own steps). Both
-    // conversions keep that precision: 0.999970 and 20/20 (0.999677 with 8-bit
-    // activations). Forced re-quantization: q8_0 stores the same tensors (Q5_0's exact
-    // q8_0 is already the target type); q4_0 0.930533 and 18/20 (the embedding and the untied
-    // head stay q8_0).
+    // conversions keep that precision: 0.999968 and 20/20 with 13-bit activations
+    // (0.999970 with 16-bit ones, 0.999677 with 8-bit ones). Forced re-quantization: q8_0
+    // stores the same tensors (Q5_0's exact q8_0 is already the target type); q4_0
+    // 0.930530 and 18/20 (the embedding and the untied head stay q8_0).
     check_quant_bands(
         "qwen2.5",
         &runs,

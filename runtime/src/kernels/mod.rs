@@ -93,7 +93,7 @@ pub struct Q8Act {
     spread_ready: bool,
     /// Rows quantized.
     rows: usize,
-    /// Whether `lo` is in use (`act_bits() == 16`).
+    /// Whether `lo` is in use (`act_bits() == 13`).
     wide: bool,
 }
 
@@ -253,7 +253,7 @@ impl Q8Act {
     /// the scales into `tiled_d`; in whole `GEMM_TILE`s of rows. For each tile of 16
     /// token rows and each block:
     /// - `Digits` (`tiled`): the 16 rows' 32 high digits (512 bytes), then their 32
-    ///   low digits when 16-bit;
+    ///   low digits when 13-bit;
     /// - `Bf16` (`tiled_bf16`): the 16 rows' 32 values v as 256·h (1 KiB of bf16),
     ///   then as l (`bf16_parts`).
     ///

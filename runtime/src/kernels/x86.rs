@@ -267,7 +267,7 @@ mod avx2 {
     }
 
     /// Block `blk`'s Σw·x as 8 i32 lane sums, from its weights as i16 (`widen_*`) and
-    /// a wide row's 16-bit values (`Q8Row::v`): one pass of i16 products, where
+    /// a wide row's i16 values (`Q8Row::v`): one pass of i16 products, where
     /// `digits` takes two of bytes and a combination.
     #[inline(always)]
     pub(super) unsafe fn values(
