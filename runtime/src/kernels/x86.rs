@@ -70,6 +70,8 @@ static AVX_VNNI: Kernels = Kernels {
 
 static AMX: Kernels = Kernels {
     name: "amx",
+    dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
+    weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
     rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
     rows8_spread: true,
@@ -81,9 +83,11 @@ static AMX: Kernels = Kernels {
 
 static AVX512: Kernels = Kernels {
     name: "avx512",
-    // f32/f16 dots and attention are AVX2's: one order on every path. No `rows8`, so
-    // that SLM_KERNEL=avx512 measures these dots on every matrix.
+    // f32/f16 dots are AVX2's; attention's are AVX-512's in the same order (as in
+    // `AMX`). No `rows8`, so that SLM_KERNEL=avx512 measures these dots on every matrix.
     rows8: None,
+    dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
+    weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
     dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
@@ -715,7 +719,7 @@ mod avx2 {
 
     /// `rows` strided rows of `width` floats (row j at j·stride) lie within `len`: the
     /// bound the unchecked loads of `dots_f32` and `weighted_sum_f32` rely on.
-    fn assert_rows_fit(len: usize, rows: usize, stride: usize, width: usize) {
+    pub(super) fn assert_rows_fit(len: usize, rows: usize, stride: usize, width: usize) {
         if let Some(last) = rows.checked_sub(1) {
             let end = last.checked_mul(stride).and_then(|e| e.checked_add(width));
             assert!(matches!(end, Some(e) if e <= len));
@@ -733,7 +737,7 @@ mod avx2 {
     /// harmless: a prefetch never faults).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn prefetch_kv(at: *const f32, len: usize) {
+    pub(super) fn prefetch_kv(at: *const f32, len: usize) {
         prefetch_lines((at as *const u8).wrapping_add(KV_PREFETCH), len);
     }
 
@@ -969,6 +973,93 @@ mod avx512 {
                 avx2::rows8_add_block(isum, p, x, b, bias, acc);
             }
             avx2::rows8_finish(&acc, o);
+        }
+    }
+
+    /// `avx2::weighted_sum_f32` with 16 outputs per register: each output still adds
+    /// its rows one by one in order, so the bits are the same, for half the adds and
+    /// multiplies.
+    #[target_feature(enable = "avx512f,avx2")]
+    pub unsafe fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
+        let n = out.len();
+        avx2::assert_rows_fit(v.len(), w.len(), stride, n);
+        // Outputs i..i + 16·K: K add chains, each a register of 16 running sums.
+        #[inline(always)]
+        unsafe fn chunk<const K: usize>(w: &[f32], v: *const f32, stride: usize, out: *mut f32) {
+            let mut acc = [_mm512_setzero_ps(); K];
+            for (p, &wp) in w.iter().enumerate() {
+                avx2::prefetch_kv(v.wrapping_add(p * stride), 64 * K);
+                let wv = _mm512_set1_ps(wp);
+                for (k, acc) in acc.iter_mut().enumerate() {
+                    let x = _mm512_loadu_ps(v.add(p * stride + 16 * k));
+                    *acc = _mm512_add_ps(*acc, _mm512_mul_ps(wv, x));
+                }
+            }
+            for (k, acc) in acc.iter().enumerate() {
+                _mm512_storeu_ps(out.add(16 * k), *acc);
+            }
+        }
+        let (pv, po) = (v.as_ptr(), out.as_mut_ptr());
+        let mut i = 0;
+        while i + 64 <= n {
+            chunk::<4>(w, pv.add(i), stride, po.add(i));
+            i += 64;
+        }
+        while i + 16 <= n {
+            chunk::<1>(w, pv.add(i), stride, po.add(i));
+            i += 16;
+        }
+        if i < n {
+            avx2::weighted_sum_f32(w, &v[i..], stride, &mut out[i..]);
+        }
+    }
+
+    /// `avx2::dots_f32` with two rows per register: the low half takes row j's 8 lanes,
+    /// the high half row j + 1's, each in `dot_f32`'s order, then `reduce8` on each
+    /// half; 8 rows (4 add chains) at a time.
+    #[target_feature(enable = "avx512f,avx2")]
+    pub unsafe fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
+        let n = a.len();
+        avx2::assert_rows_fit(b.len(), out.len(), stride, n);
+        let n8 = n / 8 * 8;
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let pair = |r: usize, i: usize| {
+            let lo = _mm256_castps_pd(_mm256_loadu_ps(pb.add(r * stride + i)));
+            let hi = _mm256_castps_pd(_mm256_loadu_ps(pb.add((r + 1) * stride + i)));
+            _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castpd256_pd512(lo), hi))
+        };
+        let mut j = 0;
+        while j + 8 <= out.len() {
+            let mut acc = [_mm512_setzero_ps(); 4];
+            avx2::prefetch_kv(pb.wrapping_add(j * stride), 4 * 8 * stride);
+            let mut i = 0;
+            while i < n8 {
+                let va = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(
+                    _mm256_loadu_ps(pa.add(i)),
+                )));
+                for (c, acc) in acc.iter_mut().enumerate() {
+                    *acc = _mm512_add_ps(*acc, _mm512_mul_ps(va, pair(j + 2 * c, i)));
+                }
+                i += 8;
+            }
+            for (c, acc) in acc.iter().enumerate() {
+                let halves = [
+                    _mm512_castps512_ps256(*acc),
+                    _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(*acc))),
+                ];
+                for (h, half) in halves.into_iter().enumerate() {
+                    let r = j + 2 * c + h;
+                    let mut s = avx2::reduce8(half);
+                    for i in n8..n {
+                        s += a[i] * b[r * stride + i];
+                    }
+                    out[r] = s;
+                }
+            }
+            j += 8;
+        }
+        if j < out.len() {
+            avx2::dots_f32(a, &b[j * stride..], stride, &mut out[j..]);
         }
     }
 
