@@ -89,18 +89,8 @@ mod probe {
 
     /// Palette 1 for bf16 products: tmm0-1 weights (16 pairs × 16 rows), tmm2-3 the
     /// activation's two bf16 planes (16 tokens × 32 values), tmm4-5 16 × 16 f32 sums.
+    /// Palette 1 with all eight tiles 16 rows × 64 bytes (bf16 operands and f32 sums).
     fn configure_bf16() {
-        let mut c = Aligned::<64>([0; 64]);
-        c.0[0] = 1;
-        for i in 0..6 {
-            c.0[16 + 2 * i..18 + 2 * i].copy_from_slice(&64u16.to_le_bytes());
-            c.0[48 + i] = 16;
-        }
-        // Safety: a valid palette-1 configuration.
-        unsafe { asm!("ldtilecfg [{0}]", in(reg) c.0.as_ptr(), options(nostack, readonly)) };
-    }
-
-    fn configure_bf16_8() {
         let mut c = Aligned::<64>([0; 64]);
         c.0[0] = 1;
         for i in 0..8 {
@@ -270,7 +260,6 @@ mod probe {
         best("the same with its epilogue", n, |i| block_bf(i, true));
         // Two row tiles against one token tile: per pair of block products, 4 loads
         // (both weight tiles, the two planes once), 2 zeroings, 4 products, 2 stores.
-        configure_bf16_8();
         let mut psums = vec![[0f32; 512]; 2];
         let mut pair_bf = |i: usize, vector: bool| unsafe {
             let dst = psums[(i + 1) % 2].as_mut_ptr();

@@ -156,6 +156,44 @@ macro_rules! by_width {
     };
 }
 
+/// The body of a `weighted_sum_f32` at one register width (`$lanes` floats): 64
+/// outputs (`$wide` add chains, each a register of running sums) at a time over all
+/// the rows, then one register at a time; returns how many outputs it did (the rest
+/// is the caller's). Each output adds its rows one by one in order, at any width.
+macro_rules! weighted_sums {
+    ($w:ident, $v:ident, $stride:ident, $out:ident; $lanes:literal, $wide:literal, $vec:ty,
+     $zero:ident, $set1:ident, $load:ident, $add:ident, $mul:ident, $store:ident) => {{
+        let n = $out.len();
+        super::avx2::assert_rows_fit($v.len(), $w.len(), $stride, n);
+        #[inline(always)]
+        unsafe fn chunk<const K: usize>(w: &[f32], v: *const f32, stride: usize, out: *mut f32) {
+            let mut acc: [$vec; K] = [$zero(); K];
+            for (p, &wp) in w.iter().enumerate() {
+                super::avx2::prefetch_kv(v.wrapping_add(p * stride), 4 * $lanes * K);
+                let wv = $set1(wp);
+                for (k, acc) in acc.iter_mut().enumerate() {
+                    let x = $load(v.add(p * stride + $lanes * k));
+                    *acc = $add(*acc, $mul(wv, x));
+                }
+            }
+            for (k, acc) in acc.iter().enumerate() {
+                $store(out.add($lanes * k), *acc);
+            }
+        }
+        let (pv, po) = ($v.as_ptr(), $out.as_mut_ptr());
+        let mut i = 0;
+        while i + $lanes * $wide <= n {
+            chunk::<$wide>($w, pv.add(i), $stride, po.add(i));
+            i += $lanes * $wide;
+        }
+        while i + $lanes <= n {
+            chunk::<1>($w, pv.add(i), $stride, po.add(i));
+            i += $lanes;
+        }
+        i
+    }};
+}
+
 mod avx2 {
     use super::*;
 
@@ -745,34 +783,8 @@ mod avx2 {
     /// the rows: 64 outputs (8 add chains) at a time, then 8, then one by one.
     #[target_feature(enable = "avx2")]
     pub unsafe fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
-        let n = out.len();
-        assert_rows_fit(v.len(), w.len(), stride, n);
-        // Outputs i..i + 8·K: K add chains, each a register of 8 running sums.
-        #[inline(always)]
-        unsafe fn chunk<const K: usize>(w: &[f32], v: *const f32, stride: usize, out: *mut f32) {
-            let mut acc = [_mm256_setzero_ps(); K];
-            for (p, &wp) in w.iter().enumerate() {
-                prefetch_kv(v.wrapping_add(p * stride), 32 * K);
-                let wv = _mm256_set1_ps(wp);
-                for (k, acc) in acc.iter_mut().enumerate() {
-                    let x = _mm256_loadu_ps(v.add(p * stride + 8 * k));
-                    *acc = _mm256_add_ps(*acc, _mm256_mul_ps(wv, x));
-                }
-            }
-            for (k, acc) in acc.iter().enumerate() {
-                _mm256_storeu_ps(out.add(8 * k), *acc);
-            }
-        }
-        let (pv, po) = (v.as_ptr(), out.as_mut_ptr());
-        let mut i = 0;
-        while i + 64 <= n {
-            chunk::<8>(w, pv.add(i), stride, po.add(i));
-            i += 64;
-        }
-        while i + 8 <= n {
-            chunk::<1>(w, pv.add(i), stride, po.add(i));
-            i += 8;
-        }
+        let i = weighted_sums!(w, v, stride, out; 8, 8, __m256, _mm256_setzero_ps,
+            _mm256_set1_ps, _mm256_loadu_ps, _mm256_add_ps, _mm256_mul_ps, _mm256_storeu_ps);
         for (j, o) in out.iter_mut().enumerate().skip(i) {
             let mut acc = 0f32;
             for (p, &wp) in w.iter().enumerate() {
@@ -981,35 +993,9 @@ mod avx512 {
     /// multiplies.
     #[target_feature(enable = "avx512f,avx2")]
     pub unsafe fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
-        let n = out.len();
-        avx2::assert_rows_fit(v.len(), w.len(), stride, n);
-        // Outputs i..i + 16·K: K add chains, each a register of 16 running sums.
-        #[inline(always)]
-        unsafe fn chunk<const K: usize>(w: &[f32], v: *const f32, stride: usize, out: *mut f32) {
-            let mut acc = [_mm512_setzero_ps(); K];
-            for (p, &wp) in w.iter().enumerate() {
-                avx2::prefetch_kv(v.wrapping_add(p * stride), 64 * K);
-                let wv = _mm512_set1_ps(wp);
-                for (k, acc) in acc.iter_mut().enumerate() {
-                    let x = _mm512_loadu_ps(v.add(p * stride + 16 * k));
-                    *acc = _mm512_add_ps(*acc, _mm512_mul_ps(wv, x));
-                }
-            }
-            for (k, acc) in acc.iter().enumerate() {
-                _mm512_storeu_ps(out.add(16 * k), *acc);
-            }
-        }
-        let (pv, po) = (v.as_ptr(), out.as_mut_ptr());
-        let mut i = 0;
-        while i + 64 <= n {
-            chunk::<4>(w, pv.add(i), stride, po.add(i));
-            i += 64;
-        }
-        while i + 16 <= n {
-            chunk::<1>(w, pv.add(i), stride, po.add(i));
-            i += 16;
-        }
-        if i < n {
+        let i = weighted_sums!(w, v, stride, out; 16, 4, __m512, _mm512_setzero_ps,
+            _mm512_set1_ps, _mm512_loadu_ps, _mm512_add_ps, _mm512_mul_ps, _mm512_storeu_ps);
+        if i < out.len() {
             avx2::weighted_sum_f32(w, &v[i..], stride, &mut out[i..]);
         }
     }
