@@ -642,6 +642,24 @@ mod avx2 {
         _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)))
     }
 
+    /// The whole blocks a quantizer writes, after checking that its outputs hold them
+    /// and that `max` is a range its digit arithmetic serves (|v| ≤ 32385).
+    pub(super) fn quantize_blocks(
+        x: &[f32],
+        max: i32,
+        d: &[f32],
+        qh: &[i8],
+        ql: &[i8],
+        s: &[i32],
+    ) -> usize {
+        use super::super::DIGITS_MAX;
+        const _: () = assert!(super::super::ACT_BASE == 255 && DIGITS_MAX == 32385);
+        assert!(0 < max && max <= DIGITS_MAX);
+        let nb = x.len() / 32;
+        assert!(d.len() >= nb && s.len() >= nb && qh.len() >= 32 * nb && ql.len() >= 32 * nb);
+        nb
+    }
+
     /// The activation quantizer, a block of 32 in four registers: the scalar
     /// reference's arithmetic element for element (the maximum is exact in any order,
     /// the rounding is `round_to_act`'s, the digits `split_act`'s), so the bits are the
@@ -655,12 +673,7 @@ mod avx2 {
         ql: &mut [i8],
         s: &mut [i32],
     ) {
-        use super::super::DIGITS_MAX;
-        // The digit arithmetic below holds for |v| ≤ 32385.
-        const _: () = assert!(super::super::ACT_BASE == 255 && DIGITS_MAX == 32385);
-        assert!(0 < max && max <= DIGITS_MAX);
-        let nb = x.len() / 32;
-        assert!(d.len() >= nb && s.len() >= nb && qh.len() >= 32 * nb && ql.len() >= 32 * nb);
+        let nb = quantize_blocks(x, max, d, qh, ql, s);
         let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
         let (hi, lo) = (_mm256_set1_ps(max as f32), _mm256_set1_ps(-max as f32));
         let (half, nhalf) = (_mm256_set1_ps(0.5), _mm256_set1_ps(-0.5));
@@ -1101,12 +1114,7 @@ mod avx512 {
         ql: &mut [i8],
         s: &mut [i32],
     ) {
-        use super::super::DIGITS_MAX;
-        // The digit arithmetic below holds for |v| ≤ 32385.
-        const _: () = assert!(super::super::ACT_BASE == 255 && DIGITS_MAX == 32385);
-        assert!(0 < max && max <= DIGITS_MAX);
-        let nb = x.len() / 32;
-        assert!(d.len() >= nb && s.len() >= nb && qh.len() >= 32 * nb && ql.len() >= 32 * nb);
+        let nb = avx2::quantize_blocks(x, max, d, qh, ql, s);
         let (hi, lo) = (_mm512_set1_ps(max as f32), _mm512_set1_ps(-max as f32));
         let (half, nhalf) = (_mm512_set1_ps(0.5), _mm512_set1_ps(-0.5));
         let one = _mm512_set1_epi32(1);
