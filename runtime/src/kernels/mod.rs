@@ -54,7 +54,7 @@ pub const ACT_BASE: i32 = 255;
 /// put one rounding of up to half of max|x|/127 on every input of every product: on
 /// SmolLM2 that alone moved the logits' cosine to the f32 model to 0.99917 and flipped
 /// a near-tie top token. At 1/30 of that step the activation's rounding vanishes next
-/// to the weights' (cosine 1.000000 to 6 digits, as with 16 bits). The scalar
+/// to the weights' (cosine 0.999998, 20/20; 16 bits read 1.000000). The scalar
 /// reference and the paths that multiply i16 pairs take the values (`v`); byte
 /// products (AMX digit tiles, the AVX-512 dots, x86 dots of 8-bit rows) take the i8
 /// digits, x = 255·hi + lo, and form a block sum Σw·x as 255·Σw·hi + Σw·lo (Σw·hi
