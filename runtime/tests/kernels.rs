@@ -524,7 +524,7 @@ fn every_path_dots_like_dot_f32() {
 }
 
 /// `weighted_sum_f32` (attention's sum over V) gives the scalar bits on every path:
-/// widths with 64-, 8- and 1-wide parts, 0..9 rows.
+/// widths with 64-, 16-, 8- and 1-wide parts, 0..9 rows.
 #[test]
 fn every_path_weighted_sums_like_scalar() {
     let mut rng = Rng(8);
@@ -534,6 +534,7 @@ fn every_path_weighted_sums_like_scalar() {
             (64, 64),
             (7, 9),
             (75, 80),
+            (100, 128),
             (128, 256),
             (0, 4),
         ] {

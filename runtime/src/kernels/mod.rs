@@ -36,13 +36,16 @@ use crate::quant::{DType, QK};
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
-/// Largest magnitude of a quantized activation value: 15·255 = 3825, about 13 bits.
-/// It is the widest range whose q8_0 block sums stay exact in `tdpbf16ps`'s f32
-/// accumulator (`TileForm::Bf16`: 32·127·(3840 + 128) < 2²⁴); 16 bits (127·255) cost
-/// q8_0 prefill a second sum tile per block (730 against 840 tok/s on SmolLM2,
-/// alternated), while either precision's rounding vanishes next to the weights' (see
-/// `Q8Act`).
+/// Largest magnitude of a quantized activation value: 15·255 = 3825, about 13 bits. At
+/// this range q8_0 block sums stay exact in `tdpbf16ps`'s f32 accumulator
+/// (`TileForm::Bf16`; any |x| ≤ 3967 would, and 15·255 keeps the digits whole); 16
+/// bits (127·255) cost q8_0 prefill a second sum tile per block (730 against 840 tok/s
+/// on SmolLM2, alternated), while either precision's rounding vanishes next to the
+/// weights' (see `Q8Act`).
 pub const ACT_MAX: i32 = 15 * ACT_BASE;
+// The bf16 form's bound (`TileForm::Bf16`): a value's parts add up to at most
+// |x| + 256 in magnitude, times 32 weights of at most 128.
+const _: () = assert!(32 * 128 * (ACT_MAX + 256) < 1 << 24);
 /// Largest magnitude the two i8 digits hold (`split_act`), and the range of the 8-bit
 /// mode's first rounding (`act_bits`): 127·255.
 pub const DIGITS_MAX: i32 = 127 * ACT_BASE;
@@ -373,10 +376,10 @@ pub enum TileForm {
     /// Each 13-bit value v as two bf16 parts, 256·h and l (`bf16_parts`), for
     /// `tdpbf16ps`: both products add into one f32 sum per block, where digits need two
     /// i32 sums and a combination. Exact: every part is an integer of at most 8
-    /// significant bits (|256·h| ≤ 3840, |l| ≤ 128), so is every weight (q8_0 −127..=127,
-    /// q4_0 −8..=7), and every partial sum of a block is an integer below
-    /// 32·127·(3840 + 128) < 2²⁴, so an f32 accumulator rounds nothing, in any order.
-    /// (With 16-bit values q8_0's sums reach 2²⁷; that is why `ACT_MAX` is 3825.)
+    /// significant bits (|256·h| ≤ 3840, |l| ≤ 128), so is every weight (q8_0
+    /// −128..=127, q4_0 −8..=7), and every partial sum of a block is an integer below
+    /// 32·128·(3840 + 128) < 2²⁴, so an f32 accumulator rounds nothing, in any order.
+    /// (With 16-bit values q8_0's sums approach 2²⁷; that is why `ACT_MAX` is 3825.)
     Bf16 = 1,
 }
 

@@ -1009,7 +1009,8 @@ mod avx512 {
         let i = weighted_sums!(w, v, stride, out; 16, 4, __m512, _mm512_setzero_ps,
             _mm512_set1_ps, _mm512_loadu_ps, _mm512_add_ps, _mm512_mul_ps, _mm512_storeu_ps);
         if i < out.len() {
-            avx2::weighted_sum_f32(w, &v[i..], stride, &mut out[i..]);
+            // (With no rows, `v` may be shorter than i.)
+            avx2::weighted_sum_f32(w, v.get(i..).unwrap_or(&[]), stride, &mut out[i..]);
         }
     }
 
