@@ -71,6 +71,16 @@ pub(crate) fn has_bf16() -> bool {
     })
 }
 
+/// `kernels::bf16_of` on AVX-512: 16 i32 lanes, each an integer of at most 8
+/// significant bits, as their bf16 bit patterns.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn bf16_bits(x: __m512i) -> __m256i {
+    _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_castps_si512(
+        _mm512_cvtepi32_ps(x),
+    )))
+}
+
 /// `kernels::bf16_parts` on AVX-512, 16 values at a time (the same integers, converted
 /// exactly, so the same bits).
 ///
@@ -79,11 +89,6 @@ pub(crate) fn has_bf16() -> bool {
 pub(crate) unsafe fn bf16_parts(v: &[i16], h: &mut [u16], l: &mut [u16]) {
     let n = v.len();
     assert!(h.len() >= n && l.len() >= n);
-    let bits = |x: __m512i| {
-        _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_castps_si512(
-            _mm512_cvtepi32_ps(x),
-        )))
-    };
     let mut i = 0;
     while i + 16 <= n {
         // Safety: 16 values within `v`, `h` and `l` (n ≤ their lengths).
@@ -91,10 +96,10 @@ pub(crate) unsafe fn bf16_parts(v: &[i16], h: &mut [u16], l: &mut [u16]) {
             let x = _mm512_cvtepi16_epi32(_mm256_loadu_si256(v.as_ptr().add(i) as *const __m256i));
             let hi = _mm512_srai_epi32::<8>(_mm512_add_epi32(x, _mm512_set1_epi32(128)));
             let hs = _mm512_slli_epi32::<8>(hi);
-            _mm256_storeu_si256(h.as_mut_ptr().add(i) as *mut __m256i, bits(hs));
+            _mm256_storeu_si256(h.as_mut_ptr().add(i) as *mut __m256i, bf16_bits(hs));
             _mm256_storeu_si256(
                 l.as_mut_ptr().add(i) as *mut __m256i,
-                bits(_mm512_sub_epi32(x, hs)),
+                bf16_bits(_mm512_sub_epi32(x, hs)),
             );
         }
         i += 16;
@@ -398,9 +403,9 @@ unsafe fn product(wt: &[u8], x: &Q8Act, tt: usize, b: usize, slot: usize, mode: 
                 // loaded with the hint not to keep them in L1 (`tileloaddt1`): in a pass
                 // over one row tile each serves one product, while the weight tile
                 // (twice the digits' bytes) serves every token tile, and stays in L1
-                // only so. SmolLM2
-                // q4_0 prefill_probe, alternated: median 802 → 923 tok/s. The digit
-                // form's operands fit L1 together, and the hint made it slower.
+                // only so. SmolLM2 q4_0 prefill_probe, alternated: median 802 → 923
+                // tok/s. The digit form's operands fit L1 together, and the hint made
+                // it slower.
                 let at = (tt * nb + b) * 2 * TILE * QK;
                 let tiled = &x.tiled_bf16[..];
                 assert!(wt.len() >= (b + 1) * 2 * WBLOCK && at + 2 * TILE * QK <= tiled.len());
@@ -599,12 +604,12 @@ unsafe fn q4_weights(v: __m128i) -> [__m128i; 2] {
     ]
 }
 
-/// Lane n: the bf16 bits of the q4_0 weight n − 8 (as `bf16_of`), for `vpermw`.
+/// Lane n: the bf16 bits of the q4_0 weight n − 8, for `vpermw`.
 const BF16_OF_NIBBLE: __m256i = {
     let mut t = [0u16; 16];
     let mut n = 0;
     while n < 16 {
-        t[n] = (((n as i32 - 8) as f32).to_bits() >> 16) as u16;
+        t[n] = super::bf16_of(n as i32 - 8);
         n += 1;
     }
     // Safety: 16 u16 are the 32 bytes of a __m256i.
@@ -645,8 +650,7 @@ unsafe fn decode_group_bf16(
                 // 16 weights (i8) as bf16 (exact: 8 significant bits at most).
                 for c in 0..16 {
                     let w = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
-                    let f = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(w));
-                    let bf = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_castps_si512(f)));
+                    let bf = bf16_bits(_mm512_cvtepi8_epi32(w));
                     _mm256_storeu_si256(out.as_mut_ptr().add(32 * c + 16 * h) as *mut __m256i, bf);
                 }
                 return;

@@ -426,7 +426,7 @@ pub(crate) fn bf16_part(v: i16) -> (u16, u16) {
 /// The bf16 bit pattern of an integer of at most 8 significant bits (exact: the f32's
 /// low 16 bits are zero).
 #[inline]
-pub(crate) fn bf16_of(x: i32) -> u16 {
+pub(crate) const fn bf16_of(x: i32) -> u16 {
     ((x as f32).to_bits() >> 16) as u16
 }
 
