@@ -704,6 +704,7 @@ mod tests {
     /// a model holds it (in `interleave8` groups or not).
     struct RowTile {
         dtype: DType,
+        interleaved: bool,
         stored: Vec<u8>,
         held: Vec<u8>,
         row_bytes: usize,
@@ -727,6 +728,7 @@ mod tests {
             }
             RowTile {
                 dtype,
+                interleaved,
                 stored,
                 held,
                 row_bytes,
@@ -746,6 +748,30 @@ mod tests {
                 DType::Q8_0 => blk[2 + j] as i8 as i32,
                 _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
             }
+        }
+
+        /// The weight operand as the code under test decodes it: by `group` (group h's
+        /// bytes, h) where the tile is interleaved, by `row` (row r's bytes, r) where
+        /// not; the decoded scales are checked against the stored ones.
+        fn decode<T: Copy + Default>(
+            &self,
+            group: impl Fn(&[u8], usize, &mut [T], &mut [f32]),
+            row: impl Fn(&[u8], usize, &mut [T], &mut [f32]),
+        ) -> Vec<T> {
+            let nb = self.row_bytes / self.dtype.block().1;
+            let mut wt = vec![T::default(); nb * WBLOCK];
+            let mut dw = vec![0f32; nb * TILE];
+            if self.interleaved {
+                for (h, g) in self.held.chunks_exact(GROUP * self.row_bytes).enumerate() {
+                    group(g, h, &mut wt, &mut dw);
+                }
+            } else {
+                for (r, bytes) in self.held.chunks_exact(self.row_bytes).enumerate() {
+                    row(bytes, r, &mut wt, &mut dw);
+                }
+            }
+            self.check_scales(&dw, nb);
+            wt
         }
 
         /// The decoded scales `dw` ([block][row]) are the stored ones.
@@ -775,19 +801,11 @@ mod tests {
         for dtype in [DType::Q8_0, DType::Q4_0] {
             for interleaved in [false, true] {
                 let w = RowTile::new(dtype, cols, interleaved, &mut f);
-                let mut wt = vec![0i8; nb * WBLOCK];
-                let mut dw = vec![0f32; nb * TILE];
-                if interleaved {
-                    for (h, g) in w.held.chunks_exact(GROUP * w.row_bytes).enumerate() {
-                        // Safety: AVX2 and F16C were just detected.
-                        unsafe { decode_group(dtype, g, nb, h, &mut wt, &mut dw) };
-                    }
-                } else {
-                    for (r, row) in w.held.chunks_exact(w.row_bytes).enumerate() {
-                        decode_row(dtype, row, r, &mut wt, &mut dw);
-                    }
-                }
-                w.check_scales(&dw, nb);
+                let wt = w.decode(
+                    // Safety: AVX2 and F16C were just detected.
+                    |g, h, wt, dw| unsafe { decode_group(dtype, g, nb, h, wt, dw) },
+                    |row, r, wt, dw| decode_row(dtype, row, r, wt, dw),
+                );
                 let xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();
                 let mut x = Q8Act::default();
                 x.quantize_bits(&xf, cols, 13);
@@ -843,19 +861,11 @@ mod tests {
                 continue;
             }
             let w = RowTile::new(dtype, cols, interleaved, &mut f);
-            let mut wt = vec![0u16; nb * WBLOCK];
-            let mut dw = vec![0f32; nb * TILE];
-            if interleaved {
-                for (h, g) in w.held.chunks_exact(GROUP * w.row_bytes).enumerate() {
-                    // Safety: the features were just detected.
-                    unsafe { decode_group_bf16(dtype, g, nb, h, &mut wt, &mut dw) };
-                }
-            } else {
-                for (r, row) in w.held.chunks_exact(w.row_bytes).enumerate() {
-                    decode_row_bf16(dtype, row, r, &mut wt, &mut dw);
-                }
-            }
-            w.check_scales(&dw, nb);
+            let wt = w.decode(
+                // Safety: the features were just detected.
+                |g, h, wt, dw| unsafe { decode_group_bf16(dtype, g, nb, h, wt, dw) },
+                |row, r, wt, dw| decode_row_bf16(dtype, row, r, wt, dw),
+            );
             // Extreme values too: ±ACT_MAX and the part boundaries.
             let mut xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();
             xf[5] = 1e6;
