@@ -60,6 +60,23 @@ FIXTURES = [
 ]
 
 
+# Directories whose config.json and generation_config.json were written by transformers 5
+# (`save_pretrained` of the base fixture loaded in transformers 5.24: `rope_parameters`
+# instead of top-level `rope_theta` / `rope_scaling`). make_goldens.py writes those two
+# files to reference/fixtures/<name>/ and they are committed; the weights and tokenizer
+# are the base fixture's.
+SAVED_BY_TRANSFORMERS5 = [
+    dict(name="llama3-v5-untied-bf16", base="llama3-untied-bf16"),
+    dict(name="llama2-v5-tied-f16", base="llama2-tied-f16"),
+    dict(name="qwen2-v5-f32", base="qwen3tok-qwen2-f32"),
+]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def saved_config_dir(fx):
+    return os.path.join(HERE, "fixtures", fx["name"])
+
+
 def det_uniform(n, seed):
     """Deterministic values in [-0.5, 0.5) from a 64-bit LCG over the index: stable across
     numpy versions, unlike Generator streams."""
@@ -136,6 +153,8 @@ def write_safetensors(path, tensors, dtype):
 
 
 def build(fx):
+    if "base" in fx:
+        return build_saved(fx)
     d = os.path.join(CACHE, "fixtures", fx["name"])
     if os.path.exists(d):
         shutil.rmtree(d)
@@ -191,6 +210,27 @@ def build(fx):
     return d
 
 
+def base_of(fx):
+    return next(b for b in FIXTURES if b["name"] == fx["base"])
+
+
+def build_saved(fx, require_saved=True):
+    """The base fixture's weights and tokenizer under fx's name, with the committed
+    config.json / generation_config.json transformers 5 wrote for it."""
+    base = dict(base_of(fx), name=fx["name"])
+    d = build(base)
+    src = saved_config_dir(fx)
+    if not os.path.exists(os.path.join(src, "config.json")):
+        if require_saved:
+            raise SystemExit(f"{src}/config.json is missing: run reference/make_goldens.py fixtures")
+        return d
+    for f in ["config.json", "generation_config.json"]:
+        shutil.copy(os.path.join(src, f), os.path.join(d, f))
+    return d
+
+
+ALL = FIXTURES + SAVED_BY_TRANSFORMERS5
+
 if __name__ == "__main__":
-    for fx in FIXTURES:
+    for fx in ALL:
         print(build(fx), file=sys.stderr)

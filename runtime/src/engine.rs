@@ -43,6 +43,23 @@ impl TextSide {
         now_unix: i64,
     ) -> Result<String> {
         check_messages(messages)?;
+        self.render_values(
+            minijinja::Value::from_serialize(messages),
+            tools.map(minijinja::Value::from_serialize),
+            add_generation_prompt,
+            now_unix,
+        )
+    }
+
+    /// Render template values (from [`crate::template::parse_json`], which keeps JSON
+    /// integers of any width exact) through the model's own chat template.
+    pub fn render_values(
+        &self,
+        messages: minijinja::Value,
+        tools: Option<minijinja::Value>,
+        add_generation_prompt: bool,
+        now_unix: i64,
+    ) -> Result<String> {
         let t = self.template.as_ref().ok_or_else(|| {
             SlmError::unsupported(
                 "tokenizer.chat_template",
@@ -50,9 +67,10 @@ impl TextSide {
                 "this model has no chat template",
             )
         })?;
-        t.render(&RenderInput {
+        t.render_values(&RenderInput {
             messages,
             tools,
+            documents: None,
             add_generation_prompt,
             special_tokens: &self.manifest.tokenizer.special_tokens,
             now_unix,

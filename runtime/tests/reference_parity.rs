@@ -236,3 +236,20 @@ fn fixture_llama2_tied_f16_matches_transformers() {
 fn fixture_qwen2_with_qwen3_tokenizer_matches_transformers() {
     check_model("fixture-qwen3tok-qwen2-f32");
 }
+
+// Directories whose config.json transformers 5.24 wrote itself (`save_pretrained`):
+// RoPE under `rope_parameters`, llama3 scaling and the default type.
+#[test]
+fn fixture_saved_by_transformers5_llama3_rope_matches_transformers() {
+    check_model("fixture-llama3-v5-untied-bf16");
+}
+
+#[test]
+fn fixture_saved_by_transformers5_default_rope_matches_transformers() {
+    check_model("fixture-llama2-v5-tied-f16");
+}
+
+#[test]
+fn fixture_saved_by_transformers5_qwen2_matches_transformers() {
+    check_model("fixture-qwen2-v5-f32");
+}

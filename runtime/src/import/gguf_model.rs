@@ -9,7 +9,7 @@ use serde_json::{json, Map};
 use super::gguf::{GgufFile, TensorInfo};
 use super::{gguf_tokenizer, Imported, SourceTensor, TensorData, WeightSource};
 use crate::error::{Result, SlmError};
-use crate::format::manifest::{SourceKind, StopTable, TokenizerSection};
+use crate::format::manifest::{SourceKind, TokenizerSection};
 use crate::model::config::{Architecture, ModelConfig};
 
 struct GgufWeights {
@@ -53,11 +53,145 @@ fn hf_name(gguf: &str, n_layers: usize) -> Option<String> {
         .map(|(_, h)| format!("model.layers.{i}.{h}"))
 }
 
+/// An optional integer key: absent is None, a present value of another form is refused
+/// (a per-layer array of head counts, say) rather than replaced by a default.
+fn meta_opt_u(g: &GgufFile, key: &str) -> Result<Option<usize>> {
+    match g.get(key) {
+        None => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .filter(|&x| x <= u32::MAX as u64)
+            .map(|x| Some(x as usize))
+            .ok_or_else(|| {
+                SlmError::unsupported(format!("GGUF {key}"), v.brief(), "expected an integer")
+            }),
+    }
+}
+
 fn meta_u(g: &GgufFile, key: &str) -> Result<usize> {
     g.get(key)
         .and_then(|v| v.as_u64())
         .map(|v| v as usize)
         .ok_or_else(|| SlmError::unsupported(key, "<missing>", "required hyper-parameter"))
+}
+
+/// `{arch}.` keys the config reads (or checks to hold the value the forward pass
+/// implements).
+const ARCH_APPLIED: &[&str] = &[
+    "context_length",
+    "embedding_length",
+    "block_count",
+    "feed_forward_length",
+    "attention.head_count",
+    "attention.head_count_kv",
+    "attention.layer_norm_rms_epsilon",
+    "attention.key_length",
+    "attention.value_length",
+    "rope.dimension_count",
+    "rope.freq_base",
+    "rope.scaling.type",
+    "vocab_size",
+];
+
+/// `tokenizer.` keys read by `gguf_tokenizer::build` or by this importer.
+const TOKENIZER_APPLIED: &[&str] = &[
+    "tokenizer.ggml.model",
+    "tokenizer.ggml.pre",
+    "tokenizer.ggml.tokens",
+    "tokenizer.ggml.token_type",
+    "tokenizer.ggml.merges",
+    "tokenizer.ggml.bos_token_id",
+    "tokenizer.ggml.eos_token_id",
+    "tokenizer.ggml.eot_token_id",
+    "tokenizer.ggml.eom_token_id",
+    "tokenizer.ggml.unknown_token_id",
+    "tokenizer.ggml.padding_token_id",
+    "tokenizer.ggml.add_bos_token",
+    "tokenizer.ggml.add_eos_token",
+    "tokenizer.chat_template",
+];
+
+/// Keys that cannot change the logits or the text, each with the reason.
+const HARMLESS: &[(&str, &str)] = &[
+    ("tokenizer.ggml.scores", "BPE merges decide, not scores"),
+    (
+        "tokenizer.ggml.seperator_token_id",
+        "not used by a causal LM",
+    ),
+    (
+        "tokenizer.ggml.separator_token_id",
+        "not used by a causal LM",
+    ),
+    ("tokenizer.ggml.cls_token_id", "not used by a causal LM"),
+    ("tokenizer.ggml.mask_token_id", "not used by a causal LM"),
+    (
+        "tokenizer.ggml.prefix_token_id",
+        "fill-in-the-middle ids, not used in chat",
+    ),
+    (
+        "tokenizer.ggml.suffix_token_id",
+        "fill-in-the-middle ids, not used in chat",
+    ),
+    (
+        "tokenizer.ggml.middle_token_id",
+        "fill-in-the-middle ids, not used in chat",
+    ),
+    (
+        "tokenizer.ggml.fim_pre_token_id",
+        "fill-in-the-middle ids, not used in chat",
+    ),
+    (
+        "tokenizer.ggml.fim_suf_token_id",
+        "fill-in-the-middle ids, not used in chat",
+    ),
+    (
+        "tokenizer.ggml.fim_mid_token_id",
+        "fill-in-the-middle ids, not used in chat",
+    ),
+    (
+        "tokenizer.ggml.fim_pad_token_id",
+        "fill-in-the-middle ids, not used in chat",
+    ),
+    (
+        "tokenizer.ggml.fim_rep_token_id",
+        "fill-in-the-middle ids, not used in chat",
+    ),
+    (
+        "tokenizer.ggml.fim_sep_token_id",
+        "fill-in-the-middle ids, not used in chat",
+    ),
+];
+
+/// Give every metadata key a fate: applied, harmless, or refused with its name and value.
+/// `general.*` (names, licence, file type, alignment) and `quantize.*` (how the weights
+/// were calibrated) describe the file; named alternates `tokenizer.chat_template.NAME`
+/// are not the default template, which is the one transformers uses.
+fn check_metadata_fates(g: &GgufFile, arch: &str) -> Result<()> {
+    for (k, v) in &g.metadata {
+        let applied = match k.strip_prefix(arch).and_then(|r| r.strip_prefix('.')) {
+            Some(rest) => ARCH_APPLIED.contains(&rest),
+            None => TOKENIZER_APPLIED.contains(&k.as_str()),
+        };
+        // The prefix space is what SentencePiece-style vocabularies add; byte-level BPE
+        // (the only model we read) adds none, so only `false` is what we run.
+        let applied =
+            applied || (k == "tokenizer.ggml.add_space_prefix" && v.as_bool() == Some(false));
+        let harmless = k.starts_with("general.")
+            || k.starts_with("quantize.")
+            || k.starts_with("tokenizer.chat_template.")
+            || (k == "split.count" && v.as_u64() == Some(1))
+            || (k == "split.no" && v.as_u64() == Some(0))
+            || k == "split.tensors.count"
+            || HARMLESS.iter().any(|(h, _)| h == k);
+        if !applied && !harmless {
+            return Err(SlmError::unsupported(
+                format!("GGUF {k}"),
+                v.brief(),
+                "not read by this runtime and not known to leave the logits unchanged",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn config(g: &GgufFile, n_vocab: usize) -> Result<ModelConfig> {
@@ -77,51 +211,45 @@ fn config(g: &GgufFile, n_vocab: usize) -> Result<ModelConfig> {
         }
     };
     let a = arch_name;
+    check_metadata_fates(g, a)?;
+    if let Some(v) = g.get(&format!("{a}.vocab_size")) {
+        if v.as_u64() != Some(n_vocab as u64) {
+            return Err(SlmError::unsupported(
+                format!("GGUF {a}.vocab_size"),
+                v.brief(),
+                format!("disagrees with the {n_vocab} tokens of tokenizer.ggml.tokens"),
+            ));
+        }
+    }
     let hidden = meta_u(g, &format!("{a}.embedding_length"))?;
     let heads = meta_u(g, &format!("{a}.attention.head_count"))?;
-    let kv_heads = g
-        .get(&format!("{a}.attention.head_count_kv"))
-        .and_then(|v| v.as_u64())
-        .map(|v| v as usize)
-        .unwrap_or(heads);
-    let head_dim = match g
-        .get(&format!("{a}.attention.key_length"))
-        .and_then(|v| v.as_u64())
-    {
-        Some(k) => k as usize,
+    let kv_heads = meta_opt_u(g, &format!("{a}.attention.head_count_kv"))?.unwrap_or(heads);
+    let head_dim = match meta_opt_u(g, &format!("{a}.attention.key_length"))? {
+        Some(k) => k,
         None => hidden.checked_div(heads).unwrap_or(0),
     };
-    if let Some(v) = g
-        .get(&format!("{a}.attention.value_length"))
-        .and_then(|v| v.as_u64())
-    {
-        if v as usize != head_dim {
+    if let Some(v) = meta_opt_u(g, &format!("{a}.attention.value_length"))? {
+        if v != head_dim {
             return Err(SlmError::unsupported(
-                format!("{a}.attention.value_length"),
+                format!("GGUF {a}.attention.value_length"),
                 v,
                 "must equal key_length",
             ));
         }
     }
-    if let Some(t) = g
-        .get(&format!("{a}.rope.scaling.type"))
-        .and_then(|v| v.as_str())
-    {
-        if t != "none" {
+    if let Some(t) = g.get(&format!("{a}.rope.scaling.type")) {
+        if t.as_str() != Some("none") {
             return Err(SlmError::unsupported(
-                format!("{a}.rope.scaling.type"),
-                t,
+                format!("GGUF {a}.rope.scaling.type"),
+                t.brief(),
                 "RoPE scaling from GGUF is not implemented",
             ));
         }
     }
-    if let Some(v) = g
-        .get(&format!("{a}.rope.dimension_count"))
-        .and_then(|v| v.as_u64())
-    {
-        if v as usize != head_dim {
+    if let Some(v) = meta_opt_u(g, &format!("{a}.rope.dimension_count"))? {
+        if v != head_dim {
             return Err(SlmError::unsupported(
-                format!("{a}.rope.dimension_count"),
+                format!("GGUF {a}.rope.dimension_count"),
                 v,
                 "partial rotary embeddings are not implemented",
             ));
@@ -137,10 +265,17 @@ fn config(g: &GgufFile, n_vocab: usize) -> Result<ModelConfig> {
                 "only RMSNorm is implemented",
             )
         })?;
-    let theta = g
-        .get(&format!("{a}.rope.freq_base"))
-        .and_then(|v| v.as_f64())
-        .unwrap_or(10000.0);
+    // llama.cpp's default when the key is absent; a present value must be a number.
+    let theta = match g.get(&format!("{a}.rope.freq_base")) {
+        None => 10000.0,
+        Some(v) => v.as_f64().ok_or_else(|| {
+            SlmError::unsupported(
+                format!("GGUF {a}.rope.freq_base"),
+                v.brief(),
+                "expected a number",
+            )
+        })?,
+    };
     let cfg = ModelConfig {
         architecture: arch,
         vocab_size: n_vocab,
@@ -212,15 +347,20 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported>
     if let Some(b) = tok.bos_token_id {
         gen.insert("bos_token_id".into(), json!(b));
     }
-    gen.insert("eos_token_id".into(), json!(tok.eos_token_ids));
+    // The stop table is the one home of the EOS set; the synthesized generation config
+    // states only what the GGUF itself states.
+    if let Some(e) = tok.eos_token_id {
+        gen.insert("eos_token_id".into(), json!(e));
+    }
+    let stop = super::stop_table(
+        tok.eos_token_ids.clone(),
+        "gguf: tokenizer.ggml.eos_token_id plus end-of-generation control tokens".into(),
+        cfg.vocab_size,
+    )?;
     Ok(Imported {
         kind: SourceKind::Gguf,
         config: cfg,
-        stop: StopTable {
-            eos_token_ids: tok.eos_token_ids.clone(),
-            source: "gguf: tokenizer.ggml.eos_token_id plus end-of-generation control tokens"
-                .into(),
-        },
+        stop,
         tokenizer: TokenizerSection {
             tokenizer_json: tok.tokenizer_json,
             tokenizer_config_json: serde_json::to_string_pretty(&config_json).unwrap(),
@@ -308,5 +448,79 @@ mod tests {
         let gguf_rows = [0u8, 2, 1, 3, 4, 6, 5, 7];
         let hf = unpermute_rows(&gguf_rows, 1, 2).unwrap();
         assert_eq!(hf, vec![0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+
+    fn meta(extra: &[(&str, super::super::gguf::Value)]) -> GgufFile {
+        use super::super::gguf::Value as V;
+        let mut m = std::collections::BTreeMap::new();
+        for (k, v) in [
+            ("general.architecture", V::Str("llama".into())),
+            ("general.name", V::Str("t".into())),
+            ("llama.embedding_length", V::U32(64)),
+            ("llama.attention.head_count", V::U32(4)),
+            ("llama.feed_forward_length", V::U32(128)),
+            ("llama.block_count", V::U32(2)),
+            ("llama.context_length", V::U32(2048)),
+            ("llama.attention.layer_norm_rms_epsilon", V::F32(1e-5)),
+            ("tokenizer.ggml.add_space_prefix", V::Bool(false)),
+        ] {
+            m.insert(k.to_string(), v);
+        }
+        for (k, v) in extra {
+            m.insert(k.to_string(), v.clone());
+        }
+        GgufFile {
+            version: 3,
+            metadata: m,
+            tensors: vec![],
+            file_len: 0,
+        }
+    }
+
+    #[test]
+    fn every_metadata_key_is_applied_harmless_or_refused_by_name() {
+        use super::super::gguf::Value as V;
+        assert!(config(&meta(&[]), 100).is_ok());
+        assert!(config(&meta(&[("quantize.imatrix.file", V::Str("x".into()))]), 100).is_ok());
+        for (k, v, want) in [
+            (
+                "llama.logit_scale",
+                V::F32(0.5),
+                "GGUF llama.logit_scale = F32(0.5)",
+            ),
+            (
+                "llama.rope.scaling.factor",
+                V::F32(8.0),
+                "llama.rope.scaling.factor",
+            ),
+            (
+                "tokenizer.ggml.add_space_prefix",
+                V::Bool(true),
+                "add_space_prefix = Bool(true)",
+            ),
+            (
+                "tokenizer.huggingface.json",
+                V::Str("{}".into()),
+                "tokenizer.huggingface.json",
+            ),
+            (
+                "llama.attention.head_count_kv",
+                V::Array(vec![V::U32(2)]),
+                "head_count_kv = [1 items]",
+            ),
+            (
+                "llama.rope.freq_base",
+                V::Str("1e4".into()),
+                "llama.rope.freq_base",
+            ),
+            (
+                "llama.vocab_size",
+                V::U32(99),
+                "disagrees with the 100 tokens",
+            ),
+        ] {
+            let e = config(&meta(&[(k, v)]), 100).unwrap_err().to_string();
+            assert!(e.contains(want), "{k}: {e}");
+        }
     }
 }

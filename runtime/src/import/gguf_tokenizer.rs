@@ -40,7 +40,8 @@ pub struct GgufTokenizer {
     pub add_eos_token: bool,
     /// Template variables (`bos_token`, `eos_token`, `unk_token`, `pad_token`) → content.
     pub special_tokens: Map<String, J>,
-    /// eos id plus every control token in [`END_OF_GENERATION`], ascending.
+    /// eos id plus every control token in [`END_OF_GENERATION`] (unsorted; the importer
+    /// finalizes the set with `import::stop_table`).
     pub eos_token_ids: Vec<u32>,
     pub chat_template: Option<String>,
 }
@@ -231,16 +232,9 @@ pub fn build(g: &GgufFile) -> Result<GgufTokenizer> {
         .map(|(i, _)| i as u32)
         .collect();
     eos_ids.extend(eos);
-    eos_ids.sort_unstable();
-    eos_ids.dedup();
-    if eos_ids.is_empty() {
-        return Err(SlmError::unsupported(
-            "tokenizer.ggml.eos_token_id",
-            "<missing>",
-            "no EOS or end-of-generation token: generation could never stop",
-        ));
-    }
-
+    // llama.cpp ends generation at the end-of-turn and end-of-message ids too.
+    eos_ids.extend(opt_id(g, "tokenizer.ggml.eot_token_id", n)?);
+    eos_ids.extend(opt_id(g, "tokenizer.ggml.eom_token_id", n)?);
     Ok(GgufTokenizer {
         tokenizer_json: serde_json::to_string(&tk).expect("JSON values always serialize"),
         bos_token_id: bos,

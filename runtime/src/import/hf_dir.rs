@@ -12,8 +12,8 @@ use serde_json::{json, Map, Value};
 
 use super::{hash_file, Imported, SourceTensor, TensorData, WeightSource};
 use crate::error::{Result, SlmError};
-use crate::format::manifest::{SourceKind, StopTable, TokenizerSection};
-use crate::model::config::{HfConfig, ModelConfig};
+use crate::format::manifest::{SourceKind, TokenizerSection};
+use crate::model::config::ModelConfig;
 use crate::quant::DType;
 
 /// The tensor names a model with `cfg` must have, exactly.
@@ -283,9 +283,11 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
         })
     };
     let config_text = need("config.json")?;
-    let hf: HfConfig =
-        serde_json::from_str(&config_text).map_err(|e| SlmError::malformed("config.json", e))?;
-    let cfg = hf.to_runtime()?;
+    let config_map = match parse_json("config.json", &config_text)? {
+        Value::Object(m) => m,
+        _ => return Err(SlmError::malformed("config.json", "not a JSON object")),
+    };
+    let cfg = super::hf_config::to_runtime(&config_map)?;
 
     // Shards: the index names them, else the single model.safetensors.
     let mut shard_names: Vec<String> = match read_text(dir, "model.safetensors.index.json")? {
@@ -372,7 +374,9 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
             .as_object()
             .cloned()
             .unwrap_or_default(),
-        None => Map::new(),
+        // transformers builds the generation config from config.json's sampling keys
+        // when the directory has no generation_config.json.
+        None => super::hf_config::legacy_generation_keys(&config_map),
     };
     for name in [
         "tokenizer.json",
@@ -422,28 +426,26 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
     };
     let bos_id = special_tokens.get("bos_token").and_then(id_of);
     let eos_id = special_tokens.get("eos_token").and_then(id_of);
-    let mut eos_ids = id_list(generation_config.get("eos_token_id"));
-    let source = if eos_ids.is_empty() {
-        eos_ids.extend(eos_id);
-        "tokenizer_config.json eos_token (generation_config has no eos_token_id)"
+    let gen_ids = id_list(generation_config.get("eos_token_id"));
+    let stop = if gen_ids.is_empty() {
+        super::stop_table(
+            eos_id.into_iter().collect(),
+            "tokenizer_config.json eos_token (no eos_token_id in the generation config)".into(),
+            cfg.vocab_size,
+        )?
+    } else if gen_json.is_some() {
+        super::stop_table(
+            gen_ids,
+            "generation_config.json eos_token_id".into(),
+            cfg.vocab_size,
+        )?
     } else {
-        "generation_config.json eos_token_id"
+        super::stop_table(
+            gen_ids,
+            "config.json eos_token_id (the directory has no generation_config.json)".into(),
+            cfg.vocab_size,
+        )?
     };
-    eos_ids.sort_unstable();
-    eos_ids.dedup();
-    if eos_ids.is_empty() {
-        return Err(SlmError::unsupported(
-            "generation_config.eos_token_id",
-            "<missing>",
-            "no EOS token: generation could never stop",
-        ));
-    }
-    if let Some(bad) = eos_ids.iter().find(|&&i| i as usize >= cfg.vocab_size) {
-        return Err(SlmError::malformed(
-            "generation_config.json",
-            format!("eos_token_id {bad} is outside the vocab"),
-        ));
-    }
 
     Ok(Imported {
         kind: SourceKind::HfDir,
@@ -466,10 +468,7 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
                 .unwrap_or(false),
         },
         generation_config,
-        stop: StopTable {
-            eos_token_ids: eos_ids,
-            source: source.into(),
-        },
+        stop,
         source_files: files,
         weights: Box::new(SafetensorsWeights {
             shards,

@@ -5,6 +5,7 @@
 pub mod gguf;
 pub mod gguf_model;
 pub mod gguf_tokenizer;
+pub mod hf_config;
 pub mod hf_dir;
 
 use std::path::Path;
@@ -65,6 +66,30 @@ pub fn open(src: &Path, hash_progress: &mut dyn FnMut(u64, u64)) -> Result<Impor
             std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
         ))
     }
+}
+
+/// The one place an EOS set is finalized, for every importer: ascending, each id
+/// once, non-empty, and inside the vocab. `source` says where the ids came from.
+pub fn stop_table(mut ids: Vec<u32>, source: String, vocab_size: usize) -> Result<StopTable> {
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Err(SlmError::unsupported(
+            "eos_token_id",
+            "<missing>",
+            format!("no EOS token ({source}): generation could never stop"),
+        ));
+    }
+    if let Some(bad) = ids.iter().find(|&&i| i as usize >= vocab_size) {
+        return Err(SlmError::malformed(
+            "model",
+            format!("EOS token id {bad} ({source}) is outside the vocab of {vocab_size}"),
+        ));
+    }
+    Ok(StopTable {
+        eos_token_ids: ids,
+        source,
+    })
 }
 
 /// SHA-256 of a file, streamed, with progress (bytes done, total).
