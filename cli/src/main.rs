@@ -113,8 +113,11 @@ struct GenArgs {
     #[arg(long, default_value_t = 256)]
     max_tokens: usize,
     /// chat, precise, creative, code, json (greedy) or model (generation_config).
-    #[arg(long, default_value = "json")]
-    preset: String,
+    /// Without a preset: greedy, or, when a sampling flag (--temperature, --top-k,
+    /// --top-p, --min-p, --typical-p, --seed) is given, transformers' do_sample=True
+    /// defaults (temperature 1, top-k 50) under the flags.
+    #[arg(long)]
+    preset: Option<String>,
     #[arg(long)]
     temperature: Option<f32>,
     #[arg(long)]
@@ -134,8 +137,9 @@ struct GenArgs {
     /// ID=BIAS, repeatable.
     #[arg(long)]
     logit_bias: Vec<String>,
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// Seed of the sampler's random draws (default 0).
+    #[arg(long)]
+    seed: Option<u64>,
     /// Stop when the text contains this string (repeatable); it is not emitted.
     #[arg(long)]
     stop: Vec<String>,
@@ -151,15 +155,39 @@ struct GenArgs {
 }
 
 impl GenArgs {
+    /// The sampling flags given, by name: each one changes only a sampled draw.
+    fn sampling_flags(&self) -> Vec<&'static str> {
+        [
+            ("--temperature", self.temperature.is_some()),
+            ("--top-k", self.top_k.is_some()),
+            ("--top-p", self.top_p.is_some()),
+            ("--min-p", self.min_p.is_some()),
+            ("--typical-p", self.typical_p.is_some()),
+            ("--seed", self.seed.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, given)| *given)
+        .map(|(n, _)| n)
+        .collect()
+    }
+
+    /// The effective sampler: the preset (or the documented base), then every flag.
+    /// A flag the result would ignore (a sampling flag under a greedy sampler) is an
+    /// error, never a silent no-op.
     fn options(&self, text: &TextSide) -> Result<GenerateOptions> {
-        let mut c = match self.preset.as_str() {
-            "model" => SamplerConfig::from_generation_config(&text.manifest.generation_config),
-            p => SamplerConfig::preset(p).ok_or_else(|| {
+        let flags = self.sampling_flags();
+        let mut c = match self.preset.as_deref() {
+            Some("model") => {
+                SamplerConfig::from_generation_config(&text.manifest.generation_config)
+            }
+            Some(p) => SamplerConfig::preset(p).ok_or_else(|| {
                 SlmError::Invalid(format!(
                     "--preset {p}: expected model or one of {:?}",
                     SamplerConfig::preset_names()
                 ))
             })?,
+            None if flags.is_empty() => SamplerConfig::default(),
+            None => SamplerConfig::hf_sampling_defaults(),
         };
         let overrides = [
             (self.temperature, &mut c.temperature),
@@ -178,6 +206,33 @@ impl GenArgs {
         if let Some(k) = self.top_k {
             c.top_k = k;
         }
+        if c.is_greedy() {
+            // temperature 0 and top-k 1 are how a flag asks for greedy; every other
+            // sampling flag would be ignored.
+            let ignored: Vec<&str> = flags
+                .iter()
+                .copied()
+                .filter(|f| match *f {
+                    "--temperature" => self.temperature != Some(0.0),
+                    "--top-k" => self.top_k != Some(1),
+                    _ => true,
+                })
+                .collect();
+            if !ignored.is_empty() {
+                let why = match self.preset.as_deref() {
+                    _ if self.temperature == Some(0.0) => {
+                        "--temperature 0 makes it greedy".to_string()
+                    }
+                    _ if self.top_k == Some(1) => "--top-k 1 makes it greedy".to_string(),
+                    Some(p) => format!("preset {p} is greedy"),
+                    None => "it is greedy".to_string(),
+                };
+                return Err(SlmError::Invalid(format!(
+                    "{} would be ignored: the sampler is greedy ({why}); give --preset chat, or a --temperature above 0 with top-k other than 1",
+                    ignored.join(", ")
+                )));
+            }
+        }
         for b in &self.logit_bias {
             let bad = || SlmError::Invalid(format!("--logit-bias {b}: expected ID=BIAS"));
             let (id, v) = b.split_once('=').ok_or_else(bad)?;
@@ -186,7 +241,7 @@ impl GenArgs {
                 v.parse().map_err(|_| bad())?,
             ));
         }
-        c.seed = self.seed;
+        c.seed = self.seed.unwrap_or(0);
         c.validate()?;
         Ok(GenerateOptions {
             sampler: c,
@@ -597,6 +652,7 @@ fn run(cli: Cli) -> Result<()> {
                 print_json(&json!({
                     "ids": g.ids, "text": g.text, "stop_reason": g.stop_reason, "stop_detail": g.stop_detail,
                     "prompt_tokens": g.prompt_tokens, "timings": g.timings,
+                    "sampler": opts.sampler, "greedy": opts.sampler.is_greedy(),
                 }))
             } else {
                 stdout_write(b"\n")?;

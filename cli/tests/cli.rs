@@ -418,6 +418,72 @@ fn sampler_flags_are_validated_by_name() {
     }
 }
 
+/// A sampling flag without --preset samples (transformers' do_sample=True defaults
+/// under the flags); a flag the chosen sampler would ignore is an error.
+#[test]
+fn sampling_flags_sample_or_are_refused() {
+    let case = golden_case("plain_ascii");
+    let m = write_messages("flags", &case);
+    let model = smol_slm();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--json",
+            "generate",
+            model.to_str().unwrap(),
+            "--messages",
+            m.to_str().unwrap(),
+            "--max-tokens",
+            "40",
+        ];
+        args.extend(extra);
+        slm(&args)
+    };
+    let ids = |extra: &[&str]| {
+        let o = run(extra);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["ids"].clone(), v["sampler"].clone(), v["greedy"].clone())
+    };
+    let (a7, s7, g7) = ids(&["--temperature", "0.9", "--top-p", "0.95", "--seed", "7"]);
+    let (b7, _, _) = ids(&["--temperature", "0.9", "--top-p", "0.95", "--seed", "7"]);
+    let (a8, _, _) = ids(&["--temperature", "0.9", "--top-p", "0.95", "--seed", "8"]);
+    assert_eq!(a7, b7, "the same seed reproduces");
+    assert_ne!(a7, a8, "seeds 7 and 8 sample differently");
+    assert_eq!(g7, false);
+    assert_eq!(
+        s7["top_k"], 50,
+        "the documented base: HF do_sample=True defaults"
+    );
+    assert_eq!(s7["seed"], 7);
+    let (_, s, g) = ids(&[]);
+    assert_eq!(
+        (s["top_k"].clone(), g),
+        (serde_json::json!(1), serde_json::json!(true))
+    );
+    for (flags, want) in [
+        (
+            vec!["--preset", "json", "--temperature", "0.9"],
+            "--temperature would be ignored",
+        ),
+        (
+            vec!["--temperature", "0", "--top-p", "0.9"],
+            "--top-p would be ignored",
+        ),
+        (
+            vec!["--top-k", "1", "--seed", "3"],
+            "--seed would be ignored",
+        ),
+        (
+            vec!["--preset", "json", "--seed", "3"],
+            "preset json is greedy",
+        ),
+    ] {
+        let o = run(&flags);
+        assert_eq!(o.status.code(), Some(1), "{flags:?}");
+        assert!(stderr(&o).contains(want), "{flags:?}: {}", stderr(&o));
+    }
+}
+
 #[test]
 fn seeded_cli_runs_repeat_and_write_a_trace() {
     let case = golden_case("plain_ascii");

@@ -81,6 +81,24 @@ impl SamplerConfig {
         })
     }
 
+    /// The base a sampling flag given without a preset starts from: transformers'
+    /// `GenerationConfig` defaults with `do_sample=True` (temperature 1, top-k 50,
+    /// top-p 1, no min-p, typical-p or penalties).
+    pub fn hf_sampling_defaults() -> SamplerConfig {
+        SamplerConfig {
+            temperature: 1.0,
+            top_k: 50,
+            top_p: 1.0,
+            min_p: 0.0,
+            typical_p: 1.0,
+            repetition_penalty: 1.0,
+            presence_penalty: 0.0,
+            frequency_penalty: 0.0,
+            logit_bias: vec![],
+            seed: 0,
+        }
+    }
+
     /// The "model" preset: HF generation_config defaults over HF's own defaults
     /// (do_sample false ⇒ greedy; temperature 1, top_k 50, top_p 1).
     pub fn from_generation_config(g: &serde_json::Map<String, serde_json::Value>) -> SamplerConfig {
