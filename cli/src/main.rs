@@ -67,6 +67,16 @@ enum Cmd {
         #[command(flatten)]
         chat: OptChatArgs,
     },
+    /// Text of token ids, as transformers' decode(ids, skip_special_tokens=…) gives it.
+    Detokenize {
+        model: PathBuf,
+        /// Comma-separated token ids, e.g. 1,2,3.
+        #[arg(long, value_delimiter = ',', num_args = 1..)]
+        ids: Vec<u32>,
+        /// Drop special tokens (transformers' skip_special_tokens=True).
+        #[arg(long)]
+        skip_special_tokens: bool,
+    },
     /// Logits after prefill of the rendered prompt, raw little-endian f32.
     Logits {
         model: PathBuf,
@@ -307,7 +317,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn read_json_file(p: &Path) -> Result<Value> {
+fn read_text_file(p: &Path) -> Result<String> {
     let mut s = String::new();
     if p == Path::new("-") {
         std::io::stdin()
@@ -318,7 +328,17 @@ fn read_json_file(p: &Path) -> Result<Value> {
         s = String::from_utf8(b)
             .map_err(|_| SlmError::Invalid(format!("{} is not UTF-8", p.display())))?;
     }
-    serde_json::from_str(&s).map_err(|e| SlmError::Invalid(format!("{}: {e}", p.display())))
+    Ok(s)
+}
+
+/// A JSON file as template values: integers of any width stay exact, as in Python.
+fn read_template_json(p: &Path) -> Result<(Value, minijinja::Value)> {
+    let s = read_text_file(p)?;
+    let v =
+        serde_json::from_str(&s).map_err(|e| SlmError::Invalid(format!("{}: {e}", p.display())))?;
+    let exact = slm_runtime::template::parse_json(&s)
+        .map_err(|e| SlmError::Invalid(format!("{}: {e}", p.display())))?;
+    Ok((v, exact))
 }
 
 fn now_unix() -> i64 {
@@ -330,11 +350,12 @@ fn now_unix() -> i64 {
 
 /// Render `messages` (+tools) through the model's template.
 fn render(text: &TextSide, chat: &ChatArgs) -> Result<String> {
-    let m = read_json_file(&chat.messages)?;
-    let t = chat.tools.as_deref().map(read_json_file).transpose()?;
-    text.render(
-        &m,
-        t.as_ref(),
+    let (m, exact) = read_template_json(&chat.messages)?;
+    slm_runtime::engine::check_messages(&m)?;
+    let t = chat.tools.as_deref().map(read_template_json).transpose()?;
+    text.render_values(
+        exact,
+        t.map(|t| t.1),
         !chat.no_generation_prompt,
         chat.now.unwrap_or_else(now_unix),
     )
@@ -537,6 +558,27 @@ fn run(cli: Cli) -> Result<()> {
                 )
             } else {
                 stdout_write(r.as_bytes())
+            }
+        }
+        Cmd::Detokenize {
+            model,
+            ids,
+            skip_special_tokens,
+        } => {
+            let side = open_text(&model)?;
+            let vocab = side.tokenizer.vocab_size();
+            if let Some(bad) = ids.iter().find(|&&i| i as usize >= vocab) {
+                return Err(SlmError::Invalid(format!(
+                    "--ids: token {bad} is outside the vocab of {vocab}"
+                )));
+            }
+            let text = side.decode(&ids, skip_special_tokens)?;
+            if cli.json {
+                print_json(
+                    &json!({"ids": ids, "skip_special_tokens": skip_special_tokens, "text": text}),
+                )
+            } else {
+                stdout_write(text.as_bytes())
             }
         }
         Cmd::Tokenize { model, text, chat } => {

@@ -484,6 +484,89 @@ fn sampling_flags_sample_or_are_refused() {
     }
 }
 
+/// `slm detokenize` is transformers' decode, and a generation's streamed text is the
+/// decode of all its ids.
+#[test]
+fn detokenize_matches_the_streamed_text_and_the_golden() {
+    let case = golden_case("plain_ascii");
+    let m = write_messages("detok", &case);
+    let model = smol_slm();
+    let o = slm(&[
+        "--json",
+        "generate",
+        model.to_str().unwrap(),
+        "--messages",
+        m.to_str().unwrap(),
+        "--preset",
+        "creative",
+        "--seed",
+        "5",
+        "--max-tokens",
+        "60",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<String> = g["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.to_string())
+        .collect();
+    let d = slm(&[
+        "--json",
+        "detokenize",
+        model.to_str().unwrap(),
+        "--ids",
+        &ids.join(","),
+    ]);
+    assert!(d.status.success(), "{}", stderr(&d));
+    let d: Value = serde_json::from_slice(&d.stdout).unwrap();
+    assert_eq!(d["text"], g["text"]);
+    // A golden list with special tokens, both ways (reference/goldens/decode).
+    let gold: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../reference/goldens/decode/smollm2.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let c = gold["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["decode"] != c["decode_skip_special"])
+        .expect("a golden list with special tokens");
+    let ids: Vec<String> = c["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.to_string())
+        .collect();
+    for (flag, key) in [
+        (None, "decode"),
+        (Some("--skip-special-tokens"), "decode_skip_special"),
+    ] {
+        let mut args = vec![
+            "detokenize",
+            model.to_str().unwrap(),
+            "--ids",
+            ids.join(",").leak(),
+        ];
+        args.extend(flag);
+        let o = slm(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            String::from_utf8(o.stdout).unwrap(),
+            c[key].as_str().unwrap(),
+            "{key}"
+        );
+    }
+    let o = slm(&["detokenize", model.to_str().unwrap(), "--ids", "99999999"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("outside the vocab"), "{}", stderr(&o));
+}
+
 #[test]
 fn seeded_cli_runs_repeat_and_write_a_trace() {
     let case = golden_case("plain_ascii");

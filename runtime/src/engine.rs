@@ -77,6 +77,39 @@ impl TextSide {
         })
     }
 
+    /// Text of `ids` as transformers' `decode(ids, skip_special_tokens)` gives it: the
+    /// tokenizer.json decoder; skipping drops the added tokens marked special and the
+    /// named special tokens (bos, eos, unk, sep, pad, cls, mask), as transformers'
+    /// `all_special_ids` does. transformers 5 applies `clean_up_tokenization_spaces`
+    /// only to non-BPE models; [`clean_up_tokenization`] follows that rule.
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
+        let named: Vec<&str> = self
+            .manifest
+            .tokenizer
+            .special_tokens
+            .values()
+            .filter_map(|v| v.as_str())
+            .collect();
+        self.tokenizer.decode_as_transformers(
+            ids,
+            skip_special_tokens,
+            &named,
+            self.clean_up_applies(),
+        )
+    }
+
+    /// transformers 5 (`TokenizersBackend._decode`) cleans up spaces only when the
+    /// tokenizer config asks for it and the model is not BPE.
+    fn clean_up_applies(&self) -> bool {
+        let tc: serde_json::Value =
+            serde_json::from_str(&self.manifest.tokenizer.tokenizer_config_json)
+                .unwrap_or_default();
+        let asked = tc["clean_up_tokenization_spaces"] == true;
+        let tj: serde_json::Value =
+            serde_json::from_str(&self.manifest.tokenizer.tokenizer_json).unwrap_or_default();
+        asked && tj["model"]["type"] != "BPE"
+    }
+
     /// Ids of a rendered prompt: the template already placed every special token.
     pub fn encode_rendered(&self, rendered: &str) -> Result<Vec<u32>> {
         self.tokenizer.encode(rendered, false)

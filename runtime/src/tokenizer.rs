@@ -38,6 +38,32 @@ impl Tokenizer {
             .map_err(|e| SlmError::Tokenizer(format!("decode: {e}")))
     }
 
+    /// transformers' `decode(ids, skip_special_tokens)`: skipping drops the added
+    /// tokens marked special and the `named` special tokens (transformers'
+    /// `all_special_ids`); `clean_up` applies [`clean_up_tokenization`].
+    pub fn decode_as_transformers(
+        &self,
+        ids: &[u32],
+        skip_special_tokens: bool,
+        named: &[&str],
+        clean_up: bool,
+    ) -> Result<String> {
+        let kept: Vec<u32> = if skip_special_tokens {
+            ids.iter()
+                .copied()
+                .filter(|&i| self.piece(i).is_none_or(|p| !named.contains(&p.as_str())))
+                .collect()
+        } else {
+            ids.to_vec()
+        };
+        let text = self.decode(&kept, skip_special_tokens)?;
+        Ok(if clean_up {
+            clean_up_tokenization(&text)
+        } else {
+            text
+        })
+    }
+
     /// The vocabulary entry of `id` (byte-level pieces look like `Ġhello`).
     pub fn piece(&self, id: u32) -> Option<String> {
         self.inner.id_to_token(id)
@@ -46,4 +72,19 @@ impl Tokenizer {
     pub fn vocab_size(&self) -> usize {
         self.inner.get_vocab_size(true)
     }
+}
+
+/// transformers' `clean_up_tokenization`: the English spacing before punctuation and
+/// contractions that old tokenizers produced.
+pub fn clean_up_tokenization(s: &str) -> String {
+    s.replace(" .", ".")
+        .replace(" ?", "?")
+        .replace(" !", "!")
+        .replace(" ,", ",")
+        .replace(" ' ", "'")
+        .replace(" n't", "n't")
+        .replace(" 'm", "'m")
+        .replace(" 's", "'s")
+        .replace(" 've", "'ve")
+        .replace(" 're", "'re")
 }

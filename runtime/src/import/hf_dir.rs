@@ -406,13 +406,31 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
     };
 
     let mut special_tokens = Map::new();
-    for key in ["bos_token", "eos_token", "unk_token", "pad_token"] {
+    // transformers' SPECIAL_TOKENS_ATTRIBUTES: template variables, and the ids that
+    // decode(skip_special_tokens=True) drops.
+    for key in [
+        "bos_token",
+        "eos_token",
+        "unk_token",
+        "sep_token",
+        "pad_token",
+        "cls_token",
+        "mask_token",
+    ] {
         if let Some(t) = tc
             .get(key)
             .and_then(token_text)
             .or_else(|| stm.get(key).and_then(token_text))
         {
             special_tokens.insert(key.into(), json!(t));
+        }
+    }
+    // Named extras (Gemma 3's boi/eoi/image tokens) are template variables too.
+    if let Some(Value::Object(extra)) = tc.get("extra_special_tokens") {
+        for (k, v) in extra {
+            if let Some(t) = token_text(v) {
+                special_tokens.entry(k.clone()).or_insert(json!(t));
+            }
         }
     }
     let id_of = |text: &Value| -> Option<u32> {

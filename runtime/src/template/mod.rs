@@ -157,6 +157,34 @@ pub fn normalize_messages(messages: &Value) -> Result<Value> {
     Ok(Value::from(out))
 }
 
+/// Python's `None` where transformers passes it for an absent `tools` or `documents`:
+/// minijinja iterates its own none as an empty list, jinja2 raises "'NoneType' object
+/// is not iterable". This value is falsy, prints `None`, serializes to `null`, passes
+/// the `none` test (overridden below), and refuses iteration, as Python's does.
+#[derive(Debug)]
+struct PyNone;
+
+impl minijinja::value::Object for PyNone {
+    fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Plain
+    }
+    fn is_true(self: &std::sync::Arc<Self>) -> bool {
+        false
+    }
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("None")
+    }
+}
+
+fn py_none() -> Value {
+    Value::from_object(PyNone)
+}
+
+/// Whether `v` is None to a template: minijinja's none or [`PyNone`].
+pub fn is_py_none(v: &Value) -> bool {
+    v.is_none() || v.downcast_object_ref::<PyNone>().is_some()
+}
+
 pub struct ChatTemplate {
     env: Environment<'static>,
 }
@@ -177,6 +205,7 @@ impl ChatTemplate {
             out.write_str(&s).map_err(Error::from)
         });
         env.add_filter("tojson", tojson);
+        env.add_test("none", |v: Value| is_py_none(&v));
         env.add_filter("string", |v: Value| {
             let mut s = String::new();
             python::str_of(&v, &mut s);
@@ -232,8 +261,8 @@ impl ChatTemplate {
         let mut ctx = Value::from_serialize(&ctx);
         let extra = minijinja::context! {
             messages => messages,
-            tools => input.tools.clone().unwrap_or(Value::from(())),
-            documents => input.documents.clone().unwrap_or(Value::from(())),
+            tools => input.tools.clone().unwrap_or_else(py_none),
+            documents => input.documents.clone().unwrap_or_else(py_none),
             add_generation_prompt => input.add_generation_prompt,
             strftime_now => Value::from_function(move |fmt: String| -> std::result::Result<String, Error> { Ok(strftime(now, &fmt)) }),
         };

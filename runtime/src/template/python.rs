@@ -237,6 +237,7 @@ impl PyJson {
                 ))
             }
             ValueKind::None => out.push_str("null"),
+            _ if super::is_py_none(v) => out.push_str("null"),
             ValueKind::Bool => out.push_str(if v.is_true() { "true" } else { "false" }),
             ValueKind::Number => match int_digits(v) {
                 Some(d) => out.push_str(&d),
