@@ -1,7 +1,7 @@
 import { expect } from '@playwright/test';
 import { mkdirSync } from 'node:fs';
 
-export const MODEL_ID = 'smollm2-135m-instruct-q8_0';
+export const MODEL_ID = 'smollm2-135m-instruct';
 const shots = process.env.E2E_SCREENSHOTS || 'screenshots';
 
 export async function shot(page, name) {

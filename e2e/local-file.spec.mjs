@@ -4,9 +4,9 @@ import { open, dropFile, greedy, say, shot, assistantMessages } from './helpers.
 test('drag and drop a local .slm, kept in the browser, then chat', async ({ page }) => {
   const errors = await open(page);
   await page.getByLabel('Keep in browser').check();
-  await dropFile(page, 'smollm2-135m-instruct-q8_0', 'smollm2-dropped.slm');
+  await dropFile(page, 'smollm2-135m-instruct', 'smollm2-dropped.slm');
   await expect(page.locator('.card')).toBeVisible({ timeout: 300_000 });
-  await expect(page.locator('.card')).toContainText('137 verified');
+  await expect(page.locator('.card')).toContainText('93 verified');
   const kept = page.locator('.cached-model');
   await expect(kept).toHaveCount(1);
   await expect(kept.locator('.cached-state')).toHaveText('verified');

@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 scripts/web-tools.sh
 MODEL="$(scripts/default-model.sh)"
 scripts/build-web.sh
-exec node scripts/serve.mjs --root dist --port "${PORT:-8080}" --model "$MODEL=smollm2-135m-instruct-q8_0"
+exec node scripts/serve.mjs --root dist --port "${PORT:-8080}" --model "$MODEL=smollm2-135m-instruct"

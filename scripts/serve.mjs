@@ -48,7 +48,7 @@ const local = models.map((m) => ({
   license: 'see the model card',
   source: 'served locally by scripts/serve.mjs',
 }));
-const nameOf = { 'smollm2-135m-instruct-q8_0': 'SmolLM2-135M-Instruct (q8_0)' };
+const nameOf = { 'smollm2-135m-instruct': 'SmolLM2-135M-Instruct (Q4_1 + Q8_0, as published)' };
 for (const e of local) e.name = nameOf[e.id] || e.id;
 
 function catalog() {
