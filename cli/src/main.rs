@@ -105,6 +105,18 @@ enum Cmd {
         #[command(flatten)]
         gen: GenArgs,
     },
+    /// The quality gate: template bytes, ids, first-step logits, greedy and seeded
+    /// traces against a golden pack, stopping at the first failing stage. Writes the
+    /// evidence record (bound to the file and the pack) to --out; exits 1 on a failure.
+    Gate {
+        model: PathBuf,
+        /// The golden pack (reference/goldens/NAME.json).
+        #[arg(long)]
+        goldens: PathBuf,
+        /// Where to write the evidence record (default: MODEL.evidence.json).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Prefill and decode tok/s, peak RSS, weight bytes and the decode roofline.
     Bench {
         model: PathBuf,
@@ -558,6 +570,54 @@ fn run(cli: Cli) -> Result<()> {
                 )
             } else {
                 stdout_write(r.as_bytes())
+            }
+        }
+        Cmd::Gate {
+            model,
+            goldens,
+            out,
+        } => {
+            let eng = Engine::load_file(&model)?;
+            let pack = read_text_file(&goldens)?;
+            let runtime = json!({
+                "slm": slm_runtime::CONVERTER,
+                "kernel": slm_runtime::kernels::active().name,
+                "activation_bits": slm_runtime::kernels::act_bits(),
+            });
+            let ev = slm_runtime::gate::run(&eng, &pack, runtime)?;
+            let out = out.unwrap_or_else(|| {
+                let mut p = model.clone().into_os_string();
+                p.push(".evidence.json");
+                PathBuf::from(p)
+            });
+            let text = serde_json::to_string_pretty(&ev).unwrap() + "\n";
+            std::fs::write(&out, text).map_err(|e| SlmError::io(out.display(), e))?;
+            if cli.json {
+                print_json(&serde_json::to_value(&ev).unwrap())?;
+            } else {
+                for s in &ev.stages {
+                    eprintln!(
+                        "{:<8} {} ({} checked) {}: {}",
+                        format!("{:?}", s.stage).to_lowercase(),
+                        if s.passed { "pass" } else { "FAIL" },
+                        s.checked,
+                        s.criterion,
+                        s.figures
+                    );
+                    for f in &s.failures {
+                        eprintln!("    {f}");
+                    }
+                }
+                eprintln!("evidence: {}", out.display());
+                println!("{}", ev.summary());
+            }
+            match ev.failed_stage {
+                None => Ok(()),
+                Some(s) => Err(SlmError::Invalid(format!(
+                    "the gate failed at the {} stage (evidence written to {})",
+                    format!("{s:?}").to_lowercase(),
+                    out.display()
+                ))),
             }
         }
         Cmd::Detokenize {

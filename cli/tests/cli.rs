@@ -256,7 +256,7 @@ fn unsupported_models_are_refused_by_field_with_no_output_left() {
             "act",
             "hidden_act",
             serde_json::json!("gelu"),
-            "hidden_act = gelu",
+            "hidden_act = \"gelu\"",
         ),
         (
             "swa",
@@ -757,4 +757,91 @@ fn convert_keeps_quantized_source_tensors_unless_asked_to_requantize() {
         let m: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(m["provenance"]["requantize"], requantize, "{m}");
     }
+}
+
+/// A GGUF copy of SmolLM2 with `edit` applied to its bytes, converted kept-quant.
+fn planted(name: &str, edit: impl Fn(&mut Vec<u8>)) -> PathBuf {
+    let mut b = std::fs::read(smol_gguf()).unwrap();
+    edit(&mut b);
+    let src = tmp(&format!("{name}.gguf"));
+    std::fs::write(&src, &b).unwrap();
+    let out = tmp(&format!("{name}.slm"));
+    let o = slm(&[
+        "convert",
+        src.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--quant",
+        "q8_0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
+fn find(b: &[u8], needle: &[u8]) -> usize {
+    b.windows(needle.len())
+        .position(|w| w == needle)
+        .expect("needle in the GGUF")
+}
+
+fn gate(model: &Path, out: &Path) -> (Output, Value) {
+    let pack = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/goldens/smollm2.json");
+    let o = slm(&[
+        "gate",
+        model.to_str().unwrap(),
+        "--goldens",
+        pack.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let ev: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    (o, ev)
+}
+
+/// The gate passes every stage on the faithful SmolLM2 conversion, and stops at the
+/// stage a planted defect breaks, naming it: a flipped template byte (template), a
+/// wrong RoPE θ (logits).
+#[test]
+fn gate_passes_smollm2_and_names_the_stage_of_a_planted_defect() {
+    let good = planted("gate-good", |_| {});
+    let (o, ev) = gate(&good, &tmp("gate-good.evidence.json"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(ev["verdict"], "reference-verified");
+    assert_eq!(ev["stages"].as_array().unwrap().len(), 5);
+    let m: Value =
+        serde_json::from_slice(&slm(&["--json", "inspect", good.to_str().unwrap()]).stdout)
+            .unwrap();
+    assert_eq!(ev["file"]["data_sha256"], m["data"]["sha256"]);
+
+    // One byte of the chat template: "<|im_start|>" → "<|Im_start|>" somewhere inside.
+    let flipped = planted("gate-template", |b| {
+        let at = find(b, b"tokenizer.chat_template");
+        let i = at + find(&b[at..], b"<|im_start|>") + 2;
+        b[i] = b'I';
+    });
+    let (o, ev) = gate(&flipped, &tmp("gate-template.evidence.json"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("failed at the template stage"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        (ev["verdict"].as_str(), ev["failed_stage"].as_str()),
+        (Some("failed"), Some("template"))
+    );
+
+    // RoPE θ 100000 → 200000 (llama.rope.freq_base, an f32 after its type tag).
+    let theta = planted("gate-theta", |b| {
+        let at = find(b, b"llama.rope.freq_base") + "llama.rope.freq_base".len() + 4;
+        assert_eq!(
+            f32::from_le_bytes(b[at..at + 4].try_into().unwrap()),
+            100000.0
+        );
+        b[at..at + 4].copy_from_slice(&200000f32.to_le_bytes());
+    });
+    let (o, ev) = gate(&theta, &tmp("gate-theta.evidence.json"));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(ev["failed_stage"], "logits", "{}", stderr(&o));
+    assert!(stderr(&o).contains("failed at the logits stage"));
 }

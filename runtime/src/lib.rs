@@ -13,11 +13,13 @@
 //! - [`session`]: chat sessions with KV prefix reuse and the divergence flag;
 //! - [`stopping`]: stop reasons, stop strings, loop detection, UTF-8-safe streaming;
 //! - [`engine`]: the pieces above assembled for a loaded `.slm` (render → ids → logits → greedy);
+//! - [`gate`]: the staged quality gate against a golden pack, and its evidence record;
 //! - [`error`]: the one error type.
 
 pub mod engine;
 pub mod error;
 pub mod format;
+pub mod gate;
 pub mod import;
 pub mod kernels;
 pub mod model;
