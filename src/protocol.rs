@@ -19,6 +19,9 @@ pub struct CatalogEntry {
     pub quant: String,
     pub license: String,
     pub source: String,
+    /// URL of the quality-gate evidence record (`slm gate`) for this file, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 /// How the next reply is generated.
@@ -65,6 +68,12 @@ pub enum Command {
     Stop,
     ResetContext,
     ClearTranscript,
+    /// Check a quality-gate evidence record (`slm gate` output) against the loaded
+    /// model; the card then shows it, or why it was rejected.
+    AttachEvidence {
+        json: String,
+        source: String,
+    },
     /// Rendered prompt, ids, first-step logits and a greedy continuation of `messages`
     /// in a fresh context: what the e2e suite compares with the native CLI.
     Probe {
@@ -106,6 +115,10 @@ pub enum Event {
     },
     Loaded {
         card: ModelCard,
+    },
+    /// Evidence checked against the loaded model (accepted or rejected).
+    Evidence {
+        view: EvidenceView,
     },
     /// A turn began: the exact prompt.
     Prompt {
@@ -186,6 +199,31 @@ pub struct CachedModel {
     pub entry: Option<CatalogEntry>,
 }
 
+/// A quality-gate evidence record as the card shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvidenceView {
+    /// The record's bindings (data and tokenizer SHA-256) match the loaded file.
+    pub accepted: bool,
+    /// "reference-verified" or "failed" (the record's verdict), or "rejected".
+    pub verdict: String,
+    pub summary: String,
+    /// Where the record came from: the catalog URL or "attached file".
+    pub source: String,
+    /// (stage, passed, criterion, figures)
+    pub stages: Vec<(String, bool, String, String)>,
+    pub goldens_sha256: String,
+    /// Why a record was rejected.
+    pub error: Option<String>,
+}
+
+impl EvidenceView {
+    /// The one rule for "reference-verified": a record that speaks for this file and
+    /// whose verdict is a pass.
+    pub fn verifies(&self) -> bool {
+        self.accepted && self.verdict == "reference-verified"
+    }
+}
+
 /// What the model card shows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelCard {
@@ -203,7 +241,10 @@ pub struct ModelCard {
     pub source_kind: String,
     pub source_files: Vec<(String, String)>,
     pub converter: String,
+    /// The manifest's value (the converter writes "unverified"); the card shows
+    /// "reference-verified" only when `evidence` verifies.
     pub quality_gate: String,
+    pub evidence: Option<EvidenceView>,
     pub file_sha256: String,
     pub data_sha256: String,
     pub chunks: usize,

@@ -253,3 +253,31 @@ fn fixture_saved_by_transformers5_default_rope_matches_transformers() {
 fn fixture_saved_by_transformers5_qwen2_matches_transformers() {
     check_model("fixture-qwen2-v5-f32");
 }
+
+/// The gate on f32 conversions (the 1e-4 criterion), and evidence bound to one file is
+/// refused for another, naming the hash.
+#[test]
+fn gate_verifies_float_files_and_binds_evidence_to_its_file() {
+    use slm_runtime::gate::{run, Evidence, Verdict};
+    let pack = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/goldens/smollm2.json"),
+    )
+    .unwrap();
+    let eng = Engine::load_file(&slm("smollm2", "f32")).unwrap();
+    let ev = run(&eng, &pack, serde_json::json!({})).unwrap();
+    assert_eq!(ev.verdict, Verdict::ReferenceVerified, "{:#?}", ev.stages);
+    assert_eq!(ev.file.weights, "float");
+    let text = serde_json::to_string(&ev).unwrap();
+    let back = Evidence::parse(&text).unwrap();
+    back.check_binding(&eng.text.manifest).unwrap();
+    let other = Engine::load_file(&slm("qwen2.5", "q8_0")).unwrap();
+    let e = back
+        .check_binding(&other.text.manifest)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("another file") && e.contains("data SHA-256"),
+        "{e}"
+    );
+    assert!(Evidence::parse("{\"format\": \"x\"}").is_err());
+}

@@ -22,15 +22,28 @@ fn ModelCard() -> impl IntoView {
     let state = expect_context::<State>();
     move || {
         state.card.get().map(|c| {
-            let verified = c.quality_gate == "reference-verified";
+            let verified = c.evidence.as_ref().is_some_and(|e| e.verifies());
+            let gate = if verified { "reference-verified".to_string() } else { c.quality_gate.clone() };
             view! {
                 <div class="card" aria-label="Model card">
                     <h3>"Model card"</h3>
                     {(!verified).then(|| view! {
                         <p class="warning" role="note">
-                            {format!("Not verified against a reference implementation (quality gate: {}). Outputs may differ from the original model.", c.quality_gate)}
+                            {format!("Not verified against a reference implementation (quality gate: {gate}). Outputs may differ from the original model.")}
                         </p>
                     })}
+                    {c.evidence.clone().map(|e| view! {
+                        <div class="evidence" aria-label="Gate evidence">
+                            <p class=if e.verifies() { "verified" } else { "rejected" }>{e.summary.clone()}</p>
+                            <ul>
+                                {e.stages.iter().map(|(s, ok, crit, fig)| view! {
+                                    <li>{format!("{s}: {} — {crit} {fig}", if *ok { "pass" } else { "FAIL" })}</li>
+                                }).collect_view()}
+                            </ul>
+                            <p class="hash">{format!("source {} · goldens sha256 {}", e.source, e.goldens_sha256)}</p>
+                        </div>
+                    })}
+                    <EvidencePicker/>
                     <dl>
                         <dt>"Architecture"</dt><dd>{format!("{} · {} layers · hidden {}", c.architecture, c.layers, c.hidden)}</dd>
                         <dt>"Heads / KV heads"</dt><dd>{format!("{} / {}", c.heads, c.kv_heads)}</dd>
@@ -41,7 +54,7 @@ fn ModelCard() -> impl IntoView {
                         <dt>"Source"</dt><dd>{c.source_kind.clone()}</dd>
                         {c.source_files.iter().map(|(n, h)| view! { <dt>"Source file"</dt><dd class="hash">{format!("{n} sha256 {h}")}</dd> }).collect_view()}
                         <dt>"Converter"</dt><dd>{c.converter.clone()}</dd>
-                        <dt>"Quality gate"</dt><dd class="quality-gate">{c.quality_gate.clone()}</dd>
+                        <dt>"Quality gate"</dt><dd class="quality-gate">{gate.clone()}</dd>
                         <dt>"File SHA-256"</dt><dd class="hash">{c.file_sha256.clone()}</dd>
                         <dt>"Data chunks"</dt><dd>{format!("{} verified", c.chunks)}</dd>
                         <dt>"Memory"</dt><dd>{format!("weights {} + KV cache {}", mb(c.weight_bytes as f64), mb(c.kv_bytes as f64))}</dd>
@@ -50,6 +63,33 @@ fn ModelCard() -> impl IntoView {
                 </div>
             }
         })
+    }
+}
+
+/// Attach a quality-gate evidence record (`slm gate` output) to the loaded model: the
+/// worker checks that it speaks for this file before the card shows it.
+#[component]
+fn EvidencePicker() -> impl IntoView {
+    let on_pick = move |ev: web_sys::Event| {
+        use wasm_bindgen::JsCast;
+        let input: web_sys::HtmlInputElement = ev.target().unwrap().unchecked_into();
+        if let Some(f) = input.files().and_then(|f| f.get(0)) {
+            leptos::task::spawn_local(async move {
+                let name = f.name();
+                if let Ok(text) = wasm_bindgen_futures::JsFuture::from(f.text()).await {
+                    super::client::send(&crate::protocol::Command::AttachEvidence {
+                        json: text.as_string().unwrap_or_default(),
+                        source: format!("attached file {name}"),
+                    });
+                }
+            });
+        }
+        input.set_value("");
+    };
+    view! {
+        <label class="picker">"Attach gate evidence: "
+            <input type="file" accept=".json,application/json" aria-label="Attach gate evidence" on:change=on_pick/>
+        </label>
     }
 }
 

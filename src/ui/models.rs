@@ -227,6 +227,7 @@ fn AddUrl() -> impl IntoView {
             quant: "?".into(),
             license: "?".into(),
             source: "added by you".into(),
+            evidence: None,
         };
         state.catalog.update(|c| {
             if !c.iter().any(|x| x.id == entry.id) {

@@ -217,6 +217,14 @@ impl State {
                 }
                 self.card.set(Some(card));
             }
+            Event::Evidence { view } => {
+                self.notice.set(Some(view.summary.clone()));
+                self.card.update(|c| {
+                    if let Some(c) = c {
+                        c.evidence = Some(view);
+                    }
+                });
+            }
             Event::Prompt {
                 rendered,
                 sha256,

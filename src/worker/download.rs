@@ -45,6 +45,26 @@ async fn fetch_range(url: &str, start: u64, end: u64) -> Result<web_sys::Respons
     }
 }
 
+/// GET `url` as text (a small JSON record such as gate evidence).
+pub async fn fetch_text(url: &str) -> Result<String, Failure> {
+    let init = web_sys::RequestInit::new();
+    init.set_cache(web_sys::RequestCache::NoStore);
+    let req = web_sys::Request::new_with_str_and_init(url, &init)
+        .map_err(|e| Failure::from(describe(&e)))?;
+    let resp: web_sys::Response = JsFuture::from(scope().fetch_with_request(&req))
+        .await
+        .map_err(|e| Failure::network(format!("fetching {url}: {}", describe(&e))))?
+        .unchecked_into();
+    if resp.status() != 200 {
+        return Err(Failure::network(format!(
+            "{url} answered HTTP {}",
+            resp.status()
+        )));
+    }
+    let bytes = read_all(resp).await?;
+    String::from_utf8(bytes).map_err(|_| Failure::from(format!("{url} is not UTF-8")))
+}
+
 async fn read_all(resp: web_sys::Response) -> Result<Vec<u8>, Failure> {
     let buf = JsFuture::from(
         resp.array_buffer()

@@ -11,7 +11,7 @@ use super::source::{
     blob_range, chunk_count, head_len, parse_head, verify_chunk, Assembler, Failure, Head,
     HEADER_BYTES,
 };
-use crate::protocol::{CachedModel, Event, ModelCard};
+use crate::protocol::{CachedModel, Event, EvidenceView, ModelCard};
 
 pub enum Origin {
     Stored(String),
@@ -22,6 +22,49 @@ pub enum Origin {
 pub struct Loaded {
     pub engine: Engine,
     pub card: ModelCard,
+    /// The catalog's evidence URL for a downloaded model.
+    pub evidence_url: Option<String>,
+}
+
+/// Check an evidence record against the loaded engine's file.
+pub fn evidence_view(e: &Engine, text: &str, source: &str) -> EvidenceView {
+    use slm_runtime::gate::{Evidence, Verdict};
+    let checked =
+        Evidence::parse(text).and_then(|ev| ev.check_binding(&e.text.manifest).map(|_| ev));
+    match checked {
+        Ok(ev) => EvidenceView {
+            accepted: true,
+            verdict: match ev.verdict {
+                Verdict::ReferenceVerified => "reference-verified".into(),
+                Verdict::Failed => "failed".into(),
+            },
+            summary: ev.summary(),
+            source: source.into(),
+            stages: ev
+                .stages
+                .iter()
+                .map(|s| {
+                    (
+                        format!("{:?}", s.stage).to_lowercase(),
+                        s.passed,
+                        s.criterion.clone(),
+                        s.figures.to_string(),
+                    )
+                })
+                .collect(),
+            goldens_sha256: ev.goldens.sha256,
+            error: None,
+        },
+        Err(err) => EvidenceView {
+            accepted: false,
+            verdict: "rejected".into(),
+            summary: format!("Evidence rejected: {err}"),
+            source: source.into(),
+            stages: vec![],
+            goldens_sha256: String::new(),
+            error: Some(err.to_string()),
+        },
+    }
 }
 
 /// A kept file's id comes from its content (the manifest's data SHA-256), not its
@@ -38,7 +81,7 @@ pub async fn load(
     now: fn() -> f64,
 ) -> Result<Loaded, Failure> {
     let t0 = now();
-    let (id, name, head, file_len, expect_sha) = match &origin {
+    let (id, name, head, file_len, expect_sha, evidence_url) = match &origin {
         Origin::Stored(id) => {
             let meta = store.meta(id).await?.ok_or_else(|| {
                 Failure::from(format!("model {id} is not in the browser's store"))
@@ -58,6 +101,7 @@ pub async fn load(
                 parse_head(bytes, meta.bytes)?,
                 meta.bytes,
                 Some(meta.sha256),
+                meta.entry.and_then(|e| e.evidence),
             )
         }
         Origin::File { file, .. } => {
@@ -65,7 +109,7 @@ pub async fn load(
             let first = blob_range(file, 0, HEADER_BYTES.min(len)).await?;
             let n = head_len(&first, len)?;
             let head = parse_head(blob_range(file, 0, n).await?, len)?;
-            (id_for_file(&head), file.name(), head, len, None)
+            (id_for_file(&head), file.name(), head, len, None, None)
         }
     };
     // Already kept and verified: load from the file without touching the stored copy.
@@ -127,7 +171,11 @@ pub async fn load(
     let m = manifest.clone();
     let engine = Engine::load(manifest, &mut |name| asm.take(&m, name))?;
     let card = card(&id, &name, &engine, file_sha, now() - t0);
-    Ok(Loaded { engine, card })
+    Ok(Loaded {
+        engine,
+        card,
+        evidence_url,
+    })
 }
 
 /// Read, verify and assemble every chunk; keep them in the store when asked. Returns
@@ -209,6 +257,7 @@ fn card(id: &str, name: &str, e: &Engine, file_sha256: String, load_ms: f64) -> 
             .collect(),
         converter: m.provenance.converter.clone(),
         quality_gate: m.provenance.quality_gate.clone(),
+        evidence: None,
         file_sha256,
         data_sha256: m.data.sha256.clone(),
         chunks: m.data.chunk_sha256.len(),

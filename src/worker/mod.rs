@@ -159,6 +159,12 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
                     list(store.as_ref()).await;
                 }
             }
+            (Command::AttachEvidence { json, source }, _) => match &loaded {
+                Some(l) => post(Event::Evidence {
+                    view: load::evidence_view(&l.engine, &json, &source),
+                }),
+                None => post_failure("evidence", Failure::from("no model is loaded".to_string())),
+            },
             (cmd, file) if is_chat(&cmd) => match &loaded {
                 Some(l) => next = chat(l, (cmd, file), &mut rx, store.as_ref(), &abort).await,
                 None => {
@@ -196,7 +202,24 @@ async fn load_model(store: Option<&Store>, origin: Origin) -> Option<Loaded> {
         return None;
     };
     match load::load(store, origin, &post, perf_now).await {
-        Ok(l) => {
+        Ok(mut l) => {
+            // The catalog's evidence comes with the card; a missing or unreadable
+            // record leaves the card unverified and says why.
+            if let Some(url) = l.evidence_url.clone() {
+                let view = match download::fetch_text(&url).await {
+                    Ok(text) => load::evidence_view(&l.engine, &text, &url),
+                    Err(f) => crate::protocol::EvidenceView {
+                        accepted: false,
+                        verdict: "rejected".into(),
+                        summary: format!("Evidence unavailable: {}", f.message),
+                        source: url,
+                        stages: vec![],
+                        goldens_sha256: String::new(),
+                        error: Some(f.message),
+                    },
+                };
+                l.card.evidence = Some(view);
+            }
             post(Event::Loaded {
                 card: l.card.clone(),
             });
@@ -296,6 +319,9 @@ async fn chat(
                 session.reset_context();
                 post_context(&session);
             }
+            Command::AttachEvidence { json, source } => post(Event::Evidence {
+                view: load::evidence_view(engine, &json, &source),
+            }),
             Command::ClearTranscript => {
                 session.clear_transcript();
                 post_context(&session);
