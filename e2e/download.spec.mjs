@@ -7,7 +7,10 @@ test('download with progress, cached, then chat; reload offline and chat again',
   await download(page);
   await shot(page, '02-downloaded');
   await loadCached(page);
-  await expect(page.locator('.card .warning')).toContainText('Not verified against a reference');
+  // The catalog ships the model's gate evidence; the worker checked it against the file.
+  await expect(page.locator('.card .quality-gate')).toHaveText('reference-verified');
+  await expect(page.locator('.card .evidence .verified')).toContainText('worst cosine 0.999998, top-1 20/20');
+  await expect(page.locator('.card .warning')).toHaveCount(0);
   await greedy(page);
   const reason = await say(page, 'What is the capital of France?');
   expect(reason).toMatch(/Stop reason: (eos_token|max_tokens)/);
@@ -40,7 +43,7 @@ test('a model URL added by hand downloads, its size taken from the server', asyn
   await entry.getByRole('button', { name: 'Download' }).click();
   const cached = page.locator(`.cached-model[data-id="${id}"]`);
   await expect(cached.locator('.cached-state')).toHaveText('verified', { timeout: 300_000 });
-  await expect(cached.locator('.cached-size')).toHaveText('144.9 MB');
+  await expect(cached.locator('.cached-size')).toHaveText('98.5 MB');
   await cached.getByRole('button', { name: 'Delete' }).click();
   await expect(cached).toHaveCount(0);
 });

@@ -51,3 +51,47 @@ test('the wasm runtime in Chromium reproduces the native CLI on the same .slm', 
     expect(got.greedy).toEqual(want.greedy);
   }
 });
+
+// Seeded sampling: the chat preset with a seed, through the CLI and through the worker,
+// token for token (the effective sampler is the CLI's own, from generate --json).
+test('seeded sampling in Chromium equals the native CLI, token for token', async ({ page }) => {
+  await open(page);
+  await pickFile(page);
+  const slm = process.env.E2E_SLM, model = process.env.E2E_MODEL;
+  const dir = mkdtempSync(join(tmpdir(), 'slm-seeded-'));
+  for (const [k, messages] of CASES.entries()) {
+    const m = join(dir, `m${k}.json`);
+    writeFileSync(m, JSON.stringify(messages));
+    for (const seed of [7, 8]) {
+      const cli = JSON.parse(execFileSync(slm, ['--json', 'generate', model, '--messages', m,
+        '--preset', 'chat', '--seed', String(seed), '--max-tokens', '32']));
+      expect(cli.greedy).toBe(false);
+      const got = await page.evaluate(([msgs, s]) => window.tinyrustlm.probe(msgs, 32, s), [messages, cli.sampler]);
+      expect(got.sampled).toEqual(cli.ids);
+      expect(got.sampled_text).toBe(cli.text);
+      console.log(`seeded chat preset, seed ${seed}: ${cli.ids.length} tokens equal`);
+    }
+  }
+});
+
+// Gate evidence attached by hand: a record for another file is rejected, naming the
+// hash; the model's own record verifies it.
+test('gate evidence is checked against the loaded file', async ({ page }) => {
+  await open(page);
+  await pickFile(page);
+  await expect(page.locator('.card .warning')).toContainText('Not verified against a reference');
+  const good = readFileSync(process.env.E2E_EVIDENCE, 'utf8');
+  const other = JSON.parse(good);
+  other.file.data_sha256 = '0'.repeat(64);
+  const dir = mkdtempSync(join(tmpdir(), 'slm-evidence-'));
+  writeFileSync(join(dir, 'other.evidence.json'), JSON.stringify(other));
+  writeFileSync(join(dir, 'own.evidence.json'), good);
+  const picker = page.getByLabel('Attach gate evidence');
+  await picker.setInputFiles(join(dir, 'other.evidence.json'));
+  await expect(page.locator('.card .evidence .rejected')).toContainText('the evidence is for another file');
+  await expect(page.locator('.card .quality-gate')).not.toHaveText('reference-verified');
+  await picker.setInputFiles(join(dir, 'own.evidence.json'));
+  await expect(page.locator('.card .quality-gate')).toHaveText('reference-verified');
+  await expect(page.locator('.card .evidence .verified')).toContainText('reference-verified against transformers 5.24.0');
+  await expect(page.locator('.card .warning')).toHaveCount(0);
+});

@@ -16,4 +16,9 @@ if [ ! -f "$MODEL" ] || [ "$SLM" -nt "$MODEL" ]; then
   mkdir -p "$(dirname "$MODEL")"
   "$SLM" convert "$TINYRUSTLM_CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf" -o "$MODEL" --quant q8_0 >&2
 fi
+# Its quality-gate evidence (bound to the file and the golden pack), served beside it.
+if [ ! -f "$MODEL.evidence.json" ] || [ "$MODEL" -nt "$MODEL.evidence.json" ] \
+    || [ reference/goldens/smollm2.json -nt "$MODEL.evidence.json" ]; then
+  "$SLM" gate "$MODEL" --goldens reference/goldens/smollm2.json --out "$MODEL.evidence.json" >&2
+fi
 echo "$MODEL"

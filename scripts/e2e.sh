@@ -9,6 +9,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$TINYRUSTLM_CACHE/target}"
 scripts/web-tools.sh
 export E2E_MODEL="$(scripts/default-model.sh)"
 export E2E_SLM="$CARGO_TARGET_DIR/release/slm"
+export E2E_EVIDENCE="$E2E_MODEL.evidence.json"
 # A copy with one byte flipped inside data chunk 3: loading it must name chunk 3.
 export E2E_CORRUPT="$TINYRUSTLM_CACHE/slm/corrupt-smollm2.slm"
 node -e '

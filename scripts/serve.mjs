@@ -4,6 +4,8 @@
 //
 // - /models/<file>.slm: the models given with --model, with HTTP Range support (the
 //   app downloads in verified, resumable chunks).
+// - /models/<file>.slm.evidence.json: the quality-gate evidence (`slm gate`) written
+//   beside a model, when there is one; its catalog entry then names it.
 // - /models.json: the catalog. Entries for the local models (size and whole-file
 //   SHA-256 computed here) replace catalog entries with the same id, so the page
 //   works with no outside network.
@@ -38,6 +40,7 @@ function sha256File(path) {
   return h.digest('hex');
 }
 
+const evidenceOf = (m) => (existsSync(`${m.path}.evidence.json`) ? `${m.path}.evidence.json` : null);
 const local = models.map((m) => ({
   id: m.id,
   name: m.name || m.id,
@@ -47,6 +50,7 @@ const local = models.map((m) => ({
   quant: (m.file.match(/(f32|q8_0|q4_0|q4_1)/) || ['', '?'])[1],
   license: 'see the model card',
   source: 'served locally by scripts/serve.mjs',
+  ...(evidenceOf(m) ? { evidence: `models/${m.file}.evidence.json` } : {}),
 }));
 const nameOf = { 'smollm2-135m-instruct': 'SmolLM2-135M-Instruct (Q4_1 + Q8_0, as published)' };
 for (const e of local) e.name = nameOf[e.id] || e.id;
@@ -126,6 +130,12 @@ createServer((req, res) => {
   if (p === '/models.json') {
     res.writeHead(200, { 'Content-Type': types['.json'], 'Cache-Control': 'no-cache' });
     return res.end(catalog());
+  }
+  if (p.startsWith('/models/') && p.endsWith('.evidence.json')) {
+    const m = models.find((m) => `/models/${m.file}.evidence.json` === p && evidenceOf(m));
+    if (!m) { res.writeHead(404); return res.end('no such evidence\n'); }
+    res.writeHead(200, { 'Content-Type': types['.json'], 'Cache-Control': 'no-cache' });
+    return res.end(readFileSync(evidenceOf(m)));
   }
   if (p.startsWith('/models/')) {
     const m = models.find((m) => `/models/${m.file}` === p);

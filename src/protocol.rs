@@ -79,6 +79,10 @@ pub enum Command {
     Probe {
         messages: Value,
         max_tokens: usize,
+        /// Also sample `max_tokens` with these settings (the CLI's effective sampler
+        /// from `slm generate --json`), with the CLI's default loop detection.
+        #[serde(default)]
+        sampler: Option<slm_runtime::sampling::SamplerConfig>,
     },
     /// Prefill `prompt_tokens` and decode `gen_tokens` (EOS suppressed) in a fresh
     /// context, single thread: the browser benchmark.
@@ -168,6 +172,9 @@ pub enum Event {
         ids: Vec<u32>,
         logits: Vec<f32>,
         greedy: Vec<u32>,
+        /// With a probe's `sampler`: the sampled ids and text.
+        sampled: Option<Vec<u32>>,
+        sampled_text: Option<String>,
     },
     BenchResult {
         prompt_tokens: usize,

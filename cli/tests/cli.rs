@@ -812,6 +812,21 @@ fn gate_passes_smollm2_and_names_the_stage_of_a_planted_defect() {
         serde_json::from_slice(&slm(&["--json", "inspect", good.to_str().unwrap()]).stdout)
             .unwrap();
     assert_eq!(ev["file"]["data_sha256"], m["data"]["sha256"]);
+    // The catalog's committed record speaks for this very conversion.
+    let shipped: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../public/evidence/smollm2-135m-instruct.evidence.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(shipped["file"], ev["file"]);
+    assert_eq!(shipped["verdict"], "reference-verified");
+    assert_eq!(
+        shipped["goldens"]["sha256"], ev["goldens"]["sha256"],
+        "regenerate public/evidence with scripts/default-model.sh"
+    );
 
     // One byte of the chat template: "<|im_start|>" → "<|Im_start|>" somewhere inside.
     let flipped = planted("gate-template", |b| {

@@ -111,11 +111,17 @@ pub fn send(cmd: &Command) {
     send_with(cmd, None)
 }
 
-/// `window.tinyrustlm.probe(messages, maxTokens)` → Promise of
-/// `{rendered, ids, logits, greedy}` from the worker's runtime (one request at a time).
+/// `window.tinyrustlm.probe(messages, maxTokens, sampler?)` → Promise of
+/// `{rendered, ids, logits, greedy, sampled, sampled_text}` from the worker's runtime
+/// (one request at a time); `sampler` is the CLI's effective sampler JSON.
 fn install_probe_hook() {
-    let probe =
-        Closure::<dyn Fn(JsValue, u32) -> Promise>::new(|messages: JsValue, max_tokens: u32| {
+    let probe = Closure::<dyn Fn(JsValue, u32, JsValue) -> Promise>::new(
+        |messages: JsValue, max_tokens: u32, sampler: JsValue| {
+            let sampler: Option<slm_runtime::sampling::SamplerConfig> =
+                js_sys::JSON::stringify(&sampler)
+                    .ok()
+                    .and_then(|s| s.as_string())
+                    .and_then(|s| serde_json::from_str(&s).ok());
             Promise::new(&mut |resolve, reject| {
                 let messages: serde_json::Value = match js_sys::JSON::stringify(&messages)
                     .ok()
@@ -132,9 +138,11 @@ fn install_probe_hook() {
                 send(&Command::Probe {
                     messages,
                     max_tokens: max_tokens as usize,
+                    sampler: sampler.clone(),
                 });
             })
-        });
+        },
+    );
     // `window.tinyrustlm.bench(promptTokens, genTokens)` → Promise of
     // `{prompt_tokens, gen_tokens, prefill_tok_s, decode_tok_s, simd128}`.
     let bench =

@@ -329,8 +329,9 @@ async fn chat(
             Command::Probe {
                 messages,
                 max_tokens,
+                sampler,
             } => {
-                if let Err(e) = probe(engine, &messages, max_tokens) {
+                if let Err(e) = probe(engine, &messages, max_tokens, sampler) {
                     post_failure("probe", e.into());
                 }
             }
@@ -532,16 +533,33 @@ fn bench(engine: &Engine, prompt_tokens: usize, gen_tokens: usize) -> slm_runtim
     Ok(())
 }
 
-fn probe(engine: &Engine, messages: &Value, max_tokens: usize) -> slm_runtime::Result<()> {
+fn probe(
+    engine: &Engine,
+    messages: &Value,
+    max_tokens: usize,
+    sampler: Option<slm_runtime::sampling::SamplerConfig>,
+) -> slm_runtime::Result<()> {
     let rendered = engine.text.render(messages, None, true, now_unix())?;
     let ids = engine.text.encode_rendered(&rendered)?;
     let logits = engine.first_logits(&ids)?;
     let greedy = engine.greedy(&ids, max_tokens)?.ids;
+    let sampled = match sampler {
+        Some(s) => {
+            // `slm generate`'s options for the same flags: loop detection on, no stops.
+            let mut opts = slm_runtime::engine::GenerateOptions::greedy(max_tokens);
+            opts.sampler = s;
+            opts.loop_detection = Some(slm_runtime::stopping::LoopConfig::default());
+            Some(engine.generate(&ids, &opts, &mut |_, _| {})?)
+        }
+        None => None,
+    };
     post(Event::ProbeResult {
         rendered,
         ids,
         logits,
         greedy,
+        sampled_text: sampled.as_ref().map(|g| g.text.clone()),
+        sampled: sampled.map(|g| g.ids),
     });
     Ok(())
 }
