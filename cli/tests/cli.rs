@@ -860,3 +860,26 @@ fn gate_passes_smollm2_and_names_the_stage_of_a_planted_defect() {
     assert_eq!(ev["failed_stage"], "logits", "{}", stderr(&o));
     assert!(stderr(&o).contains("failed at the logits stage"));
 }
+
+/// Where transformers raises, `slm render` exits non-zero with the same message (the
+/// template conformance suite covers the templates' own errors and big integers).
+#[test]
+fn render_raises_where_transformers_does() {
+    let model = smol_slm();
+    let empty = tmp("empty.json");
+    std::fs::write(&empty, "[]").unwrap();
+    let o = slm(&[
+        "render",
+        model.to_str().unwrap(),
+        "--messages",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "Cannot apply chat template to an empty conversation. Provide at least one message."
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

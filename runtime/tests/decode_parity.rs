@@ -47,6 +47,9 @@ fn class_default(model: &str, case: &str) -> bool {
     model == "gemma3" && case == "special:added_special_run"
 }
 
+/// decode(ids, skip_special_tokens) of one tokenizer.
+type Decoder = Box<dyn Fn(&[u32], bool) -> String>;
+
 #[test]
 fn decode_equals_transformers() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/goldens/decode");
@@ -62,7 +65,7 @@ fn decode_equals_transformers() {
         let g: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         let name = g["model"].as_str().unwrap().to_string();
         let src = g["tokenizer_json"].as_str().unwrap();
-        let decode: Box<dyn Fn(&[u32], bool) -> String> = if src.starts_with("gguf:") {
+        let decode: Decoder = if src.starts_with("gguf:") {
             let m = SlmFile::open(&common::slm(&name, "q8_0")).unwrap().manifest;
             let side = TextSide::new(m).unwrap();
             Box::new(move |ids, skip| side.decode(ids, skip).unwrap())

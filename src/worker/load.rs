@@ -48,7 +48,20 @@ pub fn evidence_view(e: &Engine, text: &str, source: &str) -> EvidenceView {
                         format!("{:?}", s.stage).to_lowercase(),
                         s.passed,
                         s.criterion.clone(),
-                        s.figures.to_string(),
+                        s.figures
+                            .as_object()
+                            .map(|o| {
+                                o.iter()
+                                    .map(|(k, v)| {
+                                        format!(
+                                            "{k} {}",
+                                            v.as_str().map_or(v.to_string(), String::from)
+                                        )
+                                    })
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            })
+                            .unwrap_or_default(),
                     )
                 })
                 .collect(),
