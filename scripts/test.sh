@@ -10,6 +10,14 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$TINYRUSTLM_CACHE/target}"
 
 rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
+# A fast first step that needs no model: formatting, lints (warnings are errors), and
+# the unit tests. A failure here stops the run in minutes instead of after the models.
+echo "== fmt, clippy -D warnings, unit tests (no models)"
+cargo fmt --all --check
+cargo clippy --release --locked -p slm-runtime -p slm-cli --all-targets -- -D warnings
+cargo clippy --release --locked -p tinyrustlm-web --target wasm32-unknown-unknown -- -D warnings
+cargo test --release --locked -p slm-runtime --lib
+
 scripts/fetch-models.sh
 
 cargo fetch --locked

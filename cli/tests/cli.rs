@@ -883,3 +883,68 @@ fn render_raises_where_transformers_does() {
         stderr(&o)
     );
 }
+
+/// Named chat templates, as transformers 5 selects them: `tool_use` when tools are given,
+/// else the default; from tokenizer_config.json's list, or from chat_template.jinja and
+/// additional_chat_templates/NAME.jinja (which take priority).
+#[test]
+fn named_chat_templates_are_kept_and_selected_like_transformers() {
+    let msgs = tmp("named-msgs.json");
+    std::fs::write(&msgs, r#"[{"role": "user", "content": "hi"}]"#).unwrap();
+    let tools = tmp("named-tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"type": "function", "function": {"name": "f"}}]"#,
+    )
+    .unwrap();
+    for layout in ["list", "files"] {
+        let dir = fixture_with(&format!("named-{layout}"), "use_cache", Value::Bool(true));
+        let tc_path = dir.join("tokenizer_config.json");
+        let mut tc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&tc_path).unwrap()).unwrap();
+        if layout == "list" {
+            tc["chat_template"] = serde_json::json!([
+                {"name": "default", "template": "D:{{ messages[0].content }}"},
+                {"name": "tool_use", "template": "T:{{ tools | length }}"}
+            ]);
+        } else {
+            tc["chat_template"] = Value::String("ignored: files take priority".into());
+            std::fs::write(
+                dir.join("chat_template.jinja"),
+                "D:{{ messages[0].content }}",
+            )
+            .unwrap();
+            std::fs::create_dir_all(dir.join("additional_chat_templates")).unwrap();
+            std::fs::write(
+                dir.join("additional_chat_templates/tool_use.jinja"),
+                "T:{{ tools | length }}",
+            )
+            .unwrap();
+        }
+        std::fs::write(&tc_path, tc.to_string()).unwrap();
+        let out = tmp(&format!("named-{layout}.slm"));
+        let o = slm(&[
+            "convert",
+            dir.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{layout}: {}", stderr(&o));
+        let r = |with_tools: bool| {
+            let mut a = vec![
+                "render",
+                out.to_str().unwrap(),
+                "--messages",
+                msgs.to_str().unwrap(),
+            ];
+            if with_tools {
+                a.extend(["--tools", tools.to_str().unwrap()]);
+            }
+            let o = slm(&a);
+            assert!(o.status.success(), "{layout}: {}", stderr(&o));
+            String::from_utf8(o.stdout).unwrap()
+        };
+        assert_eq!(r(false), "D:hi", "{layout}");
+        assert_eq!(r(true), "T:1", "{layout}");
+    }
+}

@@ -15,6 +15,8 @@ use crate::tokenizer::Tokenizer;
 pub struct TextSide {
     pub tokenizer: Tokenizer,
     template: Option<ChatTemplate>,
+    /// Named alternates (`tool_use`, …), compiled.
+    named: std::collections::BTreeMap<String, ChatTemplate>,
     pub manifest: Manifest,
 }
 
@@ -27,9 +29,16 @@ impl TextSide {
             .as_deref()
             .map(ChatTemplate::new)
             .transpose()?;
+        let named = manifest
+            .tokenizer
+            .named_chat_templates
+            .iter()
+            .map(|(n, t)| Ok((n.clone(), ChatTemplate::new(t)?)))
+            .collect::<Result<_>>()?;
         Ok(TextSide {
             tokenizer,
             template,
+            named,
             manifest,
         })
     }
@@ -60,13 +69,24 @@ impl TextSide {
         add_generation_prompt: bool,
         now_unix: i64,
     ) -> Result<String> {
-        let t = self.template.as_ref().ok_or_else(|| {
-            SlmError::unsupported(
-                "tokenizer.chat_template",
-                "<missing>",
-                "this model has no chat template",
-            )
-        })?;
+        // transformers' `get_chat_template`: `tool_use` when tools are given and the
+        // model has one, else the default.
+        let t = match (tools.is_some(), self.named.get("tool_use"), &self.template) {
+            (true, Some(t), _) => t,
+            (_, _, Some(t)) => t,
+            (_, _, None) if !self.named.is_empty() => {
+                return Err(SlmError::Template(
+                    "This model has multiple chat templates with no default specified! Please either pass a chat template or the name of the template you wish to use to the `chat_template` argument.".into(),
+                ))
+            }
+            _ => {
+                return Err(SlmError::unsupported(
+                    "tokenizer.chat_template",
+                    "<missing>",
+                    "this model has no chat template",
+                ))
+            }
+        };
         t.render_values(&RenderInput {
             messages,
             tools,

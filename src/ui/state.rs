@@ -109,6 +109,12 @@ pub struct State {
     pub replaced_reply: RwSignal<Option<ChatMessage>>,
 }
 
+impl Default for State {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl State {
     pub fn new() -> State {
         State {

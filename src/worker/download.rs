@@ -21,21 +21,28 @@ fn scope() -> web_sys::WorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
-/// GET `url` bytes `[start, end)`; the server must answer 206.
-async fn fetch_range(url: &str, start: u64, end: u64) -> Result<web_sys::Response, Failure> {
+/// GET `url`, uncached, with an optional byte range `[start, end)`.
+async fn get(url: &str, range: Option<(u64, u64)>) -> Result<web_sys::Response, Failure> {
     let init = web_sys::RequestInit::new();
-    let headers = web_sys::Headers::new().map_err(|e| Failure::from(describe(&e)))?;
-    headers
-        .set("Range", &format!("bytes={start}-{}", end - 1))
-        .map_err(|e| Failure::from(describe(&e)))?;
-    init.set_headers(&headers);
+    if let Some((start, end)) = range {
+        let headers = web_sys::Headers::new().map_err(|e| Failure::from(describe(&e)))?;
+        headers
+            .set("Range", &format!("bytes={start}-{}", end - 1))
+            .map_err(|e| Failure::from(describe(&e)))?;
+        init.set_headers(&headers);
+    }
     init.set_cache(web_sys::RequestCache::NoStore);
     let req = web_sys::Request::new_with_str_and_init(url, &init)
         .map_err(|e| Failure::from(describe(&e)))?;
-    let resp: web_sys::Response = JsFuture::from(scope().fetch_with_request(&req))
+    Ok(JsFuture::from(scope().fetch_with_request(&req))
         .await
         .map_err(|e| Failure::network(format!("fetching {url}: {}", describe(&e))))?
-        .unchecked_into();
+        .unchecked_into())
+}
+
+/// GET `url` bytes `[start, end)`; the server must answer 206.
+async fn fetch_range(url: &str, start: u64, end: u64) -> Result<web_sys::Response, Failure> {
+    let resp = get(url, Some((start, end))).await?;
     match resp.status() {
         206 => Ok(resp),
         200 => Err(Failure::from(format!(
@@ -47,14 +54,7 @@ async fn fetch_range(url: &str, start: u64, end: u64) -> Result<web_sys::Respons
 
 /// GET `url` as text (a small JSON record such as gate evidence).
 pub async fn fetch_text(url: &str) -> Result<String, Failure> {
-    let init = web_sys::RequestInit::new();
-    init.set_cache(web_sys::RequestCache::NoStore);
-    let req = web_sys::Request::new_with_str_and_init(url, &init)
-        .map_err(|e| Failure::from(describe(&e)))?;
-    let resp: web_sys::Response = JsFuture::from(scope().fetch_with_request(&req))
-        .await
-        .map_err(|e| Failure::network(format!("fetching {url}: {}", describe(&e))))?
-        .unchecked_into();
+    let resp = get(url, None).await?;
     if resp.status() != 200 {
         return Err(Failure::network(format!(
             "{url} answered HTTP {}",

@@ -277,7 +277,8 @@ fn card(id: &str, name: &str, e: &Engine, file_sha256: String, load_ms: f64) -> 
         weight_bytes: m.weight_bytes(),
         kv_bytes,
         eos_ids: m.stop.eos_token_ids.clone(),
-        has_template: m.tokenizer.chat_template.is_some(),
+        has_template: m.tokenizer.chat_template.is_some()
+            || !m.tokenizer.named_chat_templates.is_empty(),
         generation_config: serde_json::Value::Object(m.generation_config.clone()),
         load_ms,
     }

@@ -139,7 +139,7 @@ pub fn parse_manifest(h: &Header, bytes: &[u8], data_len: Option<u64>) -> Result
         }
     }
     if d.chunk_size == 0
-        || d.chunk_size % DATA_ALIGN != 0
+        || !d.chunk_size.is_multiple_of(DATA_ALIGN)
         || d.length.div_ceil(d.chunk_size) != d.chunk_sha256.len() as u64
     {
         return Err(SlmError::malformed(

@@ -34,6 +34,10 @@ pub struct TokenizerSection {
     pub special_tokens_map_json: Option<String>,
     /// The chat template, verbatim. None when the model has none.
     pub chat_template: Option<String>,
+    /// Named alternates besides the default (`tool_use`, `rag`, …), verbatim:
+    /// transformers renders with `tool_use` when tools are given and it exists.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub named_chat_templates: std::collections::BTreeMap<String, String>,
     /// Template variables: `bos_token`, `eos_token`, `unk_token`, `pad_token`, ... → text.
     pub special_tokens: Map<String, Value>,
     pub bos_token_id: Option<u32>,

@@ -366,6 +366,8 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported>
             tokenizer_config_json: serde_json::to_string_pretty(&config_json).unwrap(),
             special_tokens_map_json: None,
             chat_template: tok.chat_template,
+            // transformers' GGUF loader reads only `tokenizer.chat_template`.
+            named_chat_templates: Default::default(),
             special_tokens: tok.special_tokens,
             bos_token_id: tok.bos_token_id,
             eos_token_id: tok.eos_token_id,
@@ -389,7 +391,7 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported>
 /// works on raw quantized rows too.
 fn unpermute_rows(data: &[u8], row_bytes: usize, heads: usize) -> Result<Vec<u8>> {
     let rows = data.len() / row_bytes;
-    if heads == 0 || rows % heads != 0 || (rows / heads) % 2 != 0 {
+    if heads == 0 || !rows.is_multiple_of(heads) || !(rows / heads).is_multiple_of(2) {
         return Err(SlmError::malformed(
             "GGUF",
             format!("cannot un-permute {rows} rows over {heads} heads"),

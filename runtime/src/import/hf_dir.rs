@@ -272,6 +272,102 @@ fn id_list(v: Option<&Value>) -> Vec<u32> {
     }
 }
 
+/// The chat templates as transformers 5 loads them: `chat_template.jinja` (default) and
+/// `additional_chat_templates/NAME.jinja` take priority over tokenizer_config.json's
+/// `chat_template`, which is a string (the default) or a list of `{name, template}`.
+/// Returns the default and the named others.
+fn chat_templates(
+    dir: &Path,
+    tc: &Value,
+    files: &mut Vec<crate::format::manifest::SourceFile>,
+) -> Result<(Option<String>, BTreeMap<String, String>)> {
+    let mut named = BTreeMap::new();
+    if let Some(t) = read_text(dir, "chat_template.jinja")? {
+        named.insert("default".to_string(), t);
+    }
+    let extra = dir.join("additional_chat_templates");
+    if extra.is_dir() {
+        let mut names: Vec<String> = std::fs::read_dir(&extra)
+            .map_err(|e| SlmError::io(extra.display(), e))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".jinja"))
+            .collect();
+        names.sort();
+        for n in names {
+            let rel = format!("additional_chat_templates/{n}");
+            if let Some(t) = read_text(dir, &rel)? {
+                files.push(hash_file(&dir.join(&rel), &mut |_, _| {})?);
+                named.insert(n.trim_end_matches(".jinja").to_string(), t);
+            }
+        }
+    }
+    if named.is_empty() {
+        match tc.get("chat_template") {
+            Some(Value::String(s)) => {
+                named.insert("default".into(), s.clone());
+            }
+            Some(Value::Array(list)) => {
+                for t in list {
+                    match (t["name"].as_str(), t["template"].as_str()) {
+                        (Some(n), Some(s)) => {
+                            named.insert(n.to_string(), s.to_string());
+                        }
+                        _ => {
+                            return Err(SlmError::malformed(
+                                "tokenizer_config.json",
+                                "chat_template list entries need a string name and template",
+                            ))
+                        }
+                    }
+                }
+            }
+            None | Some(Value::Null) => {}
+            Some(_) => {
+                return Err(SlmError::malformed(
+                    "tokenizer_config.json",
+                    "chat_template must be a string or a list of {name, template}",
+                ))
+            }
+        }
+    }
+    let default = named.remove("default");
+    Ok((default, named))
+}
+
+/// The named special tokens transformers passes to templates and drops in
+/// `decode(skip_special_tokens=True)`: its SPECIAL_TOKENS_ATTRIBUTES from
+/// tokenizer_config.json (else special_tokens_map.json), and the config's
+/// `extra_special_tokens` (Gemma 3's boi/eoi/image tokens).
+pub fn named_special_tokens(tc: &Value, stm: &Value) -> Map<String, Value> {
+    let mut special_tokens = Map::new();
+    for key in [
+        "bos_token",
+        "eos_token",
+        "unk_token",
+        "sep_token",
+        "pad_token",
+        "cls_token",
+        "mask_token",
+    ] {
+        if let Some(t) = tc
+            .get(key)
+            .and_then(token_text)
+            .or_else(|| stm.get(key).and_then(token_text))
+        {
+            special_tokens.insert(key.into(), json!(t));
+        }
+    }
+    if let Some(Value::Object(extra)) = tc.get("extra_special_tokens") {
+        for (k, v) in extra {
+            if let Some(t) = token_text(v) {
+                special_tokens.entry(k.clone()).or_insert(json!(t));
+            }
+        }
+    }
+    special_tokens
+}
+
 pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> {
     let need = |name: &str| -> Result<String> {
         read_text(dir, name)?.ok_or_else(|| {
@@ -390,49 +486,9 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
         }
     }
 
-    // Chat template: chat_template.jinja wins (newer transformers), then tokenizer_config.
-    let chat_template = match read_text(dir, "chat_template.jinja")? {
-        Some(t) => Some(t),
-        None => match tc.get("chat_template") {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Array(named)) => named
-                .iter()
-                .find(|t| t.get("name").and_then(|n| n.as_str()) == Some("default"))
-                .and_then(|t| t.get("template"))
-                .and_then(|t| t.as_str())
-                .map(String::from),
-            _ => None,
-        },
-    };
+    let (chat_template, named_chat_templates) = chat_templates(dir, &tc, &mut files)?;
 
-    let mut special_tokens = Map::new();
-    // transformers' SPECIAL_TOKENS_ATTRIBUTES: template variables, and the ids that
-    // decode(skip_special_tokens=True) drops.
-    for key in [
-        "bos_token",
-        "eos_token",
-        "unk_token",
-        "sep_token",
-        "pad_token",
-        "cls_token",
-        "mask_token",
-    ] {
-        if let Some(t) = tc
-            .get(key)
-            .and_then(token_text)
-            .or_else(|| stm.get(key).and_then(token_text))
-        {
-            special_tokens.insert(key.into(), json!(t));
-        }
-    }
-    // Named extras (Gemma 3's boi/eoi/image tokens) are template variables too.
-    if let Some(Value::Object(extra)) = tc.get("extra_special_tokens") {
-        for (k, v) in extra {
-            if let Some(t) = token_text(v) {
-                special_tokens.entry(k.clone()).or_insert(json!(t));
-            }
-        }
-    }
+    let special_tokens = named_special_tokens(&tc, &stm);
     let id_of = |text: &Value| -> Option<u32> {
         let t = text.as_str()?;
         tok_v["added_tokens"]
@@ -473,6 +529,7 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
             tokenizer_config_json,
             special_tokens_map_json: stm_json,
             chat_template,
+            named_chat_templates,
             special_tokens,
             bos_token_id: bos_id,
             eos_token_id: eos_id,

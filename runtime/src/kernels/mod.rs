@@ -777,6 +777,8 @@ pub static SCALAR: Kernels = Kernels {
 };
 
 /// Every path this machine can run, preferred first; the scalar reference is always last.
+// Built by pushes because each path is behind its own cfg.
+#[allow(clippy::vec_init_then_push)]
 pub fn available() -> Vec<&'static Kernels> {
     let mut v: Vec<&'static Kernels> = Vec::new();
     #[cfg(target_arch = "x86_64")]

@@ -97,8 +97,8 @@ pub fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
         }
     }
     let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for i in n..x.len() {
-        s += f16_at(w, 2 * i) * x[i];
+    for (i, &xi) in x.iter().enumerate().skip(n) {
+        s += f16_at(w, 2 * i) * xi;
     }
     s
 }
@@ -147,7 +147,7 @@ impl Lanes8 {
 
     #[inline]
     pub fn finish(mut self) -> f32 {
-        while self.n % 8 != 0 {
+        while !self.n.is_multiple_of(8) {
             self.push(0.0);
         }
         reduce8(&self.acc)

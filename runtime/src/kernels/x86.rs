@@ -854,8 +854,8 @@ mod avx2 {
             i += 8;
         }
         let mut s = reduce8(acc);
-        for j in i..n {
-            s += super::super::scalar::f16_at(w, 2 * j) * x[j];
+        for (j, &xj) in x.iter().enumerate().take(n).skip(i) {
+            s += super::super::scalar::f16_at(w, 2 * j) * xj;
         }
         s
     }

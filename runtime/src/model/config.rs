@@ -50,7 +50,9 @@ impl ModelConfig {
     /// Internal consistency checks shared by every importer and the `.slm` reader.
     pub fn validate(&self) -> Result<()> {
         let bad = |f: &str, v: usize, why: &str| Err(SlmError::unsupported(f, v, why));
-        if self.num_heads == 0 || self.num_kv_heads == 0 || self.num_heads % self.num_kv_heads != 0
+        if self.num_heads == 0
+            || self.num_kv_heads == 0
+            || !self.num_heads.is_multiple_of(self.num_kv_heads)
         {
             return bad(
                 "num_key_value_heads",
@@ -58,7 +60,7 @@ impl ModelConfig {
                 "must divide num_attention_heads",
             );
         }
-        if self.head_dim == 0 || self.head_dim % 2 != 0 || self.head_dim > 1024 {
+        if self.head_dim == 0 || !self.head_dim.is_multiple_of(2) || self.head_dim > 1024 {
             return bad("head_dim", self.head_dim, "must be even and at most 1024");
         }
         for (f, v) in [

@@ -40,6 +40,9 @@ impl Rope {
                 } else {
                     *f
                 };
+                // transformers' mask, `~(wavelen < high) * ~(wavelen > low)`, written
+                // the same way so that a NaN wavelength takes the same branch.
+                #[allow(clippy::neg_cmp_op_on_partial_ord)]
                 let medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
                 *f = if medium {
                     let smooth = (old / wavelen - low) / (high - low);
