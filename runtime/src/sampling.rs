@@ -441,6 +441,11 @@ impl Sampler {
                 .sum();
             // Order by |−log p − H| ascending (ties by id), keep until mass ≥ p.
             let mut idx: Vec<usize> = (0..probs.len()).filter(|&i| probs[i] > 0.0).collect();
+            if idx.is_empty() {
+                // Nothing finite is left to keep; the caller's fallback takes over.
+                counts.push(("typical_p", 0));
+                return counts;
+            }
             let shift = |i: usize| (-probs[i].ln() - ent).abs();
             idx.sort_by(|&a, &b| shift(a).total_cmp(&shift(b)).then(order[a].cmp(&order[b])));
             let mut cum = 0f32;
@@ -766,6 +771,28 @@ mod tests {
             1,
             "greedy: lowest id on ties"
         );
+    }
+
+    /// All-non-finite logits under every filter combination (the typical-p path once
+    /// indexed an empty set): a defined fallback, recorded, never a panic.
+    #[test]
+    fn all_non_finite_logits_fall_back_under_every_filter() {
+        for name in SamplerConfig::preset_names() {
+            for typical in [1.0, 0.9] {
+                let mut c = SamplerConfig::preset(name).unwrap();
+                c.typical_p = typical;
+                let mut s = Sampler::new(c).unwrap();
+                for logits in [
+                    vec![f32::NAN; 5],
+                    vec![f32::NEG_INFINITY; 5],
+                    vec![f32::INFINITY, f32::NAN, f32::NEG_INFINITY],
+                ] {
+                    let t = s.sample(&logits, &[0, 1]);
+                    assert!(t.fallback.is_some(), "{name} typical {typical}: {logits:?}");
+                    assert_eq!(t.token, 0);
+                }
+            }
+        }
     }
 
     #[test]

@@ -152,7 +152,11 @@ impl TextStream {
         if safe <= self.emitted {
             return String::new();
         }
-        let out = text[self.emitted..safe].to_string();
+        // A decoder may rewrite text it already produced (a `Replace` after `Fuse`), so
+        // the emitted byte count need not fall on a character boundary of the new text:
+        // resume at the next boundary rather than slice inside a character.
+        let start = text.ceil_char_boundary(self.emitted);
+        let out = text.get(start..safe).unwrap_or("").to_string();
         self.emitted = safe;
         out
     }
@@ -224,6 +228,17 @@ mod tests {
         assert_eq!(s.advance("a ST"), "a ");
         assert_eq!(s.advance("a STAR"), "STAR");
         assert_eq!(s.finish("a STAR"), "");
+    }
+
+    /// The text shown so far ends inside a character of the next decode (the decoder
+    /// rewrote earlier text): no panic, and nothing past the boundary is lost.
+    #[test]
+    fn a_rewritten_prefix_never_splits_a_character() {
+        let mut s = TextStream::new(vec![]);
+        assert_eq!(s.advance("ab"), "ab");
+        // "a" + "é" (2 bytes): byte 2 is inside "é".
+        assert_eq!(s.advance("aé!"), "!");
+        assert_eq!(s.finish("aé!"), "");
     }
 
     #[test]

@@ -184,6 +184,52 @@ fn slm_manifest_tamper_is_a_checksum_error_and_bad_json_is_malformed() {
     assert!(matches!(e, SlmError::Malformed { .. }), "{e}");
 }
 
+/// Fields a reader slices or allocates by, forged under a valid manifest hash: a short
+/// or non-hex SHA-256 (the worker once sliced it and panicked), an unbounded chunk size.
+#[test]
+fn slm_forged_hashes_and_chunk_sizes_are_refused_on_open() {
+    use sha2::Digest;
+    let b = smol_bytes();
+    let h = Header::decode(&b, Some(b.len() as u64)).unwrap();
+    let m: serde_json::Value =
+        serde_json::from_slice(&b[HEADER_LEN as usize..(HEADER_LEN + h.manifest_len) as usize])
+            .unwrap();
+    for (what, path, v, want) in [
+        (
+            "short data hash",
+            "/data/sha256",
+            serde_json::json!("abc"),
+            "\"abc\" is not a SHA-256",
+        ),
+        (
+            "upper-case chunk hash",
+            "/data/chunk_sha256/0",
+            serde_json::json!("A".repeat(64)),
+            "is not a SHA-256",
+        ),
+        (
+            "huge chunk size",
+            "/data/chunk_size",
+            serde_json::json!(1u64 << 40),
+            "over the limit",
+        ),
+    ] {
+        let mut forged = m.clone();
+        *forged.pointer_mut(path).unwrap() = v;
+        let text = serde_json::to_vec(&forged).unwrap();
+        let hdr = Header {
+            version: 1,
+            manifest_len: text.len() as u64,
+            manifest_sha256: sha2::Sha256::digest(&text).into(),
+        };
+        let e = parse_manifest(&hdr, &text, None).unwrap_err();
+        assert!(
+            matches!(e, SlmError::Malformed { .. }) && e.to_string().contains(want),
+            "{what}: {e}"
+        );
+    }
+}
+
 #[test]
 fn slm_truncated_file_is_refused_on_open() {
     let dir = tempdir();
@@ -252,6 +298,24 @@ fn safetensors_forged_headers_are_refused() {
             b
         }),
         ("truncated data", good[..good.len() - 100].to_vec()),
+        // An end offset that wraps past 2^64 to land inside the file (its own header).
+        ("wrapping offset", {
+            let header_len = 128u64;
+            let base = 8 + header_len;
+            let k = 64u64; // where the wrapped end lands
+            let end = (u64::MAX - base) + 1 + k;
+            let mut h = format!(
+                "{{\"x\":{{\"dtype\":\"F16\",\"shape\":[{}],\"data_offsets\":[0,{end}]}}}}",
+                end / 2
+            );
+            while (h.len() as u64) < header_len {
+                h.push(' ');
+            }
+            let mut b = header_len.to_le_bytes().to_vec();
+            b.extend(h.as_bytes());
+            b.extend([0u8; 256]);
+            b
+        }),
     ];
     for (what, bytes) in cases {
         std::fs::write(dir.join("model.safetensors"), &bytes).unwrap();
@@ -260,6 +324,43 @@ fn safetensors_forged_headers_are_refused() {
             Err(e) => assert!(matches!(e, SlmError::Malformed { .. }), "{what}: {e}"),
         }
     }
+}
+
+/// A linked file inside a model directory is refused by name: its bytes never reach
+/// the output.
+#[test]
+#[cfg(unix)]
+fn hf_dir_symlinks_out_of_the_directory_are_refused() {
+    use slm_runtime::import;
+    let src = common::source_path("fixture-llama2-tied-f16");
+    let dir = tempdir().join("linked");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    let secret = tempdir().join("secret.jinja");
+    std::fs::write(&secret, "{{ 'outside' }}").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("chat_template.jinja")).unwrap();
+    let e = import::open(&dir, &mut |_, _| {})
+        .err()
+        .expect("a link was followed");
+    assert!(
+        e.to_string()
+            .contains("chat_template.jinja is a symbolic link"),
+        "{e}"
+    );
+    std::fs::remove_file(dir.join("chat_template.jinja")).unwrap();
+    std::fs::rename(dir.join("tokenizer.json"), tempdir().join("tok.json")).unwrap();
+    std::os::unix::fs::symlink(tempdir().join("tok.json"), dir.join("tokenizer.json")).unwrap();
+    let e = import::open(&dir, &mut |_, _| {})
+        .err()
+        .expect("a link was followed");
+    assert!(
+        e.to_string().contains("tokenizer.json is a symbolic link"),
+        "{e}"
+    );
 }
 
 fn tempdir() -> std::path::PathBuf {

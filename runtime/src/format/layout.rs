@@ -21,6 +21,8 @@ pub const HEADER_LEN: u64 = 56;
 /// Alignment of the data region and of every tensor inside it.
 pub const DATA_ALIGN: u64 = 64;
 pub const DEFAULT_CHUNK: u64 = 1 << 20;
+/// The largest chunk a reader accepts: a verifier holds one chunk in memory at a time.
+pub const MAX_CHUNK_SIZE: u64 = 64 << 20;
 /// A manifest larger than this is refused before it is read (tokenizer.json of a
 /// 150k-vocab model is ~7 MB; the chunk table of a 4 GB model ~300 KB).
 pub const MAX_MANIFEST: u64 = 64 << 20;
@@ -138,6 +140,15 @@ pub fn parse_manifest(h: &Header, bytes: &[u8], data_len: Option<u64>) -> Result
             ));
         }
     }
+    if d.chunk_size > MAX_CHUNK_SIZE {
+        return Err(SlmError::malformed(
+            ".slm manifest",
+            format!(
+                "chunk size {} is over the limit of {MAX_CHUNK_SIZE}",
+                d.chunk_size
+            ),
+        ));
+    }
     if d.chunk_size == 0
         || !d.chunk_size.is_multiple_of(DATA_ALIGN)
         || d.length.div_ceil(d.chunk_size) != d.chunk_sha256.len() as u64
@@ -145,6 +156,20 @@ pub fn parse_manifest(h: &Header, bytes: &[u8], data_len: Option<u64>) -> Result
         return Err(SlmError::malformed(
             ".slm manifest",
             "chunk table does not cover the data region",
+        ));
+    }
+    // Every hash is 64 lowercase hex digits: readers (the page's worker) slice and
+    // compare them, and a short or odd one must be refused here, not trip them later.
+    let is_hash =
+        |h: &str| h.len() == 64 && h.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
+    if let Some(bad) = std::iter::once(&d.sha256)
+        .chain(&d.chunk_sha256)
+        .chain(m.provenance.source_files.iter().map(|f| &f.sha256))
+        .find(|h| !is_hash(h))
+    {
+        return Err(SlmError::malformed(
+            ".slm manifest",
+            format!("{bad:?} is not a SHA-256 (64 lowercase hex digits)"),
         ));
     }
     for t in &m.tensors {

@@ -182,7 +182,9 @@ fn read_st_header(path: &Path, f: &mut File) -> Result<Vec<(String, StEntry, u64
             .iter()
             .try_fold(1u64, |x, &d| x.checked_mul(d))
             .and_then(|c| c.checked_mul(el));
-        if a > b || base + b > len || count != Some(b - a) {
+        // Checked: a forged end offset must not wrap around to point into the header.
+        let in_file = base.checked_add(b).is_some_and(|end| end <= len);
+        if a > b || !in_file || count != Some(b - a) {
             return Err(bad(format!(
                 "tensor {name}: data_offsets {a}..{b} do not match its shape or the file"
             )));
@@ -235,11 +237,30 @@ impl WeightSource for SafetensorsWeights {
     }
 }
 
-fn read_text(dir: &Path, name: &str) -> Result<Option<String>> {
-    let p = dir.join(name);
-    if !p.exists() {
-        return Ok(None);
+/// `dir/name` if it exists, refusing a symbolic link (or a `..` step): every file of a
+/// conversion is one the directory itself holds, never one a link points at elsewhere.
+fn inside(dir: &Path, name: &str) -> Result<Option<PathBuf>> {
+    if name.split('/').any(|c| c == ".." || c.is_empty()) || name.starts_with('/') {
+        return Err(SlmError::malformed(
+            "model directory",
+            format!("{name:?} leaves the directory"),
+        ));
     }
+    let p = dir.join(name);
+    match std::fs::symlink_metadata(&p) {
+        Err(_) => Ok(None),
+        Ok(m) if m.file_type().is_symlink() => Err(SlmError::malformed(
+            "model directory",
+            format!("{name} is a symbolic link: files must be inside the model directory"),
+        )),
+        Ok(_) => Ok(Some(p)),
+    }
+}
+
+fn read_text(dir: &Path, name: &str) -> Result<Option<String>> {
+    let Some(p) = inside(dir, name)? else {
+        return Ok(None);
+    };
     let b = std::fs::read(&p).map_err(|e| SlmError::io(p.display(), e))?;
     String::from_utf8(b)
         .map(Some)
@@ -286,7 +307,7 @@ fn chat_templates(
         named.insert("default".to_string(), t);
     }
     let extra = dir.join("additional_chat_templates");
-    if extra.is_dir() {
+    if inside(dir, "additional_chat_templates")?.is_some() && extra.is_dir() {
         let mut names: Vec<String> = std::fs::read_dir(&extra)
             .map_err(|e| SlmError::io(extra.display(), e))?
             .filter_map(|e| e.ok())
@@ -418,7 +439,12 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
                 format!("shard name {name:?} leaves the directory"),
             ));
         }
-        let p = dir.join(name);
+        let p = inside(dir, name)?.ok_or_else(|| {
+            SlmError::io(
+                dir.join(name).display(),
+                std::io::Error::new(std::io::ErrorKind::NotFound, "shard listed but missing"),
+            )
+        })?;
         let mut f = File::open(&p).map_err(|e| SlmError::io(p.display(), e))?;
         for (tname, e, base) in read_st_header(&p, &mut f)? {
             // Old checkpoints store RoPE's inverse frequencies; they are derived, never loaded.
