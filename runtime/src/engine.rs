@@ -258,6 +258,7 @@ impl Engine {
         manifest: Manifest,
         read: &mut dyn FnMut(&str) -> Result<Vec<u8>>,
     ) -> Result<Engine> {
+        crate::kernels::requested()?;
         let model = Model::load(&manifest, read)?;
         Ok(Engine {
             text: TextSide::new(manifest)?,

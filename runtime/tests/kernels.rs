@@ -629,3 +629,60 @@ fn matvec_and_matmul_agree_across_threads() {
     }
     set_act_bits(13);
 }
+
+/// The kernel paths this machine must offer, so that a regressed CPU detection fails
+/// loudly instead of quietly testing (and running) fewer paths: `SLM_EXPECT_KERNELS`
+/// (comma-separated names) when set, else what /proc/cpuinfo's flags imply (avx2 with
+/// fma and f16c; avx512 with avx512f and avx512bw; avxvnni). AMX also needs the OS's
+/// permission, so it is expected only when named.
+#[test]
+fn the_expected_kernel_paths_are_detected() {
+    let have: Vec<&str> = slm_runtime::kernels::available()
+        .iter()
+        .map(|k| k.name)
+        .collect();
+    let want: Vec<String> = match std::env::var("SLM_EXPECT_KERNELS") {
+        Ok(v) if !v.is_empty() => v.split(',').map(|s| s.trim().to_string()).collect(),
+        _ => {
+            let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+            let flags: Vec<&str> = cpuinfo
+                .lines()
+                .find(|l| l.starts_with("flags"))
+                .map(|l| l.split_whitespace().collect())
+                .unwrap_or_default();
+            let f = |x: &str| flags.contains(&x);
+            let mut w = vec!["scalar".to_string()];
+            if cfg!(target_arch = "x86_64") && f("avx2") && f("fma") && f("f16c") {
+                w.push("avx2".into());
+                if f("avx512f") && f("avx512bw") {
+                    w.push("avx512".into());
+                }
+                if f("avx_vnni") {
+                    w.push("avxvnni".into());
+                }
+            }
+            w
+        }
+    };
+    eprintln!("kernel paths: have {have:?}, expected {want:?}");
+    for w in &want {
+        assert!(
+            have.contains(&w.as_str()),
+            "expected kernel path {w} is missing: have {have:?}"
+        );
+    }
+}
+
+/// A mistyped SLM_KERNEL is an error naming the paths, never a silent fallback.
+#[test]
+fn a_mistyped_kernel_name_is_refused() {
+    // The variable is read per call by `requested` (only `active` caches), and this
+    // test binary's other tests do not read it.
+    std::env::set_var("SLM_KERNEL", "avx3");
+    let e = slm_runtime::kernels::requested()
+        .err()
+        .map(|e| e.to_string());
+    std::env::remove_var("SLM_KERNEL");
+    let e = e.expect("SLM_KERNEL=avx3 was accepted");
+    assert!(e.contains("SLM_KERNEL=avx3") && e.contains("scalar"), "{e}");
+}

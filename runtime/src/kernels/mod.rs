@@ -789,17 +789,35 @@ pub fn available() -> Vec<&'static Kernels> {
     v
 }
 
+/// The path `SLM_KERNEL` asks for: None when unset or empty, an error naming the
+/// paths this machine has when the name is not one of them (a typo never falls back
+/// silently).
+pub fn requested() -> crate::Result<Option<&'static Kernels>> {
+    #[cfg(not(target_arch = "wasm32"))]
+    let want = std::env::var("SLM_KERNEL").unwrap_or_default();
+    #[cfg(target_arch = "wasm32")]
+    let want = String::new();
+    if want.is_empty() {
+        return Ok(None);
+    }
+    let all = available();
+    all.iter()
+        .find(|k| k.name == want)
+        .copied()
+        .map(Some)
+        .ok_or_else(|| {
+            crate::SlmError::Invalid(format!(
+                "SLM_KERNEL={want}: this machine runs {:?}",
+                all.iter().map(|k| k.name).collect::<Vec<_>>()
+            ))
+        })
+}
+
 /// The path used by the model: chosen once (detection and the env lookup are not free).
+/// `Engine::load` refuses a bad `SLM_KERNEL` first ([`requested`]).
 pub fn active() -> &'static Kernels {
     static K: OnceLock<&'static Kernels> = OnceLock::new();
-    K.get_or_init(|| {
-        let all = available();
-        let want = std::env::var("SLM_KERNEL").unwrap_or_default();
-        all.iter()
-            .find(|k| k.name == want)
-            .copied()
-            .unwrap_or(all[0])
-    })
+    K.get_or_init(|| requested().ok().flatten().unwrap_or(available()[0]))
 }
 
 #[cfg(test)]

@@ -74,6 +74,45 @@ impl ModelConfig {
                 return bad(f, v, "out of range");
             }
         }
+        // Sizes that scratch buffers and the KV cache are allocated by, before any weight
+        // is read: bounded, and their products computed without wrapping (wasm32's
+        // usize is 32 bits).
+        for (f, v, max) in [
+            ("num_hidden_layers", self.num_layers, 4096),
+            ("num_attention_heads", self.num_heads, 4096),
+            ("hidden_size", self.hidden_size, 1 << 20),
+            ("intermediate_size", self.intermediate_size, 1 << 20),
+        ] {
+            if v > max {
+                return bad(f, v, &format!("out of range (at most {max})"));
+            }
+        }
+        if self
+            .num_heads
+            .checked_mul(self.head_dim)
+            .is_none_or(|q| q > 1 << 20)
+        {
+            return bad(
+                "num_attention_heads",
+                self.num_heads,
+                "times head_dim is over 2^20",
+            );
+        }
+        if let Some(s) = &self.rope_scaling {
+            let ok = s.factor > 0.0
+                && s.factor.is_finite()
+                && s.low_freq_factor > 0.0
+                && s.high_freq_factor > s.low_freq_factor
+                && s.high_freq_factor.is_finite()
+                && s.original_max_position_embeddings >= 1;
+            if !ok {
+                return Err(SlmError::unsupported(
+                    "rope_scaling",
+                    format!("{s:?}"),
+                    "inconsistent llama3 factors",
+                ));
+            }
+        }
         if !(self.rms_norm_eps > 0.0 && self.rms_norm_eps < 1.0) {
             return Err(SlmError::unsupported(
                 "rms_norm_eps",
@@ -96,5 +135,76 @@ impl ModelConfig {
     }
     pub fn kv_dim(&self) -> usize {
         self.num_kv_heads * self.head_dim
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> ModelConfig {
+        ModelConfig {
+            architecture: Architecture::Llama,
+            vocab_size: 100,
+            hidden_size: 64,
+            intermediate_size: 128,
+            num_layers: 2,
+            num_heads: 4,
+            num_kv_heads: 2,
+            head_dim: 16,
+            max_position_embeddings: 2048,
+            rms_norm_eps: 1e-5,
+            rope_theta: 1e4,
+            rope_scaling: None,
+            tie_word_embeddings: true,
+            attention_bias: false,
+        }
+    }
+
+    /// What a `.slm` manifest states is checked on open too, not only on convert.
+    #[test]
+    fn hostile_sizes_and_rope_factors_are_refused_by_name() {
+        base().validate().unwrap();
+        let zeros = Llama3RopeScaling {
+            factor: 0.0,
+            low_freq_factor: 0.0,
+            high_freq_factor: 0.0,
+            original_max_position_embeddings: 0,
+        };
+        for (c, want) in [
+            (
+                ModelConfig {
+                    num_layers: 1 << 24,
+                    ..base()
+                },
+                "num_hidden_layers",
+            ),
+            (
+                ModelConfig {
+                    num_heads: 4096,
+                    num_kv_heads: 4096,
+                    head_dim: 1024,
+                    ..base()
+                },
+                "times head_dim",
+            ),
+            (
+                ModelConfig {
+                    intermediate_size: 1 << 22,
+                    ..base()
+                },
+                "intermediate_size",
+            ),
+            (
+                ModelConfig {
+                    rope_scaling: Some(zeros),
+                    ..base()
+                },
+                "rope_scaling",
+            ),
+        ] {
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
     }
 }
