@@ -25,6 +25,8 @@ test('download with progress, cached, then chat; reload offline and chat again',
   await page.reload();
   await expect(page.getByText('worker ready')).toBeVisible();
   await loadCached(page);
+  // The evidence was stored with the model, so it is checked offline too.
+  await expect(page.locator('.card .quality-gate')).toHaveText('reference-verified');
   await greedy(page);
   await say(page, 'Name a colour.');
   await expect(assistantMessages(page).last()).not.toBeEmpty();

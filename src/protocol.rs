@@ -204,6 +204,10 @@ pub struct CachedModel {
     pub complete: bool,
     pub sha256: String,
     pub entry: Option<CatalogEntry>,
+    /// The catalog's gate evidence record, fetched when the download completed, so
+    /// that the card can check it offline too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence_json: Option<String>,
 }
 
 /// A quality-gate evidence record as the card shows it.

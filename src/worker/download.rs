@@ -151,6 +151,7 @@ async fn head(
         complete: false,
         sha256: e.sha256.clone(),
         entry: Some(e.clone()),
+        evidence_json: None,
     };
     store.put_head(&meta, &head.bytes).await?;
     Ok((head, meta))
@@ -242,6 +243,11 @@ pub async fn download(
     }
     meta.complete = true;
     meta.sha256 = got.clone();
+    // Kept with the model so that an offline load can still check it; a record that
+    // cannot be fetched now is fetched again at load.
+    if let Some(url) = &e.evidence {
+        meta.evidence_json = fetch_text(url).await.ok();
+    }
     store.put_meta(&meta).await?;
     Ok(got)
 }

@@ -22,8 +22,10 @@ pub enum Origin {
 pub struct Loaded {
     pub engine: Engine,
     pub card: ModelCard,
-    /// The catalog's evidence URL for a downloaded model.
+    /// The catalog's evidence URL for a downloaded model, and the record stored with
+    /// it at download time.
     pub evidence_url: Option<String>,
+    pub evidence_json: Option<String>,
 }
 
 /// Check an evidence record against the loaded engine's file.
@@ -94,7 +96,7 @@ pub async fn load(
     now: fn() -> f64,
 ) -> Result<Loaded, Failure> {
     let t0 = now();
-    let (id, name, head, file_len, expect_sha, evidence_url) = match &origin {
+    let (id, name, head, file_len, expect_sha, evidence_url, evidence_json) = match &origin {
         Origin::Stored(id) => {
             let meta = store.meta(id).await?.ok_or_else(|| {
                 Failure::from(format!("model {id} is not in the browser's store"))
@@ -115,6 +117,7 @@ pub async fn load(
                 meta.bytes,
                 Some(meta.sha256),
                 meta.entry.and_then(|e| e.evidence),
+                meta.evidence_json,
             )
         }
         Origin::File { file, .. } => {
@@ -122,7 +125,7 @@ pub async fn load(
             let first = blob_range(file, 0, HEADER_BYTES.min(len)).await?;
             let n = head_len(&first, len)?;
             let head = parse_head(blob_range(file, 0, n).await?, len)?;
-            (id_for_file(&head), file.name(), head, len, None, None)
+            (id_for_file(&head), file.name(), head, len, None, None, None)
         }
     };
     // Already kept and verified: load from the file without touching the stored copy.
@@ -141,6 +144,7 @@ pub async fn load(
                 complete: false,
                 sha256: String::new(),
                 entry: None,
+                evidence_json: None,
             };
             store.delete(&id).await?;
             store.put_head(&meta, &head.bytes).await?;
@@ -188,6 +192,7 @@ pub async fn load(
         engine,
         card,
         evidence_url,
+        evidence_json,
     })
 }
 

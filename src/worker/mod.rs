@@ -206,7 +206,11 @@ async fn load_model(store: Option<&Store>, origin: Origin) -> Option<Loaded> {
             // The catalog's evidence comes with the card; a missing or unreadable
             // record leaves the card unverified and says why.
             if let Some(url) = l.evidence_url.clone() {
-                let view = match download::fetch_text(&url).await {
+                let text = match l.evidence_json.take() {
+                    Some(t) => Ok(t),
+                    None => download::fetch_text(&url).await,
+                };
+                let view = match text {
                     Ok(text) => load::evidence_view(&l.engine, &text, &url),
                     Err(f) => crate::protocol::EvidenceView {
                         accepted: false,
