@@ -86,16 +86,8 @@ impl SamplerConfig {
     /// top-p 1, no min-p, typical-p or penalties).
     pub fn hf_sampling_defaults() -> SamplerConfig {
         SamplerConfig {
-            temperature: 1.0,
             top_k: 50,
-            top_p: 1.0,
-            min_p: 0.0,
-            typical_p: 1.0,
-            repetition_penalty: 1.0,
-            presence_penalty: 0.0,
-            frequency_penalty: 0.0,
-            logit_bias: vec![],
-            seed: 0,
+            ..Self::from_processor_settings(&serde_json::Value::Null, 0)
         }
     }
 
@@ -600,18 +592,8 @@ mod tests {
     }
 
     fn cfg(f: impl FnOnce(&mut SamplerConfig)) -> SamplerConfig {
-        let mut c = SamplerConfig {
-            temperature: 1.0,
-            top_k: 0,
-            top_p: 1.0,
-            min_p: 0.0,
-            typical_p: 1.0,
-            repetition_penalty: 1.0,
-            presence_penalty: 0.0,
-            frequency_penalty: 0.0,
-            logit_bias: vec![],
-            seed: 1,
-        };
+        // Every filter neutral, seed 1.
+        let mut c = SamplerConfig::from_processor_settings(&serde_json::Value::Null, 1);
         f(&mut c);
         c
     }
