@@ -652,6 +652,9 @@ fn the_expected_kernel_paths_are_detected() {
                 .unwrap_or_default();
             let f = |x: &str| flags.contains(&x);
             let mut w = vec!["scalar".to_string()];
+            if cfg!(all(target_arch = "wasm32", target_feature = "simd128")) {
+                w.push("simd128".into());
+            }
             if cfg!(target_arch = "x86_64") && f("avx2") && f("fma") && f("f16c") {
                 w.push("avx2".into());
                 if f("avx512f") && f("avx512bw") {
@@ -673,8 +676,10 @@ fn the_expected_kernel_paths_are_detected() {
     }
 }
 
-/// A mistyped SLM_KERNEL is an error naming the paths, never a silent fallback.
+/// A mistyped SLM_KERNEL is an error naming the paths, never a silent fallback (wasm
+/// reads no environment).
 #[test]
+#[cfg(not(target_arch = "wasm32"))]
 fn a_mistyped_kernel_name_is_refused() {
     // The variable is read per call by `requested` (only `active` caches), and this
     // test binary's other tests do not read it.
