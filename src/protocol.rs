@@ -228,6 +228,20 @@ pub struct EvidenceView {
 }
 
 impl EvidenceView {
+    /// A record that cannot speak for the loaded file (unreadable, unavailable, or
+    /// bound to another file), with why.
+    pub fn rejected(summary: String, source: String, error: String) -> EvidenceView {
+        EvidenceView {
+            accepted: false,
+            verdict: "rejected".into(),
+            summary,
+            source,
+            stages: vec![],
+            goldens_sha256: String::new(),
+            error: Some(error),
+        }
+    }
+
     /// The one rule for "reference-verified": a record that speaks for this file and
     /// whose verdict is a pass.
     pub fn verifies(&self) -> bool {

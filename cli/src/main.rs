@@ -344,13 +344,10 @@ fn read_text_file(p: &Path) -> Result<String> {
 }
 
 /// A JSON file as template values: integers of any width stay exact, as in Python.
-fn read_template_json(p: &Path) -> Result<(Value, minijinja::Value)> {
+fn read_template_json(p: &Path) -> Result<minijinja::Value> {
     let s = read_text_file(p)?;
-    let v =
-        serde_json::from_str(&s).map_err(|e| SlmError::Invalid(format!("{}: {e}", p.display())))?;
-    let exact = slm_runtime::template::parse_json(&s)
-        .map_err(|e| SlmError::Invalid(format!("{}: {e}", p.display())))?;
-    Ok((v, exact))
+    slm_runtime::template::parse_json(&s)
+        .map_err(|e| SlmError::Invalid(format!("{}: {e}", p.display())))
 }
 
 fn now_unix() -> i64 {
@@ -362,12 +359,11 @@ fn now_unix() -> i64 {
 
 /// Render `messages` (+tools) through the model's template.
 fn render(text: &TextSide, chat: &ChatArgs) -> Result<String> {
-    let (m, exact) = read_template_json(&chat.messages)?;
-    slm_runtime::engine::check_messages(&m)?;
+    let m = read_template_json(&chat.messages)?;
     let t = chat.tools.as_deref().map(read_template_json).transpose()?;
     text.render_values(
-        exact,
-        t.map(|t| t.1),
+        m,
+        t,
         !chat.no_generation_prompt,
         chat.now.unwrap_or_else(now_unix),
     )
@@ -598,11 +594,11 @@ fn run(cli: Cli) -> Result<()> {
                 for s in &ev.stages {
                     eprintln!(
                         "{:<8} {} ({} checked) {}: {}",
-                        format!("{:?}", s.stage).to_lowercase(),
+                        s.stage.as_str(),
                         if s.passed { "pass" } else { "FAIL" },
                         s.checked,
                         s.criterion,
-                        s.figures
+                        s.figures_text()
                     );
                     for f in &s.failures {
                         eprintln!("    {f}");
@@ -615,7 +611,7 @@ fn run(cli: Cli) -> Result<()> {
                 None => Ok(()),
                 Some(s) => Err(SlmError::Invalid(format!(
                     "the gate failed at the {} stage (evidence written to {})",
-                    format!("{s:?}").to_lowercase(),
+                    s.as_str(),
                     out.display()
                 ))),
             }

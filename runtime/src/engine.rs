@@ -17,6 +17,8 @@ pub struct TextSide {
     template: Option<ChatTemplate>,
     /// Named alternates (`tool_use`, …), compiled.
     named: std::collections::BTreeMap<String, ChatTemplate>,
+    /// Whether `decode` applies transformers' `clean_up_tokenization` (decided once).
+    clean_up: bool,
     pub manifest: Manifest,
 }
 
@@ -35,10 +37,16 @@ impl TextSide {
             .iter()
             .map(|(n, t)| Ok((n.clone(), ChatTemplate::new(t)?)))
             .collect::<Result<_>>()?;
+        // transformers 5 (`TokenizersBackend._decode`) cleans up spaces only when the
+        // tokenizer config asks for it and the model is not BPE.
+        let tc: serde_json::Value =
+            serde_json::from_str(&manifest.tokenizer.tokenizer_config_json).unwrap_or_default();
+        let clean_up = tc["clean_up_tokenization_spaces"] == true && !tokenizer.is_bpe();
         Ok(TextSide {
             tokenizer,
             template,
             named,
+            clean_up,
             manifest,
         })
     }
@@ -51,7 +59,6 @@ impl TextSide {
         add_generation_prompt: bool,
         now_unix: i64,
     ) -> Result<String> {
-        check_messages(messages)?;
         self.render_values(
             minijinja::Value::from_serialize(messages),
             tools.map(minijinja::Value::from_serialize),
@@ -69,6 +76,7 @@ impl TextSide {
         add_generation_prompt: bool,
         now_unix: i64,
     ) -> Result<String> {
+        check_messages(&messages)?;
         // transformers' `get_chat_template`: `tool_use` when tools are given and the
         // model has one, else the default.
         let t = match (tools.is_some(), self.named.get("tool_use"), &self.template) {
@@ -110,24 +118,8 @@ impl TextSide {
             .values()
             .filter_map(|v| v.as_str())
             .collect();
-        self.tokenizer.decode_as_transformers(
-            ids,
-            skip_special_tokens,
-            &named,
-            self.clean_up_applies(),
-        )
-    }
-
-    /// transformers 5 (`TokenizersBackend._decode`) cleans up spaces only when the
-    /// tokenizer config asks for it and the model is not BPE.
-    fn clean_up_applies(&self) -> bool {
-        let tc: serde_json::Value =
-            serde_json::from_str(&self.manifest.tokenizer.tokenizer_config_json)
-                .unwrap_or_default();
-        let asked = tc["clean_up_tokenization_spaces"] == true;
-        let tj: serde_json::Value =
-            serde_json::from_str(&self.manifest.tokenizer.tokenizer_json).unwrap_or_default();
-        asked && tj["model"]["type"] != "BPE"
+        self.tokenizer
+            .decode_as_transformers(ids, skip_special_tokens, &named, self.clean_up)
     }
 
     /// Ids of a rendered prompt: the template already placed every special token.
@@ -141,12 +133,19 @@ impl TextSide {
 }
 
 /// Messages must be a list of objects with a string `role`.
-pub fn check_messages(m: &serde_json::Value) -> Result<()> {
+pub fn check_messages(m: &minijinja::Value) -> Result<()> {
     let list = m
-        .as_array()
+        .try_iter()
+        .ok()
+        .filter(|_| m.kind() == minijinja::value::ValueKind::Seq)
         .ok_or_else(|| SlmError::Invalid("messages must be a JSON array".into()))?;
-    for (i, msg) in list.iter().enumerate() {
-        if !msg.get("role").is_some_and(|r| r.is_string()) {
+    for (i, msg) in list.enumerate() {
+        if msg
+            .get_attr("role")
+            .ok()
+            .and_then(|r| r.as_str().map(|_| ()))
+            .is_none()
+        {
             return Err(SlmError::Invalid(format!(
                 "message {i} has no string \"role\""
             )));

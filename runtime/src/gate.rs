@@ -53,6 +53,28 @@ pub enum Verdict {
     Failed,
 }
 
+impl Stage {
+    /// The name the record and every view use (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Template => "template",
+            Stage::Ids => "ids",
+            Stage::Logits => "logits",
+            Stage::Greedy => "greedy",
+            Stage::Seeded => "seeded",
+        }
+    }
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::ReferenceVerified => "reference-verified",
+            Verdict::Failed => "failed",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StageResult {
     pub stage: Stage,
@@ -63,6 +85,21 @@ pub struct StageResult {
     pub figures: Value,
     /// The first few failures, for a person to read.
     pub failures: Vec<String>,
+}
+
+impl StageResult {
+    /// The figures as words: `max_abs_diff 5.4e-2, worst_cosine 0.999998`.
+    pub fn figures_text(&self) -> String {
+        self.figures
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| format!("{k} {}", v.as_str().map_or(v.to_string(), String::from)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// What the evidence is about: the file's bytes and its tokenizer.
@@ -175,9 +212,7 @@ impl Evidence {
             }
             Verdict::Failed => format!(
                 "failed the {} stage",
-                self.failed_stage
-                    .map(|s| format!("{s:?}").to_lowercase())
-                    .unwrap_or_else(|| "?".into())
+                self.failed_stage.map_or("?", Stage::as_str)
             ),
         }
     }

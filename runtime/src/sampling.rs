@@ -95,10 +95,36 @@ impl SamplerConfig {
     /// (`temperature`, `top_k` (0 = off), `top_p`, `min_p`, `typical_p`,
     /// `repetition_penalty`); a missing key is that processor's neutral value.
     pub fn from_processor_settings(s: &serde_json::Value, seed: u64) -> SamplerConfig {
-        let f = |k: &str, d: f32| s.get(k).and_then(|v| v.as_f64()).map_or(d, |v| v as f32);
+        Self::from_fields(&|k| s.get(k), 0, seed)
+    }
+
+    /// The "model" preset: HF generation_config defaults over HF's own defaults
+    /// (do_sample false ⇒ greedy; temperature 1, top_k 50, top_p 1).
+    pub fn from_generation_config(g: &serde_json::Map<String, serde_json::Value>) -> SamplerConfig {
+        let c = Self::from_fields(&|k| g.get(k), 50, 0);
+        let sample = g
+            .get("do_sample")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        SamplerConfig {
+            temperature: if sample { c.temperature } else { 0.0 },
+            ..c
+        }
+    }
+
+    /// The processor fields HF names, each absent one at its neutral value (`top_k`
+    /// at `top_k_default`); OpenAI-style penalties and biases are not HF keys.
+    fn from_fields<'a>(
+        get: &dyn Fn(&str) -> Option<&'a serde_json::Value>,
+        top_k_default: u64,
+        seed: u64,
+    ) -> SamplerConfig {
+        let f = |k: &str, d: f32| get(k).and_then(|v| v.as_f64()).map_or(d, |v| v as f32);
         SamplerConfig {
             temperature: f("temperature", 1.0),
-            top_k: s.get("top_k").and_then(|v| v.as_u64()).unwrap_or(0) as usize,
+            top_k: get("top_k")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(top_k_default) as usize,
             top_p: f("top_p", 1.0),
             min_p: f("min_p", 0.0),
             typical_p: f("typical_p", 1.0),
@@ -107,33 +133,6 @@ impl SamplerConfig {
             frequency_penalty: 0.0,
             logit_bias: vec![],
             seed,
-        }
-    }
-
-    /// The "model" preset: HF generation_config defaults over HF's own defaults
-    /// (do_sample false ⇒ greedy; temperature 1, top_k 50, top_p 1).
-    pub fn from_generation_config(g: &serde_json::Map<String, serde_json::Value>) -> SamplerConfig {
-        let f = |k: &str, d: f32| {
-            g.get(k)
-                .and_then(|v| v.as_f64())
-                .map(|v| v as f32)
-                .unwrap_or(d)
-        };
-        let sample = g
-            .get("do_sample")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
-        SamplerConfig {
-            temperature: if sample { f("temperature", 1.0) } else { 0.0 },
-            top_k: g.get("top_k").and_then(|v| v.as_u64()).unwrap_or(50) as usize,
-            top_p: f("top_p", 1.0),
-            min_p: f("min_p", 0.0),
-            typical_p: f("typical_p", 1.0),
-            repetition_penalty: f("repetition_penalty", 1.0),
-            presence_penalty: 0.0,
-            frequency_penalty: 0.0,
-            logit_bias: vec![],
-            seed: 0,
         }
     }
 

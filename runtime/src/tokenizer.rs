@@ -64,6 +64,12 @@ impl Tokenizer {
         })
     }
 
+    /// Whether the model is byte-pair encoding (transformers skips its space clean-up
+    /// for BPE).
+    pub fn is_bpe(&self) -> bool {
+        matches!(self.inner.get_model(), tokenizers::ModelWrapper::BPE(_))
+    }
+
     /// The vocabulary entry of `id` (byte-level pieces look like `Ġhello`).
     pub fn piece(&self, id: u32) -> Option<String> {
         self.inner.id_to_token(id)

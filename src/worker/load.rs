@@ -30,16 +30,13 @@ pub struct Loaded {
 
 /// Check an evidence record against the loaded engine's file.
 pub fn evidence_view(e: &Engine, text: &str, source: &str) -> EvidenceView {
-    use slm_runtime::gate::{Evidence, Verdict};
+    use slm_runtime::gate::Evidence;
     let checked =
         Evidence::parse(text).and_then(|ev| ev.check_binding(&e.text.manifest).map(|_| ev));
     match checked {
         Ok(ev) => EvidenceView {
             accepted: true,
-            verdict: match ev.verdict {
-                Verdict::ReferenceVerified => "reference-verified".into(),
-                Verdict::Failed => "failed".into(),
-            },
+            verdict: ev.verdict.as_str().into(),
             summary: ev.summary(),
             source: source.into(),
             stages: ev
@@ -47,38 +44,21 @@ pub fn evidence_view(e: &Engine, text: &str, source: &str) -> EvidenceView {
                 .iter()
                 .map(|s| {
                     (
-                        format!("{:?}", s.stage).to_lowercase(),
+                        s.stage.as_str().to_string(),
                         s.passed,
                         s.criterion.clone(),
-                        s.figures
-                            .as_object()
-                            .map(|o| {
-                                o.iter()
-                                    .map(|(k, v)| {
-                                        format!(
-                                            "{k} {}",
-                                            v.as_str().map_or(v.to_string(), String::from)
-                                        )
-                                    })
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            })
-                            .unwrap_or_default(),
+                        s.figures_text(),
                     )
                 })
                 .collect(),
             goldens_sha256: ev.goldens.sha256,
             error: None,
         },
-        Err(err) => EvidenceView {
-            accepted: false,
-            verdict: "rejected".into(),
-            summary: format!("Evidence rejected: {err}"),
-            source: source.into(),
-            stages: vec![],
-            goldens_sha256: String::new(),
-            error: Some(err.to_string()),
-        },
+        Err(err) => EvidenceView::rejected(
+            format!("Evidence rejected: {err}"),
+            source.into(),
+            err.to_string(),
+        ),
     }
 }
 

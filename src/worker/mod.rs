@@ -212,15 +212,11 @@ async fn load_model(store: Option<&Store>, origin: Origin) -> Option<Loaded> {
                 };
                 let view = match text {
                     Ok(text) => load::evidence_view(&l.engine, &text, &url),
-                    Err(f) => crate::protocol::EvidenceView {
-                        accepted: false,
-                        verdict: "rejected".into(),
-                        summary: format!("Evidence unavailable: {}", f.message),
-                        source: url,
-                        stages: vec![],
-                        goldens_sha256: String::new(),
-                        error: Some(f.message),
-                    },
+                    Err(f) => crate::protocol::EvidenceView::rejected(
+                        format!("Evidence unavailable: {}", f.message),
+                        url,
+                        f.message,
+                    ),
                 };
                 l.card.evidence = Some(view);
             }

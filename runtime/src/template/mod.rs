@@ -79,22 +79,13 @@ fn from_jiter(v: &jiter::JsonValue, depth: usize) -> Result<Value> {
                 .map(|x| from_jiter(x, depth + 1))
                 .collect::<Result<Vec<_>>>()?,
         ),
-        J::Object(o) => {
-            let mut m: Vec<(String, Value)> = Vec::with_capacity(o.len());
-            let mut at: std::collections::HashMap<String, usize> =
-                std::collections::HashMap::with_capacity(o.len());
-            for (k, x) in o.iter() {
-                let x = from_jiter(x, depth + 1)?;
-                match at.get(k.as_ref()) {
-                    Some(&i) => m[i].1 = x,
-                    None => {
-                        at.insert(k.to_string(), m.len());
-                        m.push((k.to_string(), x));
-                    }
-                }
-            }
-            Value::from_iter(m)
-        }
+        // Collected into minijinja's insertion-ordered map, which keeps a repeated
+        // key at its first place with its last value, as Python's dict does.
+        J::Object(o) => Value::from_iter(
+            o.iter()
+                .map(|(k, x)| Ok((k.to_string(), from_jiter(x, depth + 1)?)))
+                .collect::<Result<Vec<_>>>()?,
+        ),
     })
 }
 
@@ -138,20 +129,15 @@ pub fn normalize_messages(messages: &Value) -> Result<Value> {
         let reasoning = ["reasoning_content", "thinking", "reasoning"]
             .iter()
             .find_map(|f| kv.iter().find(|(k, _)| k == f).map(|(_, v)| v.clone()));
-        if let Some(r) = reasoning {
-            let mut aliased = vec![("thinking".to_string(), r.clone())];
-            for (k, v) in kv {
-                match aliased.iter_mut().find(|(a, _)| *a == k) {
-                    Some(slot) => slot.1 = v,
-                    None => aliased.push((k, v)),
-                }
-            }
-            match aliased.iter_mut().find(|(a, _)| a == "reasoning_content") {
-                Some(slot) => slot.1 = r,
-                None => aliased.push(("reasoning_content".into(), r)),
-            }
-            kv = aliased;
-        }
+        // Python's `{"thinking": r, **message, "reasoning_content": r}`: the map keeps
+        // each key's first place and its last value.
+        let kv: Vec<(String, Value)> = match reasoning {
+            Some(r) => std::iter::once(("thinking".to_string(), r.clone()))
+                .chain(kv)
+                .chain(std::iter::once(("reasoning_content".to_string(), r)))
+                .collect(),
+            None => kv,
+        };
         out.push(Value::from_iter(kv));
     }
     Ok(Value::from(out))
@@ -200,22 +186,19 @@ impl ChatTemplate {
         env.set_unknown_method_callback(python_methods);
         minijinja_contrib::add_to_environment(&mut env);
         env.set_formatter(|out, _state, value| {
-            let mut s = String::new();
-            python::str_of(value, &mut s);
-            out.write_str(&s).map_err(Error::from)
+            out.write_str(&python::py_str(value)).map_err(Error::from)
         });
         env.add_filter("tojson", tojson);
         env.add_test("none", |v: Value| is_py_none(&v));
-        env.add_filter("string", |v: Value| {
-            let mut s = String::new();
-            python::str_of(&v, &mut s);
-            Value::from(s)
-        });
+        env.add_filter("string", |v: Value| Value::from(python::py_str(&v)));
         // jinja2's trim is `str(value).strip(chars)`: undefined trims to "".
         env.add_filter("trim", |v: Value, chars: Option<String>| {
-            let mut s = String::new();
-            python::str_of(&v, &mut s);
-            Value::from(python::strip(&s, chars.as_deref(), true, true))
+            Value::from(python::strip(
+                &python::py_str(&v),
+                chars.as_deref(),
+                true,
+                true,
+            ))
         });
         env.add_function(
             "raise_exception",
@@ -254,11 +237,7 @@ impl ChatTemplate {
         let messages = normalize_messages(&input.messages)?;
         let tmpl = self.env.get_template("chat").map_err(template_err)?;
         let now = input.now_unix;
-        let mut ctx = serde_json::Map::new();
-        for (k, v) in input.special_tokens {
-            ctx.insert(k.clone(), v.clone());
-        }
-        let mut ctx = Value::from_serialize(&ctx);
+        let mut ctx = Value::from_serialize(input.special_tokens);
         let extra = minijinja::context! {
             messages => messages,
             tools => input.tools.clone().unwrap_or_else(py_none),
@@ -451,6 +430,20 @@ mod tests {
             &Map::new(),
             0,
         )
+    }
+
+    /// Python's json.loads: a repeated key keeps its first place and its last value;
+    /// integers beyond 64 bits stay integers.
+    #[test]
+    fn parse_json_is_pythons() {
+        let v = parse_json(r#"{"a": 1, "b": 2, "a": 123456789012345678901234567890}"#).unwrap();
+        let keys: Vec<String> = v.try_iter().unwrap().map(|k| k.to_string()).collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(
+            v.get_attr("a").unwrap().to_string(),
+            "123456789012345678901234567890"
+        );
+        assert!(parse_json("[1, 2").is_err());
     }
 
     #[test]

@@ -163,12 +163,15 @@ pub fn str_of(v: &Value, out: &mut String) {
     }
 }
 
-/// Python's `repr()`.
-pub fn repr(v: &Value, out: &mut String) {
-    repr_inner(v, out, true)
+/// Python's `str()` as a new string.
+pub fn py_str(v: &Value) -> String {
+    let mut s = String::new();
+    str_of(v, &mut s);
+    s
 }
 
-fn repr_inner(v: &Value, out: &mut String, quote_strings: bool) {
+/// Python's `repr()`.
+pub fn repr(v: &Value, out: &mut String) {
     match v.kind() {
         ValueKind::Undefined => {}
         ValueKind::None => out.push_str("None"),
@@ -177,8 +180,7 @@ fn repr_inner(v: &Value, out: &mut String, quote_strings: bool) {
             Some(d) => out.push_str(&d),
             _ => out.push_str(&float_repr(f64::try_from(v.clone()).unwrap_or(f64::NAN))),
         },
-        ValueKind::String if quote_strings => str_repr(v.as_str().unwrap_or_default(), out),
-        ValueKind::String => out.push_str(v.as_str().unwrap_or_default()),
+        ValueKind::String => str_repr(v.as_str().unwrap_or_default(), out),
         ValueKind::Seq | ValueKind::Iterable => {
             out.push('[');
             if let Ok(it) = v.try_iter() {
@@ -186,7 +188,7 @@ fn repr_inner(v: &Value, out: &mut String, quote_strings: bool) {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    repr_inner(&x, out, true);
+                    repr(&x, out);
                 }
             }
             out.push(']');
@@ -198,9 +200,9 @@ fn repr_inner(v: &Value, out: &mut String, quote_strings: bool) {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    repr_inner(&k, out, true);
+                    repr(&k, out);
                     out.push_str(": ");
-                    repr_inner(&v.get_item(&k).unwrap_or_default(), out, true);
+                    repr(&v.get_item(&k).unwrap_or_default(), out);
                 }
             }
             out.push('}');
