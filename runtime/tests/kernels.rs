@@ -426,6 +426,61 @@ fn interleaved_rows_match_scalar() {
     }
 }
 
+/// `rows8_tokens` (one group of 8 rows, `TOKENS` tokens at once) gives each row's
+/// scalar dot for each token, bit for bit, at both precisions, on every path that has
+/// it: the tokens must not share anything but the weights.
+#[test]
+fn token_tiles_match_scalar() {
+    use slm_runtime::kernels::TOKENS;
+    let mut rng = Rng(11);
+    let paths: Vec<_> = available()
+        .into_iter()
+        .filter(|k| k.rows8_tokens.is_some())
+        .collect();
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        assert!(!paths.is_empty(), "an AVX2 machine has a token-tile kernel");
+    }
+    for k in paths {
+        let tile = k.rows8_tokens.unwrap();
+        for (dtype, bits) in [DType::Q8_0, DType::Q4_0]
+            .into_iter()
+            .flat_map(|d| ACT_BITS.map(|b| (d, b)))
+        {
+            for cols in COLS {
+                // Four tokens of different magnitudes, quantized together.
+                let x: Vec<f32> = (0..TOKENS)
+                    .flat_map(|t| {
+                        let s = [1.0, 1e-3, 40.0, 0.25][t % 4];
+                        activation(&mut rng, cols).into_iter().map(move |v| v * s)
+                    })
+                    .collect();
+                let mut a = Q8Act::default();
+                a.quantize_bits(&x, cols, bits);
+                let rows: Vec<Vec<u8>> =
+                    (0..8).map(|_| weight_row(&mut rng, dtype, cols)).collect();
+                let mut w = rows.concat();
+                slm_runtime::kernels::interleave8(dtype, &mut w, rows[0].len());
+                let xs = std::array::from_fn(|t| a.row(t));
+                let mut out = vec![f32::NAN; 8 * TOKENS];
+                tile(dtype, &w, &xs, &mut out);
+                for t in 0..TOKENS {
+                    for (r, row) in rows.iter().enumerate() {
+                        let want = (SCALAR.qdot(dtype).unwrap())(row, &a.row(t));
+                        let got = out[8 * t + r];
+                        assert_eq!(
+                            got.to_bits(),
+                            want.to_bits(),
+                            "{} {dtype:?} {bits}-bit {cols} token {t} row {r}: {got} vs scalar {want}",
+                            k.name,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// With one non-zero block, no cross-block accumulation happens, so every path must be
 /// bit-identical to the scalar one: this pins the per-block integer sums exactly, for
 /// the block in each position of the 8-block batches and of the tail.

@@ -499,6 +499,14 @@ pub type Rows8 = fn(DType, &[u8], &Q8Row, &mut [f32]);
 /// Rows per group of the interleaved layout.
 pub const GROUP: usize = 8;
 
+/// Tokens per `Rows8Tokens` call.
+pub const TOKENS: usize = 4;
+
+/// `(dtype, group, x, out)`: `Rows8` of one `interleave8` group of 8 rows for
+/// `TOKENS` tokens at once (prefill), token t's 8 results in out[8t..8t + 8]; bit for
+/// bit `Rows8`'s per token.
+pub type Rows8Tokens = fn(DType, &[u8], &[Q8Row; TOKENS], &mut [f32]);
+
 /// A `Rows8` call's shape, checked: (bytes per block, the offset q4_0's nibbles carry
 /// (8; q8_0's bytes are the weights: 0), blocks per row, bytes per group of 8 rows).
 #[cfg(any(
@@ -744,6 +752,8 @@ pub struct Kernels {
     pub gemm: Option<Gemm>,
     /// q8_0/q4_0 rows in the `interleave8` layout, 8 at a time, where a path has it.
     pub rows8: Option<Rows8>,
+    /// `rows8` for `TOKENS` tokens at once, where a path has it.
+    pub rows8_tokens: Option<Rows8Tokens>,
     /// Whether `rows8` runs faster on a `Q8Row::spread` (it works without one too).
     pub rows8_spread: bool,
 }
@@ -773,6 +783,7 @@ pub static SCALAR: Kernels = Kernels {
     quantize: scalar::quantize,
     gemm: None,
     rows8: None,
+    rows8_tokens: None,
     rows8_spread: false,
 };
 

@@ -23,6 +23,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     quantize: super::scalar::quantize,
     gemm: None,
     rows8: Some(rows8),
+    rows8_tokens: None,
     rows8_spread: false,
 };
 

@@ -1,7 +1,7 @@
 //! A weight matrix in its stored type, with the row-dot kernels it needs.
 
 use crate::error::{Result, SlmError};
-use crate::kernels::{self, Band, Q8Act, GROUP};
+use crate::kernels::{self, Band, Q8Act, Q8Row, GROUP, TOKENS};
 use crate::model::pages::Pages;
 use crate::quant::{self, DType, QK};
 use std::cell::RefCell;
@@ -199,10 +199,23 @@ impl Weight {
             if let (WeightData::Blocks(b), true) = (&self.data, self.interleaved) {
                 // Group by group, every token: the group's bytes stay in cache.
                 let rows8 = k.rows8.expect("interleaved only where rows8 exists");
+                // Tokens in fours where the path has a kernel for that.
+                let (x4, fours) = match k.rows8_tokens {
+                    Some(x4) => (x4, n / TOKENS),
+                    None => (rows8_tokens_none as kernels::Rows8Tokens, 0),
+                };
+                let mut four = [0f32; GROUP * TOKENS];
                 for i in (done..rows).step_by(GROUP) {
                     let r = first + i;
                     let w = &b[r * self.row_bytes..(r + GROUP) * self.row_bytes];
-                    for t in 0..n {
+                    for t in (0..fours * TOKENS).step_by(TOKENS) {
+                        let xs = std::array::from_fn(|j| act.row(t + j));
+                        x4(self.dtype, w, &xs, &mut four);
+                        for (j, o) in four.chunks_exact(GROUP).enumerate() {
+                            out.span(t + j, i, GROUP).copy_from_slice(o);
+                        }
+                    }
+                    for t in fours * TOKENS..n {
                         rows8(self.dtype, w, &act.row(t), out.span(t, i, GROUP));
                     }
                 }
@@ -253,6 +266,11 @@ impl Weight {
         let _ = threads;
         work(y);
     }
+}
+
+/// The `Rows8Tokens` that a path without one stands on: never called (no fours).
+fn rows8_tokens_none(_: DType, _: &[u8], _: &[Q8Row; TOKENS], _: &mut [f32]) {
+    unreachable!("called only for whole fours, which a path without the kernel has none of")
 }
 
 /// Per-thread buffers of the products, reused so that neither decode nor prefill
