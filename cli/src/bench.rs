@@ -67,10 +67,8 @@ fn read_bandwidth() -> f64 {
 
 pub fn run(eng: &mut Engine, a: &BenchArgs) -> Result<Value> {
     if let Some(t) = a.threads {
-        if t == 0 {
-            return Err(SlmError::Invalid("--threads must be at least 1".into()));
-        }
-        eng.model.threads = t;
+        eng.model.threads = slm_runtime::parallel::Threads::new(t)
+            .map_err(|e| SlmError::Invalid(format!("--threads: {e}")))?;
     }
     let cfg = eng.model.cfg.clone();
     let total = a.prompt_tokens + a.gen_tokens;
@@ -119,7 +117,7 @@ pub fn run(eng: &mut Engine, a: &BenchArgs) -> Result<Value> {
     let decode_tok_s = a.gen_tokens as f64 / decode_s;
     Ok(json!({
         "model": {"architecture": cfg.architecture, "quant": eng.text.manifest.provenance.quant, "layers": cfg.num_layers},
-        "threads": eng.model.threads,
+        "threads": eng.model.threads.count(),
         "kernel": slm_runtime::kernels::active().name,
         "activation_bits": slm_runtime::kernels::act_bits(),
         "prompt_tokens": ids.len(),

@@ -39,7 +39,7 @@ fn main() {
     for _ in 0..reps {
         let t = Instant::now();
         for w in &ws {
-            w.matmul(&x, n, &mut y, 1);
+            w.matmul(&x, n, &mut y, &slm_runtime::parallel::Threads::one());
         }
         best = best.min(t.elapsed().as_secs_f64());
     }

@@ -8,7 +8,7 @@ fn main() {
     let a: Vec<String> = std::env::args().collect();
     let mut eng = Engine::load_file(a[1].as_ref()).unwrap();
     if let Some(t) = a.get(4) {
-        eng.model.threads = t.parse().unwrap();
+        eng.model.threads = slm_runtime::parallel::Threads::new(t.parse().unwrap()).unwrap();
     }
     let n: usize = a[2].parse().unwrap();
     let reps: usize = a[3].parse().unwrap();

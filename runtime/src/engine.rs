@@ -277,9 +277,7 @@ impl Engine {
             )),
         };
         let mut eng = Engine::load(manifest.clone(), &mut read)?;
-        eng.model.threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
+        eng.model.threads = crate::parallel::Threads::all();
         Ok(eng)
     }
 

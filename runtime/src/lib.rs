@@ -23,6 +23,7 @@ pub mod gate;
 pub mod import;
 pub mod kernels;
 pub mod model;
+pub mod parallel;
 pub mod quant;
 pub mod sampling;
 pub mod session;

@@ -15,6 +15,7 @@ const ACT_BITS: [u32; 2] = [13, 8];
 /// rounding.
 const ACT_MAXES: [i32; 2] = [ACT_MAX, DIGITS_MAX];
 use slm_runtime::model::weight::Weight;
+use slm_runtime::parallel::Threads;
 use slm_runtime::quant::{self, DType};
 
 struct Rng(u64);
@@ -612,6 +613,7 @@ fn every_path_weighted_sums_like_scalar() {
 #[test]
 fn matvec_and_matmul_agree_across_threads() {
     let mut rng = Rng(5);
+    let (one, two) = (Threads::one(), Threads::new(2).unwrap());
     // 517 rows: 32 whole 16-row tiles and 5 left over (not interleaved: not whole
     // groups of 8); 3 and 37 tokens: a partial tile, and two whole ones plus a partial
     // one; 96 columns: fewer blocks than lanes; 264 × 1024: interleaved and large
@@ -645,8 +647,8 @@ fn matvec_and_matmul_agree_across_threads() {
             let x: Vec<f32> = (0..n).flat_map(|_| activation(&mut rng, cols)).collect();
             let mut y1 = vec![0f32; n * rows];
             let mut y2 = vec![0f32; n * rows];
-            w.matmul(&x, n, &mut y1, 1);
-            w.matmul(&x, n, &mut y2, 2);
+            w.matmul(&x, n, &mut y1, &one);
+            w.matmul(&x, n, &mut y2, &two);
             assert_eq!(y1, y2, "{dtype:?} {bits}-bit matmul threads");
             // Against the scalar reference on the stored rows, and each row decoded.
             let rb = stored.len() / rows;
@@ -673,7 +675,7 @@ fn matvec_and_matmul_agree_across_threads() {
             }
             for t in 0..n {
                 let mut v = vec![0f32; rows];
-                w.matvec(&x[t * cols..(t + 1) * cols], &mut v, 2);
+                w.matvec(&x[t * cols..(t + 1) * cols], &mut v, &two);
                 assert_eq!(
                     v,
                     &y1[t * rows..(t + 1) * rows],

@@ -11,6 +11,7 @@ pub mod weight;
 use crate::error::{Result, SlmError};
 use crate::format::manifest::Manifest;
 use crate::kernels::Lines;
+use crate::parallel::Threads;
 use crate::quant::DType;
 use config::ModelConfig;
 use kv_cache::KvCache;
@@ -54,8 +55,8 @@ pub struct Model {
     /// [vocab, hidden]; None when tied to `embed`.
     pub lm_head: Option<Weight>,
     pub rope: Rope,
-    /// Native threads for matrix-vector products (1 in wasm).
-    pub threads: usize,
+    /// The threads the products run on (1 in wasm).
+    pub threads: Threads,
 }
 
 /// Working memory for forward passes of up to `batch` tokens, allocated once per
@@ -314,7 +315,7 @@ impl Model {
             norm,
             lm_head,
             rope,
-            threads: 1,
+            threads: Threads::one(),
         })
     }
 
@@ -418,7 +419,7 @@ impl Model {
         let eps = cfg.rms_norm_eps as f32;
         let group = nh / nkv;
         let scale = 1.0 / (hd as f32).sqrt();
-        let t = self.threads;
+        let t = &self.threads;
         let half = hd / 2;
 
         let Scratch {
@@ -486,22 +487,39 @@ impl Model {
                 self.rope.apply(ki, hd, c, sn);
                 cache.store(li, p0 + i, ki, vi);
             }
-            for kvh in 0..nkv {
-                let (ks, vs) = cache.head(li, kvh, p0 + n);
-                for i in 0..n {
-                    let ctx = p0 + i + 1;
-                    // The query heads that share KV head kvh are adjacent.
-                    let heads = i * qd + kvh * group * hd..i * qd + (kvh + 1) * group * hd;
-                    attend(
-                        &q[heads.clone()],
-                        &ks[..ctx * hd],
-                        &vs[..ctx * hd],
-                        hd,
-                        scale,
-                        &mut scores[..group * ctx],
-                        &mut att[heads],
-                    );
+            // Tokens i0.. of `att_part` (whole tokens), every KV head.
+            let cache_r = &*cache;
+            let attend_tokens = |i0: usize, att_part: &mut [f32], scores: &mut [f32]| {
+                for kvh in 0..nkv {
+                    let (ks, vs) = cache_r.head(li, kvh, p0 + n);
+                    for (j, att_i) in att_part.chunks_exact_mut(qd).enumerate() {
+                        let i = i0 + j;
+                        let ctx = p0 + i + 1;
+                        // The query heads that share KV head kvh are adjacent.
+                        let heads = kvh * group * hd..(kvh + 1) * group * hd;
+                        attend(
+                            &q[i * qd..(i + 1) * qd][heads.clone()],
+                            &ks[..ctx * hd],
+                            &vs[..ctx * hd],
+                            hd,
+                            scale,
+                            &mut scores[..group * ctx],
+                            &mut att_i[heads],
+                        );
+                    }
                 }
+            };
+            if t.count() == 1 || n == 1 {
+                attend_tokens(0, att, scores);
+            } else {
+                // Several token ranges per thread: later tokens see more context, and
+                // the threads take ranges as they finish. Each head of each token is
+                // computed alone, as above, so the split changes no result.
+                let per = n.div_ceil(4 * t.count());
+                t.run_parts(att, per * qd, |c, part| {
+                    let mut scores = vec![0f32; group * (p0 + n)];
+                    attend_tokens(c * per, part, &mut scores);
+                });
             }
             l.wo.matmul(att, n, xn, t);
             for (a, d) in x.iter_mut().zip(xn.iter()) {

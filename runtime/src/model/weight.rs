@@ -3,10 +3,11 @@
 use crate::error::{Result, SlmError};
 use crate::kernels::{self, Band, Q8Act, Q8Row, GROUP, TOKENS};
 use crate::model::pages::Pages;
+use crate::parallel::Threads;
 use crate::quant::{self, DType, QK};
 use std::cell::RefCell;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub enum WeightData {
     /// f32 weights are decoded once at load so the hot loop reads native floats.
@@ -137,39 +138,36 @@ impl Weight {
         }
     }
 
-    /// out = W · x, split across `threads` native threads for large matrices.
-    pub fn matvec(&self, x: &[f32], out: &mut [f32], threads: usize) {
+    /// out = W · x, split across `threads` for large matrices.
+    pub fn matvec(&self, x: &[f32], out: &mut [f32], threads: &Threads) {
         matmul_group(&mut [(self, out)], x, 1, threads)
     }
 
     /// Y = X · Wᵀ for a batch: `x` is `n × cols` row-major, `y` is `n × rows`.
-    pub fn matmul(&self, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
+    pub fn matmul(&self, x: &[f32], n: usize, y: &mut [f32], threads: &Threads) {
         matmul_group(&mut [(self, y)], x, n, threads)
     }
 
     /// One token: rows split across `threads` for large matrices.
-    fn matvec_prepared(&self, x: &[f32], act: &Q8Act, out: &mut [f32], threads: usize) {
+    fn matvec_prepared(&self, x: &[f32], act: &Q8Act, out: &mut [f32], threads: &Threads) {
         debug_assert_eq!(x.len(), self.cols);
         debug_assert_eq!(out.len(), self.rows);
-        #[cfg(not(target_arch = "wasm32"))]
-        if threads > 1 && self.rows * self.cols >= 1 << 18 {
+        let n = threads.count();
+        if n > 1 && self.rows * self.cols >= 1 << 18 {
             // Whole groups per thread for interleaved rows.
-            let per = self.rows.div_ceil(threads).next_multiple_of(GROUP);
-            std::thread::scope(|s| {
-                for (t, chunk) in out.chunks_mut(per).enumerate() {
-                    s.spawn(move || self.matvec_rows(x, act, chunk, t * per));
-                }
+            let per = self.rows.div_ceil(n).next_multiple_of(GROUP);
+            threads.run_parts(out, per, |t, chunk| {
+                self.matvec_rows(x, act, chunk, t * per)
             });
             return;
         }
-        let _ = threads;
         self.matvec_rows(x, act, out, 0);
     }
 
     /// A batch: each weight row is read once and used for every token, so prefill
     /// reads the weights once per batch instead of once per token. Each output equals
     /// `matvec`'s for that token.
-    fn matmul_prepared(&self, x: &[f32], n: usize, act: &Q8Act, y: &mut [f32], threads: usize) {
+    fn matmul_prepared(&self, x: &[f32], n: usize, act: &Q8Act, y: &mut [f32], threads: &Threads) {
         debug_assert_eq!(x.len(), n * self.cols);
         debug_assert_eq!(y.len(), n * self.rows);
         let k = kernels::active();
@@ -248,22 +246,19 @@ impl Weight {
             }
         };
         let y = Band::new(y, n, self.rows);
-        #[cfg(not(target_arch = "wasm32"))]
-        if threads > 1 {
+        if threads.count() > 1 {
             // Whole tiles per thread, so that only the last one has leftover rows.
             let per = self
                 .rows
-                .div_ceil(threads)
+                .div_ceil(threads.count())
                 .next_multiple_of(kernels::GEMM_TILE);
-            std::thread::scope(|s| {
-                for band in y.split(per) {
-                    let work = &work;
-                    s.spawn(move || work(band));
-                }
+            let bands: Vec<Mutex<Band>> = y.split(per).map(Mutex::new).collect();
+            threads.run(bands.len(), |t| {
+                let mut band = bands[t].lock().unwrap();
+                work(band.reborrow())
             });
             return;
         }
-        let _ = threads;
         work(y);
     }
 }
@@ -287,7 +282,7 @@ thread_local! {
 /// Products of several weights with one input (q/k/v, gate/up): `x` is `n × cols`
 /// row-major, each output `n × rows`. The input is quantized (and packed for a tile
 /// kernel) once for the whole group.
-pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, threads: usize) {
+pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, threads: &Threads) {
     let Some(cols) = group.first().map(|(w, _)| w.cols) else {
         return;
     };
