@@ -133,3 +133,155 @@ pub fn run(eng: &mut Engine, a: &BenchArgs) -> Result<Value> {
         "decode_fraction_of_roofline": decode_tok_s / (bw / weight_bytes),
     }))
 }
+
+/// `slm bench --paths`: every kernel path this machine has, each measured by this
+/// binary in a child process with `SLM_KERNEL` set (a path is chosen once per process,
+/// and weights are laid out for it at load), the paths alternated within each round.
+/// Reports each path's median prefill and decode, the default path, and whether the
+/// default is the fastest at each (a machine where it is not shows that the order in
+/// `kernels::available` needs another look).
+pub fn paths(
+    model: &std::path::Path,
+    prompt_tokens: usize,
+    gen_tokens: usize,
+    threads: Option<usize>,
+    rounds: usize,
+) -> Result<Value> {
+    if rounds == 0 {
+        return Err(SlmError::Invalid("--rounds must be at least 1".into()));
+    }
+    let names: Vec<&str> = slm_runtime::kernels::available()
+        .iter()
+        .map(|k| k.name)
+        .collect();
+    let exe = std::env::current_exe().map_err(|e| SlmError::io("the slm binary", e))?;
+    let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new(); names.len()];
+    for round in 0..rounds {
+        // Alternate which path goes first.
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..names.len()).collect()
+        } else {
+            (0..names.len()).rev().collect()
+        };
+        for i in order {
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.env("SLM_KERNEL", names[i]).args([
+                "--json".as_ref(),
+                "bench".as_ref(),
+                model.as_os_str(),
+                "--prompt-tokens".as_ref(),
+                prompt_tokens.to_string().as_ref(),
+                "--gen-tokens".as_ref(),
+                gen_tokens.to_string().as_ref(),
+            ]);
+            if let Some(t) = threads {
+                cmd.args(["--threads", &t.to_string()]);
+            }
+            let out = cmd.output().map_err(|e| SlmError::io(exe.display(), e))?;
+            if !out.status.success() {
+                return Err(SlmError::Invalid(format!(
+                    "bench with SLM_KERNEL={}: {}",
+                    names[i],
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+            let r: Value = serde_json::from_slice(&out.stdout)
+                .map_err(|e| SlmError::Invalid(format!("bench output: {e}")))?;
+            let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+            runs[i].push((f("prefill_tok_s"), f("decode_tok_s")));
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let rows: Vec<Value> = names
+        .iter()
+        .zip(&runs)
+        .map(|(name, r)| {
+            json!({
+                "kernel": name,
+                "prefill_tok_s": median(r.iter().map(|x| x.0).collect()),
+                "decode_tok_s": median(r.iter().map(|x| x.1).collect()),
+                "rounds": r.iter().map(|x| json!({"prefill_tok_s": x.0, "decode_tok_s": x.1})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let best = |k: &str| {
+        rows.iter()
+            .max_by(|a, b| {
+                a[k].as_f64()
+                    .unwrap_or(0.0)
+                    .total_cmp(&b[k].as_f64().unwrap_or(0.0))
+            })
+            .map(|r| r["kernel"].clone())
+            .unwrap_or(Value::Null)
+    };
+    let default = slm_runtime::kernels::available()[0].name;
+    let (bp, bd) = (best("prefill_tok_s"), best("decode_tok_s"));
+    Ok(json!({
+        "cpu": cpu_model(),
+        "default": default,
+        "fastest_prefill": bp,
+        "fastest_decode": bd,
+        "default_is_fastest": bp == default && bd == default,
+        "prompt_tokens": prompt_tokens,
+        "gen_tokens": gen_tokens,
+        "rounds": rounds,
+        "paths": rows,
+    }))
+}
+
+/// `paths`' result as a table.
+pub fn paths_table(r: &Value) -> String {
+    let mut s = format!(
+        "{} · {} rounds · pp{}/tg{}\n| path | prefill tok/s | decode tok/s |\n|---|---:|---:|\n",
+        r["cpu"].as_str().unwrap_or("?"),
+        r["rounds"],
+        r["prompt_tokens"],
+        r["gen_tokens"]
+    );
+    for p in r["paths"].as_array().into_iter().flatten() {
+        let mark = if p["kernel"] == r["default"] {
+            " (default)"
+        } else {
+            ""
+        };
+        s += &format!(
+            "| {}{} | {:.1} | {:.1} |\n",
+            p["kernel"].as_str().unwrap_or("?"),
+            mark,
+            p["prefill_tok_s"].as_f64().unwrap_or(0.0),
+            p["decode_tok_s"].as_f64().unwrap_or(0.0)
+        );
+    }
+    s += &format!(
+        "fastest: prefill {}, decode {}{}\n",
+        r["fastest_prefill"].as_str().unwrap_or("?"),
+        r["fastest_decode"].as_str().unwrap_or("?"),
+        if r["default_is_fastest"] == true {
+            ""
+        } else {
+            " (not the default: see kernels::available)"
+        }
+    );
+    s
+}
+
+/// The CPU's model name and the SIMD flags that choose kernel paths (Linux).
+pub fn cpu_model() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |k: &str| {
+        info.lines()
+            .find(|l| l.starts_with(k))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let flags = field("flags");
+    let simd: Vec<&str> = flags
+        .split_whitespace()
+        .filter(|f| f.starts_with("avx") || f.starts_with("amx") || ["fma", "f16c"].contains(f))
+        .collect();
+    format!("{} [{}]", field("model name"), simd.join(" "))
+}

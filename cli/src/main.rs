@@ -127,6 +127,13 @@ enum Cmd {
         /// Native threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// Measure every kernel path this machine has (each in its own process,
+        /// alternated over --rounds), and say whether the default is the fastest.
+        #[arg(long)]
+        paths: bool,
+        /// Rounds for --paths.
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
     },
 }
 
@@ -704,6 +711,23 @@ fn run(cli: Cli) -> Result<()> {
             prompt_tokens,
             gen_tokens,
             threads,
+            paths: true,
+            rounds,
+        } => {
+            let r = bench::paths(&model, prompt_tokens, gen_tokens, threads, rounds)?;
+            if cli.json {
+                print_json(&r)
+            } else {
+                print!("{}", bench::paths_table(&r));
+                Ok(())
+            }
+        }
+        Cmd::Bench {
+            model,
+            prompt_tokens,
+            gen_tokens,
+            threads,
+            ..
         } => {
             let mut eng = Engine::load_file(&model)?;
             let r = bench::run(

@@ -724,6 +724,52 @@ fn bench_reports_speed_memory_and_roofline() {
     assert_eq!(o.status.code(), Some(1));
 }
 
+/// `bench --paths` measures every path this machine has, scalar last, and names the
+/// default (the first) and the fastest; `--threads 0` and `--rounds 0` are refused.
+#[test]
+fn bench_paths_measures_every_kernel_path() {
+    let model = smol_slm();
+    let m = model.to_str().unwrap();
+    let o = slm(&[
+        "--json",
+        "bench",
+        m,
+        "--paths",
+        "--rounds",
+        "1",
+        "--prompt-tokens",
+        "8",
+        "--gen-tokens",
+        "2",
+        "--threads",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kernel"].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = slm_runtime::kernels::available()
+        .iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(names, want);
+    assert_eq!(names.last(), Some(&"scalar"));
+    assert_eq!(v["default"], want[0]);
+    for p in v["paths"].as_array().unwrap() {
+        assert!(p["prefill_tok_s"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["decode_tok_s"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    assert!(names.contains(&v["fastest_decode"].as_str().unwrap()));
+    for bad in [["--rounds", "0"], ["--threads", "0"]] {
+        let o = slm(&["bench", m, "--paths", bad[0], bad[1]]);
+        assert_eq!(o.status.code(), Some(1), "{bad:?}");
+    }
+}
+
 /// SmolLM2's GGUF stores its layers as Q4_1 and its embedding as Q8_0. `--quant q4_0`
 /// keeps both (the report says so); `--requantize` forces q4_0 onto the layers.
 #[test]
