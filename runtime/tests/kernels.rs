@@ -442,6 +442,8 @@ fn token_tiles_match_scalar() {
     if std::arch::is_x86_feature_detected!("avx2") {
         assert!(!paths.is_empty(), "an AVX2 machine has a token-tile kernel");
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    assert!(!paths.is_empty(), "simd128 has a token-tile kernel");
     for k in paths {
         let tile = k.rows8_tokens.unwrap();
         for (dtype, bits) in [DType::Q8_0, DType::Q4_0]
@@ -613,7 +615,11 @@ fn every_path_weighted_sums_like_scalar() {
 #[test]
 fn matvec_and_matmul_agree_across_threads() {
     let mut rng = Rng(5);
+    // wasm builds run on one thread (Threads::new(2) is refused there).
+    #[cfg(not(target_arch = "wasm32"))]
     let (one, two) = (Threads::one(), Threads::new(2).unwrap());
+    #[cfg(target_arch = "wasm32")]
+    let (one, two) = (Threads::one(), Threads::one());
     // 517 rows: 32 whole 16-row tiles and 5 left over (not interleaved: not whole
     // groups of 8); 3 and 37 tokens: a partial tile, and two whole ones plus a partial
     // one; 96 columns: fewer blocks than lanes; 264 × 1024: interleaved and large

@@ -7,7 +7,7 @@
 //! bit-identical to the scalar path (and so to the x86 paths).
 
 use super::scalar::{f16_at, Lanes8};
-use super::{Kernels, Q8Row, GROUP};
+use super::{Kernels, Q8Row, GROUP, TOKENS};
 use crate::quant::DType;
 use core::arch::wasm32::*;
 
@@ -23,7 +23,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     quantize: super::scalar::quantize,
     gemm: None,
     rows8: Some(rows8),
-    rows8_tokens: None,
+    rows8_tokens: Some(rows8_tokens),
     rows8_spread: false,
 };
 
@@ -157,6 +157,83 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
             a[0] = f32x4_add(a[0], f32x4_mul(f32x4_convert_i32x4(lo), scale(0)));
             a[1] = f32x4_add(a[1], f32x4_mul(f32x4_convert_i32x4(hi), scale(4)));
         }
+        for (h, o) in o.chunks_exact_mut(4).enumerate() {
+            let l = |k: usize| acc[k][h];
+            let v = f32x4_add(
+                f32x4_add(f32x4_add(l(0), l(4)), f32x4_add(l(1), l(5))),
+                f32x4_add(f32x4_add(l(2), l(6)), f32x4_add(l(3), l(7))),
+            );
+            // Safety: o holds 4 floats; stores are unaligned-safe.
+            unsafe { v128_store(o.as_mut_ptr() as *mut v128, v) };
+        }
+    }
+}
+
+/// `rows8` for one group and `TOKENS` tokens at once (prefill): each chunk is loaded
+/// and widened once for all the tokens, and the group's scales converted once per
+/// block. Per token, the same exact block sums, the same d_w·d_x products (d_w as f32
+/// times d_x, lane by lane) and the same lane b % 8 accumulation and tree as `rows8`:
+/// the same bits.
+fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row; TOKENS], out: &mut [f32]) {
+    assert_eq!(out.len(), GROUP * TOKENS);
+    let (bs, bias, nb, group) = super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
+    assert_eq!(w.len(), group);
+    for x in &x[1..] {
+        assert!(x.d.len() == nb && x.v.len() >= 32 * nb && x.s.len() >= nb);
+    }
+    // [token][block b % 8][rows 0..4, rows 4..8]
+    let mut acc = [[[f32x4_splat(0.0); 2]; 8]; TOKENS];
+    for b in 0..nb {
+        let blk = &w[b * GROUP * bs..(b + 1) * GROUP * bs];
+        // Values 2k and 2k + 1 of token t's block b as one i32 (little-endian), splat.
+        let pair = |t: usize, k: usize| {
+            // Safety: value 32b + 2k + 1 < 32·nb ≤ x[t].v.len() (checked above);
+            // the load has no alignment requirement.
+            unsafe { v128_load32_splat(x[t].v.as_ptr().add(32 * b + 2 * k) as *const u32) }
+        };
+        let z = i32x4_splat(0);
+        let mut sum = [[z; 2]; TOKENS];
+        let mut add = |wc: v128, k: usize| {
+            let (wl, wh) = (i16x8_extend_low_i8x16(wc), i16x8_extend_high_i8x16(wc));
+            for (t, s) in sum.iter_mut().enumerate() {
+                let xp = pair(t, k);
+                s[0] = i32x4_add(s[0], i32x4_dot_i16x8(wl, xp));
+                s[1] = i32x4_add(s[1], i32x4_dot_i16x8(wh, xp));
+            }
+        };
+        if bias == 0 {
+            for c in 0..16 {
+                add(load(blk, 16 + 16 * c), c);
+            }
+        } else {
+            for c in 0..8 {
+                let q = load(blk, 16 + 16 * c);
+                add(v128_and(q, u8x16_splat(0x0f)), c);
+                add(u8x16_shr(q, 4), c + 8);
+            }
+        }
+        let dw = |r: usize| {
+            f32x4(
+                f16_at(blk, 2 * r),
+                f16_at(blk, 2 * r + 2),
+                f16_at(blk, 2 * r + 4),
+                f16_at(blk, 2 * r + 6),
+            )
+        };
+        let (dw0, dw4) = (dw(0), dw(4));
+        for (t, s) in sum.iter().enumerate() {
+            let (mut lo, mut hi) = (s[0], s[1]);
+            if bias != 0 {
+                let off = i32x4_splat(bias * x[t].s[b]);
+                (lo, hi) = (i32x4_sub(lo, off), i32x4_sub(hi, off));
+            }
+            let dx = f32x4_splat(x[t].d[b]);
+            let a = &mut acc[t][b % 8];
+            a[0] = f32x4_add(a[0], f32x4_mul(f32x4_convert_i32x4(lo), f32x4_mul(dw0, dx)));
+            a[1] = f32x4_add(a[1], f32x4_mul(f32x4_convert_i32x4(hi), f32x4_mul(dw4, dx)));
+        }
+    }
+    for (acc, o) in acc.iter().zip(out.chunks_exact_mut(GROUP)) {
         for (h, o) in o.chunks_exact_mut(4).enumerate() {
             let l = |k: usize| acc[k][h];
             let v = f32x4_add(
