@@ -16,6 +16,9 @@ echo "== fmt, clippy -D warnings, unit tests (no models)"
 cargo fmt --all --check
 cargo clippy --release --locked -p slm-runtime -p slm-cli --all-targets -- -D warnings
 cargo clippy --release --locked -p tinyrustlm-web --target wasm32-unknown-unknown -- -D warnings
+# The simd128 kernels compile only with the feature on (as the page is built).
+RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/simd128" \
+  cargo clippy --release --locked -p slm-runtime --target wasm32-unknown-unknown -- -D warnings
 cargo test --release --locked -p slm-runtime --lib
 
 scripts/fetch-models.sh

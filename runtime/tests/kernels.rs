@@ -427,6 +427,18 @@ fn interleaved_rows_match_scalar() {
     }
 }
 
+/// simd128's branch-free f16 → f32 (the group scales of `rows8`) equals half's
+/// conversion on every bit pattern: zeros, subnormals, normals, infinities, NaNs.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[test]
+fn simd_f16_conversion_is_exact_on_every_pattern() {
+    for h in 0..=u16::MAX {
+        let want = f16::from_bits(h).to_f32();
+        let got = slm_runtime::kernels::f16_to_f32_simd(h);
+        assert_eq!(got.to_bits(), want.to_bits(), "f16 bits {h:#06x}");
+    }
+}
+
 /// `rows8_tokens` (one group of 8 rows, `TOKENS` tokens at once) gives each row's
 /// scalar dot for each token, bit for bit, at both precisions, on every path that has
 /// it: the tokens must not share anything but the weights.

@@ -55,6 +55,55 @@ fn hsum_i32(v: v128) -> i32 {
         + i32x4_extract_lane::<3>(v)
 }
 
+/// Four f16 bit patterns (the low halves of u32 lanes) as f32, exactly as
+/// `half::f16::to_f32` gives them (tested on all 65536 patterns): the exponent and
+/// mantissa moved into f32's place and scaled by 2¹¹² (exact for normals and
+/// subnormals alike), infinities and NaNs rebuilt (a NaN quieted, its payload kept),
+/// then the sign. Branch-free, where `f16_at` per value is a call into half's
+/// software conversion (wasm has no F16C).
+#[inline]
+fn f16x4_to_f32(h: v128) -> v128 {
+    let em = v128_and(h, i32x4_splat(0x7fff));
+    let scaled = f32x4_mul(
+        i32x4_shl(em, 13),
+        f32x4_splat(f32::from_bits((127 + 112) << 23)),
+    );
+    let man = v128_and(h, i32x4_splat(0x03ff));
+    let quiet = v128_and(
+        v128_not(i32x4_eq(man, i32x4_splat(0))),
+        i32x4_splat(0x0040_0000),
+    );
+    let special = v128_or(v128_or(i32x4_splat(0x7f80_0000), i32x4_shl(man, 13)), quiet);
+    let inf_nan = i32x4_ge(em, i32x4_splat(0x7c00));
+    let sign = i32x4_shl(v128_and(h, i32x4_splat(0x8000)), 16);
+    v128_or(v128_bitselect(special, scaled, inf_nan), sign)
+}
+
+/// The 8 f16 at b[at..at + 16] as f32: lanes 0..4, then 4..8.
+#[inline]
+fn f16x8_at(b: &[u8], at: usize) -> [v128; 2] {
+    let v = load(b, at);
+    [
+        f16x4_to_f32(u32x4_extend_low_u16x8(v)),
+        f16x4_to_f32(u32x4_extend_high_u16x8(v)),
+    ]
+}
+
+/// `f16x4_to_f32` of one value, for the tests.
+#[doc(hidden)]
+pub fn f16_to_f32_simd(h: u16) -> f32 {
+    f32x4_extract_lane::<0>(f16x4_to_f32(u32x4_splat(h as u32)))
+}
+
+/// Values 2k and 2k + 1 of `v` (from `at` = 2k) as one i32 (little-endian), in every
+/// lane: one load-and-splat.
+#[inline]
+fn pair_at(v: &[i16], at: usize) -> v128 {
+    assert!(at + 2 <= v.len());
+    // Safety: bounds checked above; the load has no alignment requirement.
+    unsafe { v128_load32_splat(v.as_ptr().add(at) as *const u32) }
+}
+
 /// Σw·x over block i, the weights given as i8 (elements 0..16 and 16..32), against the
 /// row's values (`Q8Row::v`, at either precision).
 #[inline]
@@ -116,11 +165,7 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
         let mut acc = [[f32x4_splat(0.0); 2]; 8];
         for b in 0..nb {
             let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
-            let xv = &x.v[32 * b..32 * b + 32];
-            // Values 2k and 2k + 1 as one i32 (little-endian: 2k in the low half).
-            let pair = |k: usize| {
-                i32x4_splat((xv[2 * k] as u16 as u32 | (xv[2 * k + 1] as u16 as u32) << 16) as i32)
-            };
+            let pair = |k: usize| pair_at(x.v, 32 * b + 2 * k);
             let (mut lo, mut hi) = (i32x4_splat(0), i32x4_splat(0));
             let mut add = |wc: v128, xp: v128| {
                 lo = i32x4_add(lo, i32x4_dot_i16x8(i16x8_extend_low_i8x16(wc), xp));
@@ -144,18 +189,12 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
                 let off = i32x4_splat(bias * x.s[b]);
                 (lo, hi) = (i32x4_sub(lo, off), i32x4_sub(hi, off));
             }
-            let dx = x.d[b];
-            let scale = |r: usize| {
-                f32x4(
-                    f16_at(blk, 2 * r) * dx,
-                    f16_at(blk, 2 * r + 2) * dx,
-                    f16_at(blk, 2 * r + 4) * dx,
-                    f16_at(blk, 2 * r + 6) * dx,
-                )
-            };
+            // d_w · d_x per row, the scalar path's f32 products.
+            let dx = f32x4_splat(x.d[b]);
+            let [dw0, dw4] = f16x8_at(blk, 0);
             let a = &mut acc[b % 8];
-            a[0] = f32x4_add(a[0], f32x4_mul(f32x4_convert_i32x4(lo), scale(0)));
-            a[1] = f32x4_add(a[1], f32x4_mul(f32x4_convert_i32x4(hi), scale(4)));
+            a[0] = f32x4_add(a[0], f32x4_mul(f32x4_convert_i32x4(lo), f32x4_mul(dw0, dx)));
+            a[1] = f32x4_add(a[1], f32x4_mul(f32x4_convert_i32x4(hi), f32x4_mul(dw4, dx)));
         }
         for (h, o) in o.chunks_exact_mut(4).enumerate() {
             let l = |k: usize| acc[k][h];
@@ -186,11 +225,7 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row; TOKENS], out: &mut [f32]) {
     for b in 0..nb {
         let blk = &w[b * GROUP * bs..(b + 1) * GROUP * bs];
         // Values 2k and 2k + 1 of token t's block b as one i32 (little-endian), splat.
-        let pair = |t: usize, k: usize| {
-            // Safety: value 32b + 2k + 1 < 32·nb ≤ x[t].v.len() (checked above);
-            // the load has no alignment requirement.
-            unsafe { v128_load32_splat(x[t].v.as_ptr().add(32 * b + 2 * k) as *const u32) }
-        };
+        let pair = |t: usize, k: usize| pair_at(x[t].v, 32 * b + 2 * k);
         let z = i32x4_splat(0);
         let mut sum = [[z; 2]; TOKENS];
         let mut add = |wc: v128, k: usize| {
@@ -212,15 +247,7 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row; TOKENS], out: &mut [f32]) {
                 add(u8x16_shr(q, 4), c + 8);
             }
         }
-        let dw = |r: usize| {
-            f32x4(
-                f16_at(blk, 2 * r),
-                f16_at(blk, 2 * r + 2),
-                f16_at(blk, 2 * r + 4),
-                f16_at(blk, 2 * r + 6),
-            )
-        };
-        let (dw0, dw4) = (dw(0), dw(4));
+        let [dw0, dw4] = f16x8_at(blk, 0);
         for (t, s) in sum.iter().enumerate() {
             let (mut lo, mut hi) = (s[0], s[1]);
             if bias != 0 {
@@ -250,15 +277,16 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row; TOKENS], out: &mut [f32]) {
 /// add per element, ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7)), then the tail.
 #[inline]
 fn acc8(acc: &mut [v128; 2], a: &[f32], b: &[f32]) {
-    for k in 0..2 {
-        // Safety: both chunks hold 8 floats; loads are unaligned-safe.
+    assert!(a.len() >= 8 && b.len() >= 8);
+    for (k, acc) in acc.iter_mut().enumerate() {
+        // Safety: both chunks hold 8 floats (asserted); loads are unaligned-safe.
         let (va, vb) = unsafe {
             (
                 v128_load(a.as_ptr().add(4 * k) as *const v128),
                 v128_load(b.as_ptr().add(4 * k) as *const v128),
             )
         };
-        acc[k] = f32x4_add(acc[k], f32x4_mul(va, vb));
+        *acc = f32x4_add(*acc, f32x4_mul(va, vb));
     }
 }
 
@@ -320,8 +348,8 @@ fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
         acc8(&mut acc, &buf, cx);
     }
     let mut s = finish(&acc);
-    for i in n..x.len() {
-        s += f16_at(w, 2 * i) * x[i];
+    for (i, &xi) in x.iter().enumerate().skip(n) {
+        s += f16_at(w, 2 * i) * xi;
     }
     s
 }
