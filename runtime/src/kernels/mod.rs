@@ -528,6 +528,12 @@ pub(crate) fn rows8_shape(
     let group = GROUP * bs * nb;
     assert!(out.len().is_multiple_of(GROUP) && w.len() == group * (out.len() / GROUP));
     assert!(x.v.len() >= QK * nb && x.s.len() >= nb);
+    // Value pairs are read as 4-byte words (x86 broadcasts them through an f32
+    // reference): `Q8Act` rows start on cache lines, any other row must be aligned too.
+    assert!(
+        (x.v.as_ptr() as usize).is_multiple_of(4),
+        "value rows are 4-byte aligned"
+    );
     (bs, bias, nb, group)
 }
 

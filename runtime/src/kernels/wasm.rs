@@ -95,6 +95,21 @@ pub fn f16_to_f32_simd(h: u16) -> f32 {
     f32x4_extract_lane::<0>(f16x4_to_f32(u32x4_splat(h as u32)))
 }
 
+/// An interleaved q4_0 chunk (bytes 2r, 2r + 1 of row r) as i16 weights: its low
+/// nibbles (weights 2c, 2c + 1 of each row) for rows 0..4 and 4..8, then its high ones
+/// (weights 2c + 16, 2c + 17). Widened to u16 first, so that the nibbles come out by a
+/// 16-bit mask and shift (x86 has no byte shift: a u8x16 one costs V8 two instructions,
+/// and a widening of each nibble vector two more).
+#[inline]
+fn nibbles(q: v128) -> [[v128; 2]; 2] {
+    let (l, h) = (u16x8_extend_low_u8x16(q), u16x8_extend_high_u8x16(q));
+    let m = u16x8_splat(0x0f);
+    [
+        [v128_and(l, m), v128_and(h, m)],
+        [u16x8_shr(l, 4), u16x8_shr(h, 4)],
+    ]
+}
+
 /// Values 2k and 2k + 1 of `v` (from `at` = 2k) as one i32 (little-endian), in every
 /// lane: one load-and-splat.
 #[inline]
@@ -167,21 +182,20 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
             let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
             let pair = |k: usize| pair_at(x.v, 32 * b + 2 * k);
             let (mut lo, mut hi) = (i32x4_splat(0), i32x4_splat(0));
-            let mut add = |wc: v128, xp: v128| {
-                lo = i32x4_add(lo, i32x4_dot_i16x8(i16x8_extend_low_i8x16(wc), xp));
-                hi = i32x4_add(hi, i32x4_dot_i16x8(i16x8_extend_high_i8x16(wc), xp));
+            // Rows 0..4's and rows 4..8's weights as i16, times a pair of values.
+            let mut add = |[wl, wh]: [v128; 2], xp: v128| {
+                lo = i32x4_add(lo, i32x4_dot_i16x8(wl, xp));
+                hi = i32x4_add(hi, i32x4_dot_i16x8(wh, xp));
             };
             if bias == 0 {
                 for c in 0..16 {
-                    add(load(blk, 16 + 16 * c), pair(c));
+                    add(widen(load(blk, 16 + 16 * c)), pair(c));
                 }
             } else {
-                // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones 2c + 16,
-                // 2c + 17; as bytes 0..15 they widen like i8.
                 for c in 0..8 {
-                    let q = load(blk, 16 + 16 * c);
-                    add(v128_and(q, u8x16_splat(0x0f)), pair(c));
-                    add(u8x16_shr(q, 4), pair(c + 8));
+                    let [lo_nib, hi_nib] = nibbles(load(blk, 16 + 16 * c));
+                    add(lo_nib, pair(c));
+                    add(hi_nib, pair(c + 8));
                 }
             }
             if bias != 0 {
@@ -228,8 +242,7 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row; TOKENS], out: &mut [f32]) {
         let pair = |t: usize, k: usize| pair_at(x[t].v, 32 * b + 2 * k);
         let z = i32x4_splat(0);
         let mut sum = [[z; 2]; TOKENS];
-        let mut add = |wc: v128, k: usize| {
-            let (wl, wh) = (i16x8_extend_low_i8x16(wc), i16x8_extend_high_i8x16(wc));
+        let mut add = |[wl, wh]: [v128; 2], k: usize| {
             for (t, s) in sum.iter_mut().enumerate() {
                 let xp = pair(t, k);
                 s[0] = i32x4_add(s[0], i32x4_dot_i16x8(wl, xp));
@@ -238,13 +251,13 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row; TOKENS], out: &mut [f32]) {
         };
         if bias == 0 {
             for c in 0..16 {
-                add(load(blk, 16 + 16 * c), c);
+                add(widen(load(blk, 16 + 16 * c)), c);
             }
         } else {
             for c in 0..8 {
-                let q = load(blk, 16 + 16 * c);
-                add(v128_and(q, u8x16_splat(0x0f)), c);
-                add(u8x16_shr(q, 4), c + 8);
+                let [lo_nib, hi_nib] = nibbles(load(blk, 16 + 16 * c));
+                add(lo_nib, c);
+                add(hi_nib, c + 8);
             }
         }
         let [dw0, dw4] = f16x8_at(blk, 0);

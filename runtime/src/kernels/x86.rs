@@ -352,8 +352,12 @@ mod avx2 {
                 prefetch_ahead(g, b * GROUP * bs, GROUP * bs);
                 let p = g.as_ptr().add(b * GROUP * bs);
                 let chunk = |c: usize| _mm_loadu_si128(p.add(16 + 16 * c) as *const __m128i);
-                // Values 2k and 2k + 1 of block b, as one i32 in every lane.
-                let pair = |k: usize| _mm256_set1_epi32(xv.add(16 * b + k).read_unaligned());
+                // Values 2k and 2k + 1 of block b, as one i32 in every lane (broadcast
+                // as f32 bits: `vbroadcastss` from memory takes no shuffle port, where
+                // LLVM made `set1_epi32` a move and a shuffle).
+                let pair = |k: usize| {
+                    _mm256_castps_si256(_mm256_broadcast_ss(&*(xv.add(16 * b + k) as *const f32)))
+                };
                 // Four partial sums (exact i32, so any grouping gives the same total):
                 // chains of 4 multiply-adds instead of 8, whose latency bounded q4_0.
                 let mut sum = [z; 4];
@@ -447,8 +451,10 @@ mod avx2 {
         assert_eq!(out.len(), GROUP * TOKENS);
         let (bs, bias, nb, _) = super::super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
         for x in &x[1..] {
-            // The other tokens' rows are as long (rows8_shape checked the first).
+            // The other tokens' rows are as long and as aligned (rows8_shape checked
+            // the first).
             assert!(x.d.len() == nb && x.v.len() >= 32 * nb && x.s.len() >= nb);
+            assert!((x.v.as_ptr() as usize).is_multiple_of(4));
         }
         let xv: [*const f32; TOKENS] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
         let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());

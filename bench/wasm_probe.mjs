@@ -1,0 +1,58 @@
+// Times the browser's kernels in V8 (node), from outside the wasm module
+// (runtime/examples/wasm_probe.rs), to find where the page's decode time goes:
+//   node bench/wasm_probe.mjs path/to/wasm_probe.wasm [model.slm]
+// With a model: the tok/s of 64 decode steps (run under `node --cpu-prof` to see where
+// they go).
+// Prints GB/s of weight bytes for q8_0 / q4_0 matvecs (streamed from memory, and
+// resident in cache), and µs per activation quantization and per attention pass.
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+const wasm = process.argv[2];
+const imports = {};
+const mod = new WebAssembly.Module(readFileSync(wasm));
+for (const i of WebAssembly.Module.imports(mod)) {
+  imports[i.module] ??= {};
+  imports[i.module][i.name] = () => { throw new Error(`import ${i.module}.${i.name} called`); };
+}
+const e = new WebAssembly.Instance(mod, imports).exports;
+// Best ms per call over `rounds` rounds of `k` calls (a single short call is below the
+// clock's resolution).
+const best = (f, k, rounds = 5) => {
+  let b = Infinity;
+  for (let r = 0; r < rounds; r++) {
+    const t = performance.now();
+    for (let i = 0; i < k; i++) f();
+    b = Math.min(b, (performance.now() - t) / k);
+  }
+  return b;
+};
+if (!process.argv[3]) {
+for (const [name, dt] of [['q8_0', 0], ['q4_0', 1]]) {
+  for (const [rows, cols] of [[1536, 576], [576, 1536]]) {
+    e.setup(dt, rows, cols, 1);
+    let bytes = 0;
+    const res = best(() => { bytes = e.matvec(); }, 400);
+    const one = bytes;
+    e.setup(dt, rows, cols, 160);
+    const str = best(() => { bytes = e.matvec(); }, 2);
+    console.log(`${name} ${rows}x${cols}: resident ${(one / res / 1e6).toFixed(2)} GB/s, streamed ${(bytes / str / 1e6).toFixed(2)} GB/s`);
+  }
+}
+e.setup(1, 16, 576, 1);
+console.log(`quantize 576: ${(best(() => e.quantize(), 10000) * 1e3).toFixed(2)} µs`);
+e.setup(2, 256, 64, 1);
+console.log(`attention 256 positions x 64: ${(best(() => e.attend(), 10000) * 1e3).toFixed(2)} µs`);
+}
+
+if (process.argv[3]) {
+  const file = readFileSync(process.argv[3]);
+  const p = e.alloc(file.length);
+  new Uint8Array(e.memory.buffer, p, file.length).set(file);
+  const rc = e.load_model();
+  if (rc) throw new Error(`load_model: ${rc}`);
+  e.decode(4);
+  const t = performance.now();
+  e.decode(256);
+  console.log(`decode: ${(256 / ((performance.now() - t) / 1e3)).toFixed(1)} tok/s (incl. an 8-token prefill)`);
+}

@@ -1,0 +1,162 @@
+//! Diagnostic for the browser's kernels: the `kernel_probe` matvec and quantize loops
+//! as a wasm module that node times from outside (wasm32-unknown-unknown has no clock).
+//! `bench/wasm_probe.mjs` builds and runs it beside the native `kernel_probe`.
+//!
+//! Also a whole model: `alloc(len)` a buffer for a `.slm` file's bytes, `load_model(ptr,
+//! len)`, then `decode(n)`: n single-token forward passes after an 8-token prefill (the
+//! shape of `slm bench`'s decode), so that `node --cpu-prof` shows where a decode step
+//! spends its time in V8.
+//!
+//! Exports: `setup(dtype, rows, cols, copies)` (dtype 0 = q8_0, 1 = q4_0, 2 = f32 attention
+//! rows: `rows` cached positions of `cols` floats), then `matvec()`, `quantize()` or
+//! `attend()`, each one pass over everything set up.
+use slm_runtime::format::layout::{parse_manifest, Header, HEADER_LEN};
+use slm_runtime::kernels::{self, Q8Act};
+use slm_runtime::model::weight::Weight;
+use slm_runtime::model::{Model, Scratch};
+use slm_runtime::parallel::Threads;
+use slm_runtime::quant::{self, DType};
+use std::cell::RefCell;
+
+#[derive(Default)]
+struct State {
+    ws: Vec<Weight>,
+    x: Vec<f32>,
+    y: Vec<f32>,
+    act: Q8Act,
+    keys: Vec<f32>,
+    scores: Vec<f32>,
+}
+
+thread_local! {
+    static S: RefCell<State> = RefCell::new(State::default());
+}
+
+#[no_mangle]
+pub extern "C" fn setup(dtype: u32, rows: usize, cols: usize, copies: usize) {
+    S.with(|s| {
+        let s = &mut *s.borrow_mut();
+        *s = State::default();
+        s.x = (0..cols)
+            .map(|i| ((i * 104729) % 2000) as f32 / 1000.0 - 1.0)
+            .collect();
+        if dtype == 2 {
+            s.keys = (0..rows * cols)
+                .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
+                .collect();
+            s.scores = vec![0.0; rows];
+            s.y = vec![0.0; cols];
+            return;
+        }
+        let dtype = if dtype == 0 { DType::Q8_0 } else { DType::Q4_0 };
+        let wf: Vec<f32> = (0..rows * cols)
+            .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
+            .collect();
+        let mut bytes = Vec::new();
+        quant::quantize(dtype, &wf, &mut bytes);
+        s.ws = (0..copies)
+            .map(|_| Weight::new(dtype, rows, cols, bytes.clone()).unwrap())
+            .collect();
+        s.y = vec![0.0; rows];
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn matvec() -> usize {
+    S.with(|s| {
+        let s = &mut *s.borrow_mut();
+        let one = Threads::one();
+        let mut bytes = 0;
+        for w in &s.ws {
+            w.matvec(&s.x, &mut s.y, &one);
+            bytes += w.bytes();
+        }
+        bytes
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn quantize() {
+    S.with(|s| {
+        let s = &mut *s.borrow_mut();
+        s.act.quantize(&s.x, s.x.len());
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn attend() {
+    S.with(|s| {
+        let s = &mut *s.borrow_mut();
+        let k = kernels::active();
+        let hd = s.x.len();
+        (k.dots_f32)(&s.x, &s.keys, hd, &mut s.scores);
+        (k.weighted_sum_f32)(&s.scores, &s.keys, hd, &mut s.y);
+    })
+}
+
+thread_local! {
+    static MODEL: RefCell<Option<(Vec<u8>, Option<Model>)>> = const { RefCell::new(None) };
+}
+
+/// A buffer of `len` bytes for the file, kept until `load_model`.
+#[no_mangle]
+pub extern "C" fn alloc(len: usize) -> *mut u8 {
+    MODEL.with(|m| {
+        let mut m = m.borrow_mut();
+        *m = Some((vec![0u8; len], None));
+        m.as_mut().unwrap().0.as_mut_ptr()
+    })
+}
+
+/// Parses the file in the `alloc` buffer and loads its model; 0 on success.
+#[no_mangle]
+pub extern "C" fn load_model() -> u32 {
+    MODEL.with(|m| {
+        let mut m = m.borrow_mut();
+        let (bytes, model) = m.as_mut().expect("alloc first");
+        let len = bytes.len() as u64;
+        let Ok(h) = Header::decode(&bytes[..HEADER_LEN as usize], Some(len)) else {
+            return 1;
+        };
+        let start = HEADER_LEN as usize;
+        let mb = &bytes[start..start + h.manifest_len as usize];
+        let data = h.data_offset() as usize;
+        let Ok(manifest) = parse_manifest(&h, mb, Some(len - data as u64)) else {
+            return 2;
+        };
+        let loaded = Model::load(&manifest, &mut |name| {
+            let t = manifest.tensor(name).expect("tensor");
+            let at = data + t.offset as usize;
+            Ok(bytes[at..at + t.length as usize].to_vec())
+        });
+        match loaded {
+            Ok(x) => {
+                *model = Some(x);
+                0
+            }
+            Err(_) => 3,
+        }
+    })
+}
+
+/// n decode steps after an 8-token prefill.
+#[no_mangle]
+pub extern "C" fn decode(n: usize) -> u32 {
+    MODEL.with(|m| {
+        let m = m.borrow();
+        let model = m
+            .as_ref()
+            .and_then(|m| m.1.as_ref())
+            .expect("load_model first");
+        let mut cache = model.new_cache(8 + n);
+        let mut s = Scratch::new(&model.cfg, 8 + n);
+        let prompt: Vec<u32> = (0..8).map(|i| 1000 + 7 * i).collect();
+        model.prefill(&prompt, &mut cache, &mut s).unwrap();
+        let mut tok = 0;
+        for _ in 0..n {
+            tok = slm_runtime::engine::argmax(&s.logits);
+            model.forward(tok, &mut cache, &mut s, true).unwrap();
+        }
+        tok
+    })
+}
