@@ -12,7 +12,7 @@
 //              (llama-bench tg128 starts from an empty context; here both engines decode
 //              at positions 128..255, which is what `slm bench` measures).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { SLM, PROMPT_TEXT, provenance, slmModel, summarize } from './common.mjs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,10 +29,19 @@ const PROMPT = Number(opt('--prompt', 128));
 const GEN = Number(opt('--gen', 128));
 const OUT = resolve(opt('--out', join(here, 'results')));
 const QUANTS = (opt('--quants', 'Q8_0,Q4_0')).split(',');
+const THREADS = Number(opt('--threads', 1));
+const BASE = THREADS === 1 ? 'native' : `native-${THREADS}t`;
+// The CPU's SIMD flags, recorded with every result (kernel paths depend on them).
+const cpuFlags = (() => {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
+    return line.split(':')[1].trim().split(/\s+/).filter((f) => /^(avx|amx|fma|f16c)/.test(f));
+  } catch { return []; }
+})();
 
 function runSlm(path) {
   const out = execFileSync(SLM, [
-    '--json', 'bench', path, '--prompt-tokens', String(PROMPT), '--gen-tokens', String(GEN), '--threads', '1',
+    '--json', 'bench', path, '--prompt-tokens', String(PROMPT), '--gen-tokens', String(GEN), '--threads', String(THREADS),
   ], { encoding: 'utf8' });
   const r = JSON.parse(out);
   return { prefill_tok_s: r.prefill_tok_s, decode_tok_s: r.decode_tok_s, raw: r };
@@ -40,12 +49,12 @@ function runSlm(path) {
 
 const llama = await getLlama({
   gpu: false, build: 'never', skipDownload: true, usePrebuiltBinaries: true,
-  maxThreads: 1, logLevel: LlamaLogLevel.error, progressLogs: false,
+  maxThreads: THREADS, logLevel: LlamaLogLevel.error, progressLogs: false,
 });
 
 async function runLlama(model) {
   const context = await model.createContext({
-    contextSize: 512, batchSize: 512, threads: { ideal: 1, min: 1 }, sequences: 1,
+    contextSize: 512, batchSize: 512, threads: { ideal: THREADS, min: THREADS }, sequences: 1,
   });
   try {
     const seq = context.getSequence();
@@ -71,9 +80,9 @@ async function runLlama(model) {
 const slmVersion = execFileSync(SLM, ['--version'], { encoding: 'utf8' }).trim();
 const results = {
   date: new Date().toISOString(),
-  machine: { cores: (await import('node:os')).cpus().length, cpu: (await import('node:os')).cpus()[0]?.model, loadavg_start: (await import('node:os')).loadavg() },
+  machine: { cores: (await import('node:os')).cpus().length, cpu: (await import('node:os')).cpus()[0]?.model, cpu_flags: cpuFlags, loadavg_start: (await import('node:os')).loadavg() },
   setup: {
-    threads: 1, prompt_tokens: PROMPT, gen_tokens: GEN, rounds: ROUNDS,
+    threads: THREADS, prompt_tokens: PROMPT, gen_tokens: GEN, rounds: ROUNDS,
     tinyrustlm: slmVersion, llama_cpp: `node-llama-cpp 3.21.1, prebuilt linux-x64 ${llama.gpu === false ? 'CPU' : llama.gpu} binaries (ggml ${llama.llamaCppRelease?.release ?? '?'}; CPU variant picked at load)`,
   },
   repo: provenance(REPO_DIR),
@@ -103,7 +112,7 @@ results.machine.loadavg_end = (await import('node:os')).loadavg();
 
 const f1 = (x) => x.toFixed(1);
 const f2 = (x) => x.toFixed(2);
-let md = `Native, 1 thread, SmolLM2-135M-Instruct, pp${PROMPT}/tg${GEN}, median of ${ROUNDS} alternated rounds (${results.date.slice(0, 10)})\n\n`;
+let md = `Native, ${THREADS} thread${THREADS === 1 ? '' : 's'}, SmolLM2-135M-Instruct, pp${PROMPT}/tg${GEN}, median of ${ROUNDS} alternated rounds (${results.date.slice(0, 10)}); ${results.machine.cpu} [${cpuFlags.join(' ')}]\n\n`;
 md += '| quant | TinyRustLM prefill | llama.cpp prefill | ratio | TinyRustLM decode | llama.cpp decode | ratio |\n';
 md += '|---|---:|---:|---:|---:|---:|---:|\n';
 for (const [q, r] of Object.entries(results.quants)) {
@@ -116,7 +125,7 @@ for (const [q, r] of Object.entries(results.quants)) {
 }
 md += `\n(tok/s; ratio = TinyRustLM / llama.cpp; load average ${results.machine.loadavg_start.map(f2).join(' ')} → ${results.machine.loadavg_end.map(f2).join(' ')})\n`;
 mkdirSync(OUT, { recursive: true });
-writeFileSync(join(OUT, 'native.json'), JSON.stringify(results, null, 2) + '\n');
-writeFileSync(join(OUT, 'native.md'), md);
+writeFileSync(join(OUT, `${BASE}.json`), JSON.stringify(results, null, 2) + '\n');
+writeFileSync(join(OUT, `${BASE}.md`), md);
 console.log(md);
 await llama.dispose();

@@ -34,7 +34,8 @@ fi
 (cd "$REPO" && CARGO_TARGET_DIR="$TINYRUSTLM_CACHE/target" flock "$LOCK" cargo build --release -p slm-cli)
 
 if [ "$what" = native ] || [ "$what" = all ]; then
-  node native.mjs "$@"
+  node native.mjs "$@"                # 1 thread: results/native.*
+  node native.mjs --threads 2 "$@"    # 2 threads: results/native-2t.*
 fi
 
 if [ "$what" = browser ] || [ "$what" = all ]; then
@@ -43,6 +44,6 @@ if [ "$what" = browser ] || [ "$what" = all ]; then
 fi
 
 echo
-for f in results/native.md results/browser.md; do
+for f in results/native.md results/native-2t.md results/browser.md; do
   if [ -f "$f" ]; then cat "$f"; echo; fi
 done

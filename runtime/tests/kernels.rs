@@ -439,12 +439,11 @@ fn simd_f16_conversion_is_exact_on_every_pattern() {
     }
 }
 
-/// `rows8_tokens` (one group of 8 rows, `TOKENS` tokens at once) gives each row's
+/// `rows8_tokens` (one group of 8 rows, the path's `tile_tokens` tokens at once) gives each row's
 /// scalar dot for each token, bit for bit, at both precisions, on every path that has
 /// it: the tokens must not share anything but the weights.
 #[test]
 fn token_tiles_match_scalar() {
-    use slm_runtime::kernels::TOKENS;
     let mut rng = Rng(11);
     let paths: Vec<_> = available()
         .into_iter()
@@ -457,14 +456,15 @@ fn token_tiles_match_scalar() {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     assert!(!paths.is_empty(), "simd128 has a token-tile kernel");
     for k in paths {
-        let tile = k.rows8_tokens.unwrap();
+        let (tile, tokens) = (k.rows8_tokens.unwrap(), k.tile_tokens);
+        assert!(tokens > 0, "{}: a tile kernel takes tokens", k.name);
         for (dtype, bits) in [DType::Q8_0, DType::Q4_0]
             .into_iter()
             .flat_map(|d| ACT_BITS.map(|b| (d, b)))
         {
             for cols in COLS {
                 // Four tokens of different magnitudes, quantized together.
-                let x: Vec<f32> = (0..TOKENS)
+                let x: Vec<f32> = (0..tokens)
                     .flat_map(|t| {
                         let s = [1.0, 1e-3, 40.0, 0.25][t % 4];
                         activation(&mut rng, cols).into_iter().map(move |v| v * s)
@@ -476,10 +476,10 @@ fn token_tiles_match_scalar() {
                     (0..8).map(|_| weight_row(&mut rng, dtype, cols)).collect();
                 let mut w = rows.concat();
                 slm_runtime::kernels::interleave8(dtype, &mut w, rows[0].len());
-                let xs = std::array::from_fn(|t| a.row(t));
-                let mut out = vec![f32::NAN; 8 * TOKENS];
+                let xs: Vec<_> = (0..tokens).map(|t| a.row(t)).collect();
+                let mut out = vec![f32::NAN; 8 * tokens];
                 tile(dtype, &w, &xs, &mut out);
-                for t in 0..TOKENS {
+                for t in 0..tokens {
                     for (r, row) in rows.iter().enumerate() {
                         let want = (SCALAR.qdot(dtype).unwrap())(row, &a.row(t));
                         let got = out[8 * t + r];

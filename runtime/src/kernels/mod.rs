@@ -501,13 +501,10 @@ pub type Rows8 = fn(DType, &[u8], &Q8Row, &mut [f32]);
 /// Rows per group of the interleaved layout.
 pub const GROUP: usize = 8;
 
-/// Tokens per `Rows8Tokens` call.
-pub const TOKENS: usize = 4;
-
-/// `(dtype, group, x, out)`: `Rows8` of one `interleave8` group of 8 rows for
-/// `TOKENS` tokens at once (prefill), token t's 8 results in out[8t..8t + 8]; bit for
-/// bit `Rows8`'s per token.
-pub type Rows8Tokens = fn(DType, &[u8], &[Q8Row; TOKENS], &mut [f32]);
+/// `(dtype, group, x, out)`: `Rows8` of one `interleave8` group of 8 rows for the
+/// path's `Kernels::tile_tokens` tokens at once (prefill; `x` holds exactly that many),
+/// token t's 8 results in out[8t..8t + 8]; bit for bit `Rows8`'s per token.
+pub type Rows8Tokens = fn(DType, &[u8], &[Q8Row], &mut [f32]);
 
 /// A `Rows8` call's shape, checked: (bytes per block, the offset q4_0's nibbles carry
 /// (8; q8_0's bytes are the weights: 0), blocks per row, bytes per group of 8 rows).
@@ -768,8 +765,10 @@ pub struct Kernels {
     pub gemm: Option<Gemm>,
     /// q8_0/q4_0 rows in the `interleave8` layout, 8 at a time, where a path has it.
     pub rows8: Option<Rows8>,
-    /// `rows8` for `TOKENS` tokens at once, where a path has it.
+    /// `rows8` for `tile_tokens` tokens at once, where a path has it.
     pub rows8_tokens: Option<Rows8Tokens>,
+    /// Tokens per `rows8_tokens` call (as many as the path's registers hold).
+    pub tile_tokens: usize,
     /// Whether `rows8` runs faster on a `Q8Row::spread` (it works without one too).
     pub rows8_spread: bool,
 }
@@ -800,6 +799,7 @@ pub static SCALAR: Kernels = Kernels {
     gemm: None,
     rows8: None,
     rows8_tokens: None,
+    tile_tokens: 0,
     rows8_spread: false,
 };
 

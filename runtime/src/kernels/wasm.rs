@@ -7,7 +7,7 @@
 //! bit-identical to the scalar path (and so to the x86 paths).
 
 use super::scalar::{f16_at, Lanes8};
-use super::{Kernels, Q8Row, GROUP, TOKENS};
+use super::{Kernels, Q8Row, GROUP};
 use crate::quant::DType;
 use core::arch::wasm32::*;
 
@@ -24,6 +24,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     gemm: None,
     rows8: Some(rows8),
     rows8_tokens: Some(rows8_tokens),
+    tile_tokens: TOKENS,
     rows8_spread: false,
 };
 
@@ -222,13 +223,17 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
     }
 }
 
+/// Tokens per `rows8_tokens` call: two accumulators per token, 8 tokens would spill
+/// V8's 16 xmm registers.
+const TOKENS: usize = 4;
+
 /// `rows8` for one group and `TOKENS` tokens at once (prefill): each chunk is loaded
 /// and widened once for all the tokens, and the group's scales converted once per
 /// block. Per token, the same exact block sums, the same d_w·d_x products (d_w as f32
 /// times d_x, lane by lane) and the same lane b % 8 accumulation and tree as `rows8`:
 /// the same bits.
-fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row; TOKENS], out: &mut [f32]) {
-    assert_eq!(out.len(), GROUP * TOKENS);
+fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+    assert!(x.len() == TOKENS && out.len() == GROUP * TOKENS);
     let (bs, bias, nb, group) = super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
     assert_eq!(w.len(), group);
     for x in &x[1..] {

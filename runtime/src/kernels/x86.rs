@@ -4,7 +4,7 @@
 //! one multiply (then one add, never an FMA): the integer sums stay exact and the
 //! reduction cost is shared. `rows8` takes 8 interleaved rows instead (`interleave8`).
 
-use super::{Kernels, Q8Row, TOKENS};
+use super::{Kernels, Q8Row};
 use crate::quant::DType;
 use std::arch::x86_64::*;
 
@@ -57,6 +57,7 @@ static AVX2: Kernels = Kernels {
     gemm: None,
     rows8: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
     rows8_tokens: Some(|d, w, x, out| unsafe { avx2::rows8_tokens(d, w, x, out) }),
+    tile_tokens: avx2::TILE_TOKENS,
     rows8_spread: false,
 };
 
@@ -67,6 +68,7 @@ static AVX_VNNI: Kernels = Kernels {
     dot_q4_1: |w, x| unsafe { vnni::dot_q4_1(w, x) },
     rows8: Some(|d, w, x, out| unsafe { vnni::rows8(d, w, x, out) }),
     rows8_tokens: Some(|d, w, x, out| unsafe { vnni::rows8_tokens(d, w, x, out) }),
+    tile_tokens: avx2::TILE_TOKENS,
     ..AVX2
 };
 
@@ -89,6 +91,7 @@ static AVX512: Kernels = Kernels {
     // `AMX`). No `rows8`, so that SLM_KERNEL=avx512 measures these dots on every matrix.
     rows8: None,
     rows8_tokens: None,
+    tile_tokens: 0,
     dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
     weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
@@ -425,14 +428,18 @@ mod avx2 {
         })
     }
 
+    /// Tokens per `rows8_tokens` call: 8 accumulators and the chunk's weights fit the
+    /// 16 ymm registers.
+    pub const TILE_TOKENS: usize = 8;
+
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub unsafe fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row; TOKENS], out: &mut [f32]) {
-        rows8_tokens_with(dtype, w, x, out, |acc, w, x| {
+    pub unsafe fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+        rows8_tokens_with::<TILE_TOKENS>(dtype, w, x, out, |acc, w, x| {
             _mm256_add_epi32(acc, _mm256_madd_epi16(w, x))
         })
     }
 
-    /// `rows8_with` for one group of 8 rows and `TOKENS` tokens at once (prefill): each
+    /// `rows8_with` for one group of 8 rows and `T` tokens at once (prefill): each
     /// chunk of weights is loaded and widened once and multiplied by every token's
     /// value pair, so the widening, the nibble split and the group's scales are shared
     /// by the tokens, and the tokens' sums are independent chains that keep the
@@ -440,15 +447,15 @@ mod avx2 {
     /// sums are the same exact integers and each block's f32 product is added into
     /// lane b % 8 and reduced by `rows8_finish`, as in `rows8_with`: the same bits.
     #[inline(always)]
-    pub(super) unsafe fn rows8_tokens_with(
+    pub(super) unsafe fn rows8_tokens_with<const T: usize>(
         dtype: DType,
         w: &[u8],
-        x: &[Q8Row; TOKENS],
+        x: &[Q8Row],
         out: &mut [f32],
         dp: impl Fn(__m256i, __m256i, __m256i) -> __m256i,
     ) {
         use super::super::GROUP;
-        assert_eq!(out.len(), GROUP * TOKENS);
+        assert!(x.len() == T && out.len() == GROUP * T);
         let (bs, bias, nb, _) = super::super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
         for x in &x[1..] {
             // The other tokens' rows are as long and as aligned (rows8_shape checked
@@ -456,9 +463,9 @@ mod avx2 {
             assert!(x.d.len() == nb && x.v.len() >= 32 * nb && x.s.len() >= nb);
             assert!((x.v.as_ptr() as usize).is_multiple_of(4));
         }
-        let xv: [*const f32; TOKENS] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
+        let xv: [*const f32; T] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
         let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
-        let mut acc = [[_mm256_setzero_ps(); 8]; TOKENS];
+        let mut acc = [[_mm256_setzero_ps(); 8]; T];
         for (b, k) in (0..nb).zip((0..8).cycle()) {
             let p = w.as_ptr().add(b * GROUP * bs);
             let chunk = |c: usize| _mm_loadu_si128(p.add(16 + 16 * c) as *const __m128i);
@@ -467,14 +474,13 @@ mod avx2 {
             let pair = |t: usize, k: usize| {
                 _mm256_castps_si256(_mm256_broadcast_ss(&*xv[t].add(16 * b + k)))
             };
-            let mut sum = [[z; 2]; TOKENS];
+            // One exact i32 sum per token (any grouping gives the same integers).
+            let mut sum = [z; T];
             if bias == 0 {
-                for c in (0..16).step_by(2) {
-                    for j in 0..2 {
-                        let wc = _mm256_cvtepi8_epi16(chunk(c + j));
-                        for (t, s) in sum.iter_mut().enumerate() {
-                            s[j] = dp(s[j], wc, pair(t, c + j));
-                        }
+                for c in 0..16 {
+                    let wc = _mm256_cvtepi8_epi16(chunk(c));
+                    for (t, s) in sum.iter_mut().enumerate() {
+                        *s = dp(*s, wc, pair(t, c));
                     }
                 }
             } else {
@@ -484,20 +490,13 @@ mod avx2 {
                     let q = _mm256_cvtepu8_epi16(chunk(c));
                     let (lo, hi) = (_mm256_and_si256(q, nib), _mm256_srli_epi16::<4>(q));
                     for (t, s) in sum.iter_mut().enumerate() {
-                        s[0] = dp(s[0], lo, pair(t, c));
-                        s[1] = dp(s[1], hi, pair(t, c + 8));
+                        *s = dp(*s, lo, pair(t, c));
+                        *s = dp(*s, hi, pair(t, c + 8));
                     }
                 }
             }
-            for (t, s) in sum.iter().enumerate() {
-                rows8_add_block(
-                    _mm256_add_epi32(s[0], s[1]),
-                    p,
-                    &x[t],
-                    b,
-                    bias,
-                    &mut acc[t][k],
-                );
+            for (t, &s) in sum.iter().enumerate() {
+                rows8_add_block(s, p, &x[t], b, bias, &mut acc[t][k]);
             }
         }
         for (a, o) in acc.iter().zip(out.chunks_exact_mut(GROUP)) {
@@ -965,10 +964,14 @@ mod vnni {
     }
 
     #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
-    pub unsafe fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row; TOKENS], out: &mut [f32]) {
-        super::avx2::rows8_tokens_with(dtype, w, x, out, |acc, w, x| {
-            _mm256_dpwssd_avx_epi32(acc, w, x)
-        })
+    pub unsafe fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+        super::avx2::rows8_tokens_with::<{ super::avx2::TILE_TOKENS }>(
+            dtype,
+            w,
+            x,
+            out,
+            |acc, w, x| _mm256_dpwssd_avx_epi32(acc, w, x),
+        )
     }
 
     /// `avx2::mul2` with the second half's products added by `vpdpwssd` (the same

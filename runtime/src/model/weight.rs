@@ -1,7 +1,7 @@
 //! A weight matrix in its stored type, with the row-dot kernels it needs.
 
 use crate::error::{Result, SlmError};
-use crate::kernels::{self, Band, Q8Act, Q8Row, GROUP, TOKENS};
+use crate::kernels::{self, Band, Q8Act, Q8Row, GROUP};
 use crate::model::pages::Pages;
 use crate::parallel::Threads;
 use crate::quant::{self, DType, QK};
@@ -197,23 +197,26 @@ impl Weight {
             if let (WeightData::Blocks(b), true) = (&self.data, self.interleaved) {
                 // Group by group, every token: the group's bytes stay in cache.
                 let rows8 = k.rows8.expect("interleaved only where rows8 exists");
-                // Tokens in fours where the path has a kernel for that.
-                let (x4, fours) = match k.rows8_tokens {
-                    Some(x4) => (x4, n / TOKENS),
+                // Tokens in tiles where the path has a kernel for that.
+                let (tile, per) = match k.rows8_tokens {
+                    Some(f) => (f, k.tile_tokens),
                     None => (rows8_tokens_none as kernels::Rows8Tokens, 0),
                 };
-                let mut four = [0f32; GROUP * TOKENS];
+                let tiled = n.checked_div(per).map_or(0, |q| q * per);
+                let mut xs: Vec<Q8Row> = Vec::with_capacity(per);
+                let mut res = vec![0f32; GROUP * per];
                 for i in (done..rows).step_by(GROUP) {
                     let r = first + i;
                     let w = &b[r * self.row_bytes..(r + GROUP) * self.row_bytes];
-                    for t in (0..fours * TOKENS).step_by(TOKENS) {
-                        let xs = std::array::from_fn(|j| act.row(t + j));
-                        x4(self.dtype, w, &xs, &mut four);
-                        for (j, o) in four.chunks_exact(GROUP).enumerate() {
+                    for t in (0..tiled).step_by(per.max(1)) {
+                        xs.clear();
+                        xs.extend((t..t + per).map(|j| act.row(j)));
+                        tile(self.dtype, w, &xs, &mut res);
+                        for (j, o) in res.chunks_exact(GROUP).enumerate() {
                             out.span(t + j, i, GROUP).copy_from_slice(o);
                         }
                     }
-                    for t in fours * TOKENS..n {
+                    for t in tiled..n {
                         rows8(self.dtype, w, &act.row(t), out.span(t, i, GROUP));
                     }
                 }
@@ -263,9 +266,9 @@ impl Weight {
     }
 }
 
-/// The `Rows8Tokens` that a path without one stands on: never called (no fours).
-fn rows8_tokens_none(_: DType, _: &[u8], _: &[Q8Row; TOKENS], _: &mut [f32]) {
-    unreachable!("called only for whole fours, which a path without the kernel has none of")
+/// The `Rows8Tokens` that a path without one stands on: never called (no tiles).
+fn rows8_tokens_none(_: DType, _: &[u8], _: &[Q8Row], _: &mut [f32]) {
+    unreachable!("called only for whole tiles, which a path without the kernel has none of")
 }
 
 /// Per-thread buffers of the products, reused so that neither decode nor prefill
