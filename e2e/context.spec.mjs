@@ -50,3 +50,23 @@ test('Stop ends a generation mid-stream and keeps the partial reply', async ({ p
   await expect(page.locator('.msg.assistant .content').last()).not.toBeEmpty();
   await shot(page, '09-stopped');
 });
+
+test('a long prompt shows prefill progress, and Stop ends the turn before its first token', async ({ page }) => {
+  await open(page);
+  await pickFile(page);
+  await greedy(page, 16);
+  // Several hundred tokens: many 32-token parts, each posted as progress.
+  const long = 'The river runs past the mill, the mill turns the stone, the stone grinds the grain. '.repeat(30);
+  await page.getByRole('textbox', { name: 'Message' }).fill(long);
+  await page.getByRole('button', { name: 'Send' }).click();
+  const progress = page.getByTestId('prefill');
+  await expect(progress).toContainText(/Reading the prompt: \d+ of \d+ tokens/, { timeout: 60_000 });
+  const [, done, total] = (await progress.textContent()).match(/(\d+) of (\d+)/).map(Number);
+  expect(total).toBeGreaterThan(500);
+  expect(done).toBeLessThan(total);
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.getByTestId('stop-reason')).toHaveText('Stop reason: aborted');
+  await expect(progress).toHaveCount(0);
+  // Stopped while reading: no token was generated.
+  await expect(page.locator('.token-row')).toHaveCount(0);
+});

@@ -133,6 +133,13 @@ pub enum Event {
         reused: usize,
         capacity: usize,
     },
+    /// Prompt tokens prefilled so far, of `total` (without a reused prefix): posted
+    /// after every part (`engine::PREFILL_STEP` tokens), so the page shows progress
+    /// and Stop takes effect within one part.
+    Prefill {
+        done: usize,
+        total: usize,
+    },
     Token {
         id: u32,
         piece: String,

@@ -328,18 +328,19 @@ impl Engine {
         opts: &GenerateOptions,
         on_text: &mut dyn FnMut(&str, &StepTrace),
     ) -> Result<Generation> {
-        let mut d = self.start(cache, s, ids, opts)?;
+        let mut d = self.start(cache, ids, opts)?;
         while !d.step(cache, s, on_text) {}
         Ok(d.finish(on_text))
     }
 
-    /// Prefill what `cache` lacks of `ids` and return the generation, ready to step. An
-    /// event loop (the browser worker) drives `Decoding::step` itself so that it can
-    /// yield between tokens; `continue_from` is the blocking loop.
+    /// Check that `ids` fit and return the generation, ready to step: the first steps
+    /// prefill what `cache` lacks of `ids`, `PREFILL_STEP` tokens each, then each step
+    /// decodes a token. An event loop (the browser worker) drives `Decoding::step`
+    /// itself, so that it can show prefill progress, stop between parts and yield
+    /// between tokens; `continue_from` is the blocking loop.
     pub fn start(
         &self,
-        cache: &mut KvCache,
-        s: &mut Scratch,
+        cache: &KvCache,
         ids: &[u32],
         opts: &GenerateOptions,
     ) -> Result<Decoding<'_>> {
@@ -353,8 +354,6 @@ impl Engine {
         let mut sampler = Sampler::new(opts.sampler.clone())?;
         sampler.record = opts.trace;
         sampler.greedy_candidates = opts.trace || opts.candidates;
-        let t0 = now_ms();
-        self.model.prefill(&ids[reused..], cache, s)?;
         Ok(Decoding {
             engine: self,
             stream: TextStream::new(opts.stop_strings.clone()),
@@ -366,8 +365,9 @@ impl Engine {
             out: Vec::new(),
             text: String::new(),
             steps: Vec::new(),
-            t0,
-            t1: now_ms(),
+            t0: now_ms(),
+            t1: None,
+            prefilled: reused,
             stop: None,
         })
     }
@@ -392,12 +392,21 @@ pub struct Decoding<'e> {
     text: String,
     steps: Vec<StepTrace>,
     t0: f64,
-    t1: f64,
+    /// When the prefill ended.
+    t1: Option<f64>,
+    /// The prompt is in the cache up to here (`prompt_len` once prefilled).
+    prefilled: usize,
     stop: Option<(StopReason, serde_json::Value)>,
 }
 
+/// Prompt tokens per prefill step of a `Decoding`: small enough that a page shows
+/// progress and can stop within a fraction of a second, large enough that the batched
+/// products keep their speed (each weight is read once per part).
+pub const PREFILL_STEP: usize = 32;
+
 impl Decoding<'_> {
-    /// One decode step. `on_text` gets the newly showable text with the step's record
+    /// One step: a part of the prompt while it is not all in the cache (no text), then
+    /// one token. `on_text` gets the newly showable text with the step's record
     /// (possibly empty text: a partial character or a possible stop-string prefix).
     /// Returns true once generation has stopped; further calls do nothing.
     pub fn step(
@@ -412,6 +421,11 @@ impl Decoding<'_> {
         self.stop.is_some()
     }
 
+    /// Prompt tokens prefilled so far and in all (both without a reused prefix).
+    pub fn prefill_progress(&self) -> (usize, usize) {
+        (self.prefilled - self.reused, self.prompt_len - self.reused)
+    }
+
     fn advance(
         &mut self,
         cache: &mut KvCache,
@@ -419,17 +433,36 @@ impl Decoding<'_> {
         on_text: &mut dyn FnMut(&str, &StepTrace),
     ) -> Option<(StopReason, serde_json::Value)> {
         use serde_json::json;
-        let max = self.opts.max_tokens;
-        if self.out.len() >= max {
-            return Some((StopReason::MaxTokens, json!({"max_tokens": max})));
-        }
         if self
             .opts
             .abort
             .as_ref()
             .is_some_and(|a| a.load(std::sync::atomic::Ordering::Relaxed))
         {
-            return Some((StopReason::Aborted, json!({"after_tokens": self.out.len()})));
+            let (done, of) = self.prefill_progress();
+            let mut detail = json!({"after_tokens": self.out.len()});
+            if done < of {
+                detail["prefilled"] = json!(done);
+                detail["prompt_tokens"] = json!(of);
+            }
+            return Some((StopReason::Aborted, detail));
+        }
+        if self.prefilled < self.prompt_len {
+            let end = (self.prefilled + PREFILL_STEP).min(self.prompt_len);
+            let part = &self.context[self.prefilled..end];
+            let last = end == self.prompt_len;
+            if let Err(e) = self.engine.model.prefill_part(part, cache, s, last) {
+                return Some((StopReason::Error, json!({"message": e.to_string()})));
+            }
+            self.prefilled = end;
+            if last {
+                self.t1 = Some(now_ms());
+            }
+            return None;
+        }
+        let max = self.opts.max_tokens;
+        if self.out.len() >= max {
+            return Some((StopReason::MaxTokens, json!({"max_tokens": max})));
         }
         let text_side = &self.engine.text;
         let step = self.sampler.sample(&s.logits, &self.context);
@@ -504,14 +537,16 @@ impl Decoding<'_> {
         // ends with U+FFFD from the lossy decode: the text, like the stream, drops it.
         text.truncate(text.trim_end_matches('\u{FFFD}').len());
         let t2 = now_ms();
+        // Stopped during the prefill: it ended then.
+        let t1 = self.t1.unwrap_or(t2);
         let rate = |n: usize, ms: f64| if ms > 0.0 { n as f64 * 1e3 / ms } else { 0.0 };
-        let prefilled = self.prompt_len - self.reused;
+        let prefilled = self.prefilled - self.reused;
         Generation {
             timings: Timings {
-                prefill_ms: self.t1 - self.t0,
-                decode_ms: t2 - self.t1,
-                prefill_tok_s: rate(prefilled, self.t1 - self.t0),
-                decode_tok_s: rate(self.out.len(), t2 - self.t1),
+                prefill_ms: t1 - self.t0,
+                decode_ms: t2 - t1,
+                prefill_tok_s: rate(prefilled, t1 - self.t0),
+                decode_tok_s: rate(self.out.len(), t2 - t1),
             },
             ids: self.out,
             text,

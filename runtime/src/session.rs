@@ -176,21 +176,23 @@ impl<'e> Session<'e> {
         self.cache.truncate(common);
         self.context.truncate(common);
         let engine: &'e Engine = self.engine;
-        match engine.start(&mut self.cache, &mut self.scratch, &ids, opts) {
+        match engine.start(&self.cache, &ids, opts) {
             Ok(decoding) => Ok(PendingTurn {
                 decoding,
                 ids,
                 divergence,
             }),
             Err(e) => {
-                // The cache may hold part of a failed prefill: forget it rather than trust it.
+                // Refused before any compute; the truncated cache no longer matches the
+                // transcript's ids, so start the context afresh.
                 self.reset_context();
                 Err(e)
             }
         }
     }
 
-    /// One decode step of a pending turn; true once it has stopped.
+    /// One step of a pending turn (a part of the prompt, or one token); true once it
+    /// has stopped.
     pub fn step(
         &mut self,
         p: &mut PendingTurn<'e>,
@@ -230,6 +232,11 @@ pub struct PendingTurn<'e> {
 impl PendingTurn<'_> {
     pub fn prompt_ids(&self) -> &[u32] {
         &self.ids
+    }
+
+    /// Prompt tokens prefilled so far and to prefill in all (`Decoding::prefill_progress`).
+    pub fn prefill_progress(&self) -> (usize, usize) {
+        self.decoding.prefill_progress()
     }
 }
 

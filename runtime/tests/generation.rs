@@ -280,3 +280,74 @@ fn abort_ends_with_its_own_reason_and_keeps_the_text() {
     assert_eq!(g.ids.len(), 3);
     assert_eq!(g.text, eng.text.tokenizer.decode(&g.ids, true).unwrap());
 }
+
+/// The prompt goes in as parts of `PREFILL_STEP` tokens, one per step, with progress
+/// after each; the logits at the end are bit for bit those of a whole-prompt prefill.
+/// Stopped during the prefill, the turn ends as aborted, naming how far it got, and
+/// the session keeps what was prefilled as a reusable prefix.
+#[test]
+fn prefill_runs_in_parts_with_progress_and_can_be_stopped() {
+    use slm_runtime::engine::PREFILL_STEP;
+    use slm_runtime::session::Session;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let eng = engine();
+    let long = "Tell me about rivers, lakes and the sea. ".repeat(8);
+    let ids = prompt(&eng, &long);
+    assert!(ids.len() > 2 * PREFILL_STEP, "{} tokens", ids.len());
+    let whole = eng.first_logits(&ids).unwrap();
+    let opts = GenerateOptions::greedy(2);
+
+    // Stepping by hand: progress after every part.
+    let mut chat = Session::new(&eng, 2048);
+    chat.messages
+        .push(serde_json::json!({"role": "user", "content": long}));
+    let mut p = chat.begin_reply(&opts, NOW).unwrap();
+    let n = p.prompt_ids().len();
+    assert_eq!(p.prompt_ids(), &ids[..]);
+    let mut seen = vec![];
+    while p.prefill_progress().0 < n {
+        assert!(!chat.step(&mut p, &mut |_, _| panic!("no text while prefilling")));
+        seen.push(p.prefill_progress().0);
+    }
+    let want: Vec<usize> = (1..=n.div_ceil(PREFILL_STEP))
+        .map(|i| (i * PREFILL_STEP).min(n))
+        .collect();
+    assert_eq!(seen, want);
+    let t = chat.finish(p, &mut |_, _| {});
+    assert_eq!(t.generation.stop_reason, StopReason::Aborted);
+    assert_eq!(chat.kv_len(), n, "the whole prompt stays as a prefix");
+
+    // The same logits as one whole prefill, bit for bit.
+    let m = &eng.model;
+    let mut cache = m.new_cache(ids.len());
+    let mut s = slm_runtime::model::Scratch::new(&m.cfg, ids.len());
+    let parts: Vec<&[u32]> = ids.chunks(PREFILL_STEP).collect();
+    for (i, part) in parts.iter().enumerate() {
+        m.prefill_part(part, &mut cache, &mut s, i + 1 == parts.len())
+            .unwrap();
+    }
+    assert_eq!(cache.len, ids.len());
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&s.logits), bits(&whole));
+
+    // Stopped after the first part.
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut opts = GenerateOptions::greedy(8);
+    opts.abort = Some(flag.clone());
+    let mut chat = Session::new(&eng, 2048);
+    chat.messages
+        .push(serde_json::json!({"role": "user", "content": long}));
+    let mut p = chat.begin_reply(&opts, NOW).unwrap();
+    assert!(!chat.step(&mut p, &mut |_, _| {}));
+    flag.store(true, Ordering::Relaxed);
+    assert!(chat.step(&mut p, &mut |_, _| {}));
+    let t = chat.finish(p, &mut |_, _| {});
+    let g = &t.generation;
+    assert_eq!(g.stop_reason, StopReason::Aborted);
+    assert_eq!(g.stop_detail["prefilled"], PREFILL_STEP);
+    assert_eq!(g.stop_detail["prompt_tokens"], n);
+    assert_eq!(g.prefilled_tokens, PREFILL_STEP);
+    assert!(g.ids.is_empty());
+    assert_eq!(chat.kv_len(), PREFILL_STEP);
+}

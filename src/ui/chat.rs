@@ -97,6 +97,12 @@ pub fn ChatPanel() -> impl IntoView {
                 }
             }).collect_view()}
         </ol>
+        {move || state.prefill.get().map(|(done, total)| view! {
+            <p class="prefill" role="status" data-testid="prefill">
+                {format!("Reading the prompt: {done} of {total} tokens")}
+                <progress max=total.to_string() value=done.to_string()></progress>
+            </p>
+        })}
         <div class="composer">
             <textarea aria-label="Message" rows="3" placeholder="Message (Enter sends, Shift+Enter adds a line)"
                 prop:value=move || text.get()

@@ -94,6 +94,8 @@ pub struct State {
     pub tokens: RwSignal<Vec<TokenRow>>,
     pub prompt: RwSignal<Option<PromptView>>,
     pub kv: RwSignal<(usize, usize)>,
+    /// Prompt tokens prefilled and in all, while a turn reads its prompt.
+    pub prefill: RwSignal<Option<(usize, usize)>>,
     pub stats: RwSignal<Option<TurnStats>>,
     pub divergence: RwSignal<Option<Value>>,
     pub notice: RwSignal<Option<String>>,
@@ -130,6 +132,7 @@ impl State {
             tokens: RwSignal::new(vec![]),
             prompt: RwSignal::new(None),
             kv: RwSignal::new((0, 0)),
+            prefill: RwSignal::new(None),
             stats: RwSignal::new(None),
             divergence: RwSignal::new(None),
             notice: RwSignal::new(None),
@@ -240,6 +243,8 @@ impl State {
                 capacity,
             } => {
                 self.kv.set((reused, capacity));
+                let total = ids.len().saturating_sub(reused);
+                self.prefill.set((total > 0).then_some((0, total)));
                 self.prompt.set(Some(PromptView {
                     rendered,
                     sha256,
@@ -247,6 +252,9 @@ impl State {
                     pieces,
                     reused,
                 }));
+            }
+            Event::Prefill { done, total } => {
+                self.prefill.set((done < total).then_some((done, total)));
             }
             Event::Token {
                 id,
@@ -257,6 +265,7 @@ impl State {
                 top,
                 kv_len,
             } => {
+                self.prefill.set(None);
                 if !text.is_empty() {
                     self.transcript.update(|t| {
                         if let Some(m) = t.last_mut() {
@@ -296,6 +305,7 @@ impl State {
                 memory_bytes,
             } => {
                 self.generating.set(false);
+                self.prefill.set(None);
                 self.transcript.update(|t| {
                     if let Some(m) = t.last_mut() {
                         m.content = text;

@@ -428,7 +428,12 @@ async fn turn(
         pending.borrow_mut().push(token_event(engine, text, step));
     };
     loop {
+        let prefilling = p.prefill_progress();
         let done = session.step(&mut p, &mut on_text);
+        let (now, total) = p.prefill_progress();
+        if prefilling.0 < prefilling.1 && now > prefilling.0 {
+            post(Event::Prefill { done: now, total });
+        }
         let kv = session.kv_len();
         for mut ev in pending.borrow_mut().drain(..) {
             if let Event::Token { kv_len, .. } = &mut ev {

@@ -374,10 +374,25 @@ impl Model {
     /// Prefill `tokens` after whatever the cache holds; logits of the last one in
     /// `s.logits`. Runs in batches so each weight is read once per batch.
     pub fn prefill(&self, tokens: &[u32], cache: &mut KvCache, s: &mut Scratch) -> Result<()> {
+        self.prefill_part(tokens, cache, s, true)
+    }
+
+    /// Part of a prompt: `tokens` after whatever the cache holds, with the logits of the
+    /// last one in `s.logits` only if `last` (the lm head is a decode step's worth of
+    /// work, wasted on a part that is not the end). A prompt fed in parts leaves the
+    /// same cache and logits as fed whole: each position's arithmetic does not depend
+    /// on the batch it runs in.
+    pub fn prefill_part(
+        &self,
+        tokens: &[u32],
+        cache: &mut KvCache,
+        s: &mut Scratch,
+        last: bool,
+    ) -> Result<()> {
         self.check_room(tokens, cache)?;
         let n = tokens.len().div_ceil(s.batch);
         for (i, chunk) in tokens.chunks(s.batch).enumerate() {
-            self.forward_batch(chunk, cache, s, i + 1 == n)?;
+            self.forward_batch(chunk, cache, s, last && i + 1 == n)?;
         }
         Ok(())
     }
