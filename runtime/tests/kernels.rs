@@ -396,8 +396,9 @@ fn interleaved_rows_match_scalar() {
     let mut rng = Rng(7);
     for k in available().into_iter().filter(|k| k.rows8.is_some()) {
         let rows8 = k.rows8.unwrap();
-        for (dtype, bits) in [DType::Q8_0, DType::Q4_0]
+        for (dtype, bits) in [DType::Q8_0, DType::Q4_0, DType::Q4_1]
             .into_iter()
+            .filter(|&d| k.interleaves(d))
             .flat_map(|d| ACT_BITS.map(|b| (d, b)))
         {
             for cols in COLS {
@@ -458,8 +459,9 @@ fn token_tiles_match_scalar() {
     for k in paths {
         let (tile, tokens) = (k.rows8_tokens.unwrap(), k.tile_tokens);
         assert!(tokens > 0, "{}: a tile kernel takes tokens", k.name);
-        for (dtype, bits) in [DType::Q8_0, DType::Q4_0]
+        for (dtype, bits) in [DType::Q8_0, DType::Q4_0, DType::Q4_1]
             .into_iter()
+            .filter(|&d| k.interleaves(d))
             .flat_map(|d| ACT_BITS.map(|b| (d, b)))
         {
             for cols in COLS {

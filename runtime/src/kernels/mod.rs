@@ -536,7 +536,21 @@ pub(crate) fn rows8_shape(
 
 /// Whether `interleave8` applies to this type.
 pub fn interleaves(dtype: DType) -> bool {
-    matches!(dtype, DType::Q8_0 | DType::Q4_0)
+    matches!(dtype, DType::Q8_0 | DType::Q4_0 | DType::Q4_1)
+}
+
+/// How a `Rows8` kernel reads one interleaved block of 8 rows of `dtype`: (whether the
+/// payload is nibbles, where its 16-byte chunks start, whether the block has q4_1's
+/// per-row offsets m). `interleave8` moves the payload after the 2-byte scale pair by
+/// pair, so q4_1's m (its first payload pair) becomes one chunk of the 8 rows' m,
+/// right after their scales, and its nibbles follow.
+pub fn rows8_layout(dtype: DType) -> (bool, usize, bool) {
+    match dtype {
+        DType::Q8_0 => (false, 2 * GROUP, false),
+        DType::Q4_0 => (true, 2 * GROUP, false),
+        DType::Q4_1 => (true, 4 * GROUP, true),
+        _ => unreachable!("rows8_shape admits only interleaved types"),
+    }
 }
 
 /// Rewrites whole groups of 8 rows of q8_0/q4_0 (`row_bytes` each) in place into the
@@ -769,11 +783,18 @@ pub struct Kernels {
     pub rows8_tokens: Option<Rows8Tokens>,
     /// Tokens per `rows8_tokens` call (as many as the path's registers hold).
     pub tile_tokens: usize,
+    /// Whether `rows8` (and `rows8_tokens`) take q4_1 too; q8_0 and q4_0 they always take.
+    pub rows8_q4_1: bool,
     /// Whether `rows8` runs faster on a `Q8Row::spread` (it works without one too).
     pub rows8_spread: bool,
 }
 
 impl Kernels {
+    /// Whether weights of `dtype` are laid out in `interleave8` groups for this path.
+    pub fn interleaves(&self, dtype: DType) -> bool {
+        self.rows8.is_some() && interleaves(dtype) && (dtype != DType::Q4_1 || self.rows8_q4_1)
+    }
+
     /// The kernel for a weight type whose activations are quantized, or None for
     /// f32/f16 (which take f32 activations).
     pub fn qdot(&self, dtype: DType) -> Option<QDot> {
@@ -800,6 +821,7 @@ pub static SCALAR: Kernels = Kernels {
     rows8: None,
     rows8_tokens: None,
     tile_tokens: 0,
+    rows8_q4_1: false,
     rows8_spread: false,
 };
 

@@ -25,6 +25,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     rows8: Some(rows8),
     rows8_tokens: Some(rows8_tokens),
     tile_tokens: TOKENS,
+    rows8_q4_1: true,
     rows8_spread: false,
 };
 
@@ -176,9 +177,12 @@ fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
 /// for 4 rows at a time, and its `reduce8` tree.
 fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
     let (bs, bias, nb, group) = super::rows8_shape(dtype, w, x, out);
+    let (nibbled, at, offsets) = super::rows8_layout(dtype);
     for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
-        // [block b % 8][rows 0..4, rows 4..8]
+        // [block b % 8][rows 0..4, rows 4..8]; q4_1's offset terms apart, as in the
+        // scalar dot.
         let mut acc = [[f32x4_splat(0.0); 2]; 8];
+        let mut accm = [[f32x4_splat(0.0); 2]; 8];
         for b in 0..nb {
             let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
             let pair = |k: usize| pair_at(x.v, 32 * b + 2 * k);
@@ -188,13 +192,13 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
                 lo = i32x4_add(lo, i32x4_dot_i16x8(wl, xp));
                 hi = i32x4_add(hi, i32x4_dot_i16x8(wh, xp));
             };
-            if bias == 0 {
+            if !nibbled {
                 for c in 0..16 {
-                    add(widen(load(blk, 16 + 16 * c)), pair(c));
+                    add(widen(load(blk, at + 16 * c)), pair(c));
                 }
             } else {
                 for c in 0..8 {
-                    let [lo_nib, hi_nib] = nibbles(load(blk, 16 + 16 * c));
+                    let [lo_nib, hi_nib] = nibbles(load(blk, at + 16 * c));
                     add(lo_nib, pair(c));
                     add(hi_nib, pair(c + 8));
                 }
@@ -210,16 +214,43 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
             let a = &mut acc[b % 8];
             a[0] = f32x4_add(a[0], f32x4_mul(f32x4_convert_i32x4(lo), f32x4_mul(dw0, dx)));
             a[1] = f32x4_add(a[1], f32x4_mul(f32x4_convert_i32x4(hi), f32x4_mul(dw4, dx)));
+            if offsets {
+                add_offset(&mut accm[b % 8], blk, x, b);
+            }
         }
-        for (h, o) in o.chunks_exact_mut(4).enumerate() {
-            let l = |k: usize| acc[k][h];
-            let v = f32x4_add(
-                f32x4_add(f32x4_add(l(0), l(4)), f32x4_add(l(1), l(5))),
-                f32x4_add(f32x4_add(l(2), l(6)), f32x4_add(l(3), l(7))),
-            );
-            // Safety: o holds 4 floats; stores are unaligned-safe.
-            unsafe { v128_store(o.as_mut_ptr() as *mut v128, v) };
+        store_rows(&acc, offsets.then_some(&accm), o);
+    }
+}
+
+/// q4_1's offset term of block b for 8 rows, Σx · (m · d_x), into its lanes (the rows'
+/// m follow their scales in the block).
+#[inline]
+fn add_offset(a: &mut [v128; 2], blk: &[u8], x: &Q8Row, b: usize) {
+    let dx = f32x4_splat(x.d[b]);
+    let sx = f32x4_splat(x.s[b] as f32);
+    let [m0, m4] = f16x8_at(blk, 2 * GROUP);
+    a[0] = f32x4_add(a[0], f32x4_mul(sx, f32x4_mul(m0, dx)));
+    a[1] = f32x4_add(a[1], f32x4_mul(sx, f32x4_mul(m4, dx)));
+}
+
+/// 8 rows' results: `reduce8`'s tree over the lanes of `acc`, plus that of `accm`
+/// where there are offset terms (the scalar dot's s.finish() + sm.finish()).
+#[inline]
+fn store_rows(acc: &[[v128; 2]; 8], accm: Option<&[[v128; 2]; 8]>, o: &mut [f32]) {
+    let tree = |acc: &[[v128; 2]; 8], h: usize| {
+        let l = |k: usize| acc[k][h];
+        f32x4_add(
+            f32x4_add(f32x4_add(l(0), l(4)), f32x4_add(l(1), l(5))),
+            f32x4_add(f32x4_add(l(2), l(6)), f32x4_add(l(3), l(7))),
+        )
+    };
+    for (h, o) in o.chunks_exact_mut(4).enumerate() {
+        let mut v = tree(acc, h);
+        if let Some(m) = accm {
+            v = f32x4_add(v, tree(m, h));
         }
+        // Safety: o holds 4 floats; stores are unaligned-safe.
+        unsafe { v128_store(o.as_mut_ptr() as *mut v128, v) };
     }
 }
 
@@ -235,12 +266,14 @@ const TOKENS: usize = 4;
 fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
     assert!(x.len() == TOKENS && out.len() == GROUP * TOKENS);
     let (bs, bias, nb, group) = super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
+    let (nibbled, at, offsets) = super::rows8_layout(dtype);
     assert_eq!(w.len(), group);
     for x in &x[1..] {
         assert!(x.d.len() == nb && x.v.len() >= 32 * nb && x.s.len() >= nb);
     }
     // [token][block b % 8][rows 0..4, rows 4..8]
     let mut acc = [[[f32x4_splat(0.0); 2]; 8]; TOKENS];
+    let mut accm = [[[f32x4_splat(0.0); 2]; 8]; TOKENS];
     for b in 0..nb {
         let blk = &w[b * GROUP * bs..(b + 1) * GROUP * bs];
         // Values 2k and 2k + 1 of token t's block b as one i32 (little-endian), splat.
@@ -254,13 +287,13 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
                 s[1] = i32x4_add(s[1], i32x4_dot_i16x8(wh, xp));
             }
         };
-        if bias == 0 {
+        if !nibbled {
             for c in 0..16 {
-                add(widen(load(blk, 16 + 16 * c)), c);
+                add(widen(load(blk, at + 16 * c)), c);
             }
         } else {
             for c in 0..8 {
-                let [lo_nib, hi_nib] = nibbles(load(blk, 16 + 16 * c));
+                let [lo_nib, hi_nib] = nibbles(load(blk, at + 16 * c));
                 add(lo_nib, c);
                 add(hi_nib, c + 8);
             }
@@ -273,21 +306,16 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
                 (lo, hi) = (i32x4_sub(lo, off), i32x4_sub(hi, off));
             }
             let dx = f32x4_splat(x[t].d[b]);
+            if offsets {
+                add_offset(&mut accm[t][b % 8], blk, &x[t], b);
+            }
             let a = &mut acc[t][b % 8];
             a[0] = f32x4_add(a[0], f32x4_mul(f32x4_convert_i32x4(lo), f32x4_mul(dw0, dx)));
             a[1] = f32x4_add(a[1], f32x4_mul(f32x4_convert_i32x4(hi), f32x4_mul(dw4, dx)));
         }
     }
-    for (acc, o) in acc.iter().zip(out.chunks_exact_mut(GROUP)) {
-        for (h, o) in o.chunks_exact_mut(4).enumerate() {
-            let l = |k: usize| acc[k][h];
-            let v = f32x4_add(
-                f32x4_add(f32x4_add(l(0), l(4)), f32x4_add(l(1), l(5))),
-                f32x4_add(f32x4_add(l(2), l(6)), f32x4_add(l(3), l(7))),
-            );
-            // Safety: o holds 4 floats; stores are unaligned-safe.
-            unsafe { v128_store(o.as_mut_ptr() as *mut v128, v) };
-        }
+    for ((acc, m), o) in acc.iter().zip(&accm).zip(out.chunks_exact_mut(GROUP)) {
+        store_rows(acc, offsets.then_some(m), o);
     }
 }
 

@@ -58,6 +58,7 @@ static AVX2: Kernels = Kernels {
     rows8: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
     rows8_tokens: Some(|d, w, x, out| unsafe { avx2::rows8_tokens(d, w, x, out) }),
     tile_tokens: avx2::TILE_TOKENS,
+    rows8_q4_1: true,
     rows8_spread: false,
 };
 
@@ -78,6 +79,8 @@ static AMX: Kernels = Kernels {
     weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
     rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
+    // avx512::rows8 takes q8_0 and q4_0 only.
+    rows8_q4_1: false,
     rows8_spread: true,
     gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
         super::amx::gemm(d, w, il, rows, cols, x, y)
@@ -343,18 +346,20 @@ mod avx2 {
         out: &mut [f32],
         dp: impl Fn(__m256i, __m256i, __m256i) -> __m256i,
     ) {
-        use super::super::GROUP;
+        use super::super::{rows8_layout, GROUP};
         let (bs, bias, nb, group) = super::super::rows8_shape(dtype, w, x, out);
+        let (nibbles, at, offsets) = rows8_layout(dtype);
         let xv = x.v.as_ptr() as *const i32;
         let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
         for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
             let mut acc = [_mm256_setzero_ps(); 8];
+            // q4_1's Σx·(m·d_x) terms, in their own lanes as in the scalar dot.
+            let mut accm = [_mm256_setzero_ps(); 8];
             // Block b into accumulator b % 8.
             for (b, k) in (0..nb).zip((0..8).cycle()) {
-                let acc = &mut acc[k];
                 prefetch_ahead(g, b * GROUP * bs, GROUP * bs);
                 let p = g.as_ptr().add(b * GROUP * bs);
-                let chunk = |c: usize| _mm_loadu_si128(p.add(16 + 16 * c) as *const __m128i);
+                let chunk = |c: usize| _mm_loadu_si128(p.add(at + 16 * c) as *const __m128i);
                 // Values 2k and 2k + 1 of block b, as one i32 in every lane (broadcast
                 // as f32 bits: `vbroadcastss` from memory takes no shuffle port, where
                 // LLVM made `set1_epi32` a move and a shuffle).
@@ -364,7 +369,7 @@ mod avx2 {
                 // Four partial sums (exact i32, so any grouping gives the same total):
                 // chains of 4 multiply-adds instead of 8, whose latency bounded q4_0.
                 let mut sum = [z; 4];
-                if bias == 0 {
+                if !nibbles {
                     for c in (0..16).step_by(4) {
                         for (k, sum) in sum.iter_mut().enumerate() {
                             *sum = dp(*sum, _mm256_cvtepi8_epi16(chunk(c + k)), pair(c + k));
@@ -372,7 +377,7 @@ mod avx2 {
                     }
                 } else {
                     // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones
-                    // 2c + 16, 2c + 17 (q4_0's byte j holds weights j and j + 16).
+                    // 2c + 16, 2c + 17 (a q4 block's byte j holds weights j and j + 16).
                     for c in (0..8).step_by(2) {
                         for (k, sum) in sum.chunks_exact_mut(2).enumerate() {
                             let q = _mm256_cvtepu8_epi16(chunk(c + k));
@@ -385,9 +390,15 @@ mod avx2 {
                     _mm256_add_epi32(sum[0], sum[1]),
                     _mm256_add_epi32(sum[2], sum[3]),
                 );
-                rows8_add_block(isum, p, x, b, bias, acc);
+                rows8_add_block(isum, p, x, b, bias, &mut acc[k]);
+                if offsets {
+                    rows8_add_offset(p, x, b, &mut accm[k]);
+                }
             }
             rows8_finish(&acc, o);
+            if offsets {
+                rows8_finish_offsets(&accm, o);
+            }
         }
     }
 
@@ -409,6 +420,25 @@ mod avx2 {
         let dw = _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i));
         let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[b]));
         *acc = _mm256_add_ps(*acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale));
+    }
+
+    /// q4_1's offset term of block b for 8 rows into its lane: Σx · (m · d_x), with
+    /// the rows' m from the group block at `p` (after their 8 scales).
+    #[inline(always)]
+    pub(super) unsafe fn rows8_add_offset(p: *const u8, x: &Q8Row, b: usize, acc: &mut __m256) {
+        let m = _mm256_cvtph_ps(_mm_loadu_si128(p.add(16) as *const __m128i));
+        let scale = _mm256_mul_ps(m, _mm256_set1_ps(x.d[b]));
+        let s = _mm256_cvtepi32_ps(_mm256_set1_epi32(x.s[b]));
+        *acc = _mm256_add_ps(*acc, _mm256_mul_ps(s, scale));
+    }
+
+    /// o += the offsets' `reduce8` tree (the scalar dot's s.finish() + sm.finish()).
+    #[inline(always)]
+    pub(super) unsafe fn rows8_finish_offsets(a: &[__m256; 8], o: &mut [f32]) {
+        let mut m = [0f32; 8];
+        rows8_finish(a, &mut m);
+        let sum = _mm256_add_ps(_mm256_loadu_ps(o.as_ptr()), _mm256_loadu_ps(m.as_ptr()));
+        _mm256_storeu_ps(o.as_mut_ptr(), sum);
     }
 
     /// `reduce8`'s tree over the 8 lanes, for 8 rows at once, into `o`.
@@ -457,6 +487,7 @@ mod avx2 {
         use super::super::GROUP;
         assert!(x.len() == T && out.len() == GROUP * T);
         let (bs, bias, nb, _) = super::super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
+        let (nibbles, at, offsets) = super::super::rows8_layout(dtype);
         for x in &x[1..] {
             // The other tokens' rows are as long and as aligned (rows8_shape checked
             // the first).
@@ -466,9 +497,10 @@ mod avx2 {
         let xv: [*const f32; T] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
         let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
         let mut acc = [[_mm256_setzero_ps(); 8]; T];
+        let mut accm = [[_mm256_setzero_ps(); 8]; T];
         for (b, k) in (0..nb).zip((0..8).cycle()) {
             let p = w.as_ptr().add(b * GROUP * bs);
-            let chunk = |c: usize| _mm_loadu_si128(p.add(16 + 16 * c) as *const __m128i);
+            let chunk = |c: usize| _mm_loadu_si128(p.add(at + 16 * c) as *const __m128i);
             // Values 2k and 2k + 1 of token t's block b as one 32-bit lane, broadcast
             // (as f32 bits: `vbroadcastss` from memory needs no shuffle port).
             let pair = |t: usize, k: usize| {
@@ -476,7 +508,7 @@ mod avx2 {
             };
             // One exact i32 sum per token (any grouping gives the same integers).
             let mut sum = [z; T];
-            if bias == 0 {
+            if !nibbles {
                 for c in 0..16 {
                     let wc = _mm256_cvtepi8_epi16(chunk(c));
                     for (t, s) in sum.iter_mut().enumerate() {
@@ -497,10 +529,16 @@ mod avx2 {
             }
             for (t, &s) in sum.iter().enumerate() {
                 rows8_add_block(s, p, &x[t], b, bias, &mut acc[t][k]);
+                if offsets {
+                    rows8_add_offset(p, &x[t], b, &mut accm[t][k]);
+                }
             }
         }
-        for (a, o) in acc.iter().zip(out.chunks_exact_mut(GROUP)) {
+        for ((a, m), o) in acc.iter().zip(&accm).zip(out.chunks_exact_mut(GROUP)) {
             rows8_finish(a, o);
+            if offsets {
+                rows8_finish_offsets(m, o);
+            }
         }
     }
 
@@ -1036,6 +1074,8 @@ mod avx512 {
     /// alternated runs, 89 → 140 tok/s.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma,f16c")]
     pub unsafe fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
+        // q4_1 is not interleaved for this path (`Kernels::rows8_q4_1`).
+        assert!(matches!(dtype, DType::Q8_0 | DType::Q4_0));
         if x.spread.len() >= x.d.len() * super::super::SPREAD_PER_BLOCK {
             rows8_pairs::<true>(dtype, w, x, out)
         } else {

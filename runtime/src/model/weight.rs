@@ -58,10 +58,8 @@ impl Weight {
                 "weight byte length does not match its shape",
             ));
         }
-        let interleaved = kernels::active().rows8.is_some()
-            && kernels::interleaves(dtype)
-            && row_bytes > 0
-            && rows.is_multiple_of(GROUP);
+        let interleaved =
+            kernels::active().interleaves(dtype) && row_bytes > 0 && rows.is_multiple_of(GROUP);
         if interleaved {
             kernels::interleave8(dtype, &mut bytes, row_bytes);
         }
