@@ -160,3 +160,20 @@ pub extern "C" fn decode(n: usize) -> u32 {
         tok
     })
 }
+
+/// A fresh prefill of n tokens (the prompt is ordinary ids); returns the argmax.
+#[no_mangle]
+pub extern "C" fn prefill(n: usize) -> u32 {
+    MODEL.with(|m| {
+        let m = m.borrow();
+        let model = m
+            .as_ref()
+            .and_then(|m| m.1.as_ref())
+            .expect("load_model first");
+        let mut cache = model.new_cache(n);
+        let mut s = Scratch::new(&model.cfg, n);
+        let prompt: Vec<u32> = (0..n as u32).map(|i| 1000 + 7 * i).collect();
+        model.prefill(&prompt, &mut cache, &mut s).unwrap();
+        slm_runtime::engine::argmax(&s.logits)
+    })
+}

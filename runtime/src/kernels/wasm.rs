@@ -215,22 +215,27 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
             a[0] = f32x4_add(a[0], f32x4_mul(f32x4_convert_i32x4(lo), f32x4_mul(dw0, dx)));
             a[1] = f32x4_add(a[1], f32x4_mul(f32x4_convert_i32x4(hi), f32x4_mul(dw4, dx)));
             if offsets {
-                add_offset(&mut accm[b % 8], blk, x, b);
+                add_offset(&mut accm[b % 8], offsets_at(blk), x, b);
             }
         }
         store_rows(&acc, offsets.then_some(&accm), o);
     }
 }
 
-/// q4_1's offset term of block b for 8 rows, Σx · (m · d_x), into its lanes (the rows'
-/// m follow their scales in the block).
+/// q4_1's offset term of block b for 8 rows, Σx · (m · d_x), into its lanes, with the
+/// rows' m as f32 (`offsets_at`).
 #[inline]
-fn add_offset(a: &mut [v128; 2], blk: &[u8], x: &Q8Row, b: usize) {
+fn add_offset(a: &mut [v128; 2], [m0, m4]: [v128; 2], x: &Q8Row, b: usize) {
     let dx = f32x4_splat(x.d[b]);
     let sx = f32x4_splat(x.s[b] as f32);
-    let [m0, m4] = f16x8_at(blk, 2 * GROUP);
     a[0] = f32x4_add(a[0], f32x4_mul(sx, f32x4_mul(m0, dx)));
     a[1] = f32x4_add(a[1], f32x4_mul(sx, f32x4_mul(m4, dx)));
+}
+
+/// The 8 rows' q4_1 offsets m of an interleaved block (after their scales) as f32.
+#[inline]
+fn offsets_at(blk: &[u8]) -> [v128; 2] {
+    f16x8_at(blk, 2 * GROUP)
 }
 
 /// 8 rows' results: `reduce8`'s tree over the lanes of `acc`, plus that of `accm`
@@ -299,6 +304,8 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
             }
         }
         let [dw0, dw4] = f16x8_at(blk, 0);
+        // Converted once for all the tokens (only read for q4_1).
+        let m = if offsets { offsets_at(blk) } else { [dw0, dw4] };
         for (t, s) in sum.iter().enumerate() {
             let (mut lo, mut hi) = (s[0], s[1]);
             if bias != 0 {
@@ -307,7 +314,7 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
             }
             let dx = f32x4_splat(x[t].d[b]);
             if offsets {
-                add_offset(&mut accm[t][b % 8], blk, &x[t], b);
+                add_offset(&mut accm[t][b % 8], m, &x[t], b);
             }
             let a = &mut acc[t][b % 8];
             a[0] = f32x4_add(a[0], f32x4_mul(f32x4_convert_i32x4(lo), f32x4_mul(dw0, dx)));
