@@ -1,0 +1,209 @@
+//! x86-64 kernels. AVX2 needs FMA and F16C too (every AVX2 CPU we target has them, but
+//! each is detected, not assumed). The q kernels take 8 blocks at a time so that the 8
+//! per-block i32 sums can be reduced together into one vector (`hsum8`) and scaled by
+//! one multiply (then one add, never an FMA): the integer sums stay exact and the
+//! reduction cost is shared. `rows8` takes 8 interleaved rows instead (`interleave8`).
+
+use super::{Kernels, Q8Row};
+use crate::quant::DType;
+use std::arch::x86_64::*;
+
+pub(super) fn available() -> Vec<&'static Kernels> {
+    let mut v: Vec<&'static Kernels> = Vec::new();
+    let avx2 = is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("fma")
+        && is_x86_feature_detected!("f16c");
+    // AVX2 first: on the machine we measured (2 cores, 2.1 GHz) the AVX-512 path was
+    // 10-20% slower end to end (two blocks per register cost an insert and an extract
+    // each, and the loop is near the memory bound anyway). SLM_KERNEL=avx512 selects it.
+    // AVX-VNNI first where present: `vpdpbusd` does maddubs + madd + add in one
+    // instruction with the same exact i32 lane sums, so the results do not change.
+    // AMX where the OS grants it: the VNNI dots plus tile products for prefill, and
+    // the AVX-512 activation quantizer and `rows8` (so it needs AVX512BW and
+    // AVX512-VNNI too, which every AMX CPU has).
+    let avx512 =
+        avx2 && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
+    if avx512
+        && is_x86_feature_detected!("avxvnni")
+        && is_x86_feature_detected!("avx512vnni")
+        && super::amx::usable()
+    {
+        v.push(&AMX);
+    }
+    if avx2 && is_x86_feature_detected!("avxvnni") {
+        v.push(&AVX_VNNI);
+    }
+    if avx2 {
+        v.push(&AVX2);
+    }
+    if avx512 {
+        v.push(&AVX512);
+    }
+    v
+}
+
+// Safety of every wrapper below: these tables are only reachable through `available()`,
+// which checked the features the wrapped functions enable.
+static AVX2: Kernels = Kernels {
+    name: "avx2",
+    dot_f32: |a, b| unsafe { avx2::dot_f32(a, b) },
+    dots_f32: |a, b, stride, out| unsafe { avx2::dots_f32(a, b, stride, out) },
+    weighted_sum_f32: |w, v, stride, out| unsafe { avx2::weighted_sum_f32(w, v, stride, out) },
+    dot_f16: |w, x| unsafe { avx2::dot_f16(w, x) },
+    dot_q8_0: |w, x| unsafe { avx2::dot_q8_0(w, x) },
+    dot_q4_0: |w, x| unsafe { avx2::dot_q4_0(w, x) },
+    dot_q4_1: |w, x| unsafe { avx2::dot_q4_1(w, x) },
+    quantize: |x, max, d, qh, ql, s| unsafe { avx2::quantize(x, max, d, qh, ql, s) },
+    gemm: None,
+    rows8: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
+    rows8_tokens: Some(|d, w, x, out| unsafe { avx2::rows8_tokens(d, w, x, out) }),
+    tile_tokens: avx2::TILE_TOKENS,
+    rows8_q4_1: true,
+    rows8_spread: false,
+};
+
+static AVX_VNNI: Kernels = Kernels {
+    name: "avxvnni",
+    dot_q8_0: |w, x| unsafe { vnni::dot_q8_0(w, x) },
+    dot_q4_0: |w, x| unsafe { vnni::dot_q4_0(w, x) },
+    dot_q4_1: |w, x| unsafe { vnni::dot_q4_1(w, x) },
+    rows8: Some(|d, w, x, out| unsafe { vnni::rows8(d, w, x, out) }),
+    rows8_tokens: Some(|d, w, x, out| unsafe { vnni::rows8_tokens(d, w, x, out) }),
+    tile_tokens: avx2::TILE_TOKENS,
+    ..AVX2
+};
+
+static AMX: Kernels = Kernels {
+    name: "amx",
+    dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
+    weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
+    quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
+    rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
+    // avx512::rows8 takes q8_0 and q4_0 only.
+    rows8_q4_1: false,
+    rows8_spread: true,
+    gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
+        super::amx::gemm(d, w, il, rows, cols, x, y)
+    }),
+    ..AVX_VNNI
+};
+
+static AVX512: Kernels = Kernels {
+    name: "avx512",
+    // f32/f16 dots are AVX2's; attention's are AVX-512's in the same order (as in
+    // `AMX`). No `rows8`, so that SLM_KERNEL=avx512 measures these dots on every matrix.
+    rows8: None,
+    rows8_tokens: None,
+    tile_tokens: 0,
+    dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
+    weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
+    quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
+    dot_q8_0: |w, x| unsafe { avx512::dot_q8_0(w, x) },
+    dot_q4_0: |w, x| unsafe { avx512::dot_q4_0(w, x) },
+    dot_q4_1: |w, x| unsafe { avx512::dot_q4_1(w, x) },
+    ..AVX2
+};
+
+/// `dot_q4_0` and `dot_q4_1` of a module, over that module's `mul_sum_u8_i8` (8-bit
+/// rows: nibbles 0..15, not nibble − 8, times x's digits, since u8 × i8 needs no sign
+/// trick) and `mul2` (wide rows: the same nibbles as i16 times x's values); `blocks8`
+/// takes q4_0's 8·Σx back off.
+macro_rules! q4_dots {
+    ($features:literal) => {
+        #[target_feature(enable = $features)]
+        pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
+            if x.wide() {
+                q4_sums::<8, true>(w, x, 18, 2)
+            } else {
+                q4_sums::<8, false>(w, x, 18, 2)
+            }
+        }
+
+        #[target_feature(enable = $features)]
+        pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
+            let sums = if x.wide() {
+                q4_sums::<0, true>(w, x, 20, 4)
+            } else {
+                q4_sums::<0, false>(w, x, 20, 4)
+            };
+            sums + q4_1_offsets(w, x)
+        }
+
+        /// The nibble block sums of q4_0 (`BIAS` 8, nibbles at byte 2 of 18) or q4_1
+        /// (`BIAS` 0, at byte 4 of 20), for a wide row (`W`) or an 8-bit one.
+        #[target_feature(enable = $features)]
+        unsafe fn q4_sums<const BIAS: i32, const W: bool>(
+            w: &[u8],
+            x: &Q8Row,
+            stride: usize,
+            off: usize,
+        ) -> f32 {
+            let isum = |b: usize| {
+                let p = w.as_ptr().add(stride * b + off);
+                if W {
+                    values(x, b, widen_nibbles(p), |w0, x0, w1, x1| {
+                        mul2(w0, x0, w1, x1)
+                    })
+                } else {
+                    digits::<false>(x, b, |xq| mul_sum_u8_i8(nibbles(p), xq))
+                }
+            };
+            blocks8::<BIAS>(w, x, stride, isum, |i| each8(isum, i))
+        }
+    };
+}
+
+/// `$imp::<true>` for a row with low digits, `$imp::<false>` for an 8-bit one: the
+/// width is decided once per row, and is a constant in the block loop.
+macro_rules! by_width {
+    ($imp:ident, $w:expr, $x:expr) => {
+        if $x.wide() {
+            $imp::<true>($w, $x)
+        } else {
+            $imp::<false>($w, $x)
+        }
+    };
+}
+
+/// The body of a `weighted_sum_f32` at one register width (`$lanes` floats): 64
+/// outputs (`$wide` add chains, each a register of running sums) at a time over all
+/// the rows, then one register at a time; returns how many outputs it did (the rest
+/// is the caller's). Each output adds its rows one by one in order, at any width.
+macro_rules! weighted_sums {
+    ($w:ident, $v:ident, $stride:ident, $out:ident; $lanes:literal, $wide:literal, $vec:ty,
+     $zero:ident, $set1:ident, $load:ident, $add:ident, $mul:ident, $store:ident) => {{
+        let n = $out.len();
+        super::avx2::assert_rows_fit($v.len(), $w.len(), $stride, n);
+        #[inline(always)]
+        unsafe fn chunk<const K: usize>(w: &[f32], v: *const f32, stride: usize, out: *mut f32) {
+            let mut acc: [$vec; K] = [$zero(); K];
+            for (p, &wp) in w.iter().enumerate() {
+                super::avx2::prefetch_kv(v.wrapping_add(p * stride), 4 * $lanes * K);
+                let wv = $set1(wp);
+                for (k, acc) in acc.iter_mut().enumerate() {
+                    let x = $load(v.add(p * stride + $lanes * k));
+                    *acc = $add(*acc, $mul(wv, x));
+                }
+            }
+            for (k, acc) in acc.iter().enumerate() {
+                $store(out.add($lanes * k), *acc);
+            }
+        }
+        let (pv, po) = ($v.as_ptr(), $out.as_mut_ptr());
+        let mut i = 0;
+        while i + $lanes * $wide <= n {
+            chunk::<$wide>($w, pv.add(i), $stride, po.add(i));
+            i += $lanes * $wide;
+        }
+        while i + $lanes <= n {
+            chunk::<1>($w, pv.add(i), $stride, po.add(i));
+            i += $lanes;
+        }
+        i
+    }};
+}
+
+// One file per ISA, declared after the macros above, which they use.
+mod avx2;
+mod avx512;
+mod vnni;
