@@ -22,7 +22,7 @@
 //!
 //! `SLM_ACT_BITS=8` quantizes activations to 8 bits, as llama.cpp does (`act_bits`).
 //! `SLM_KERNEL=scalar|avx2|avxvnni|amx|avx512|simd128` forces a path (for benchmarks and bisecting);
-//! an unknown or unsupported value falls back to the best available one.
+//! a name this machine does not run is an error (`requested`), never a silent fallback.
 
 #[cfg(target_arch = "x86_64")]
 mod amx;
