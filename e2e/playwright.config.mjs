@@ -27,7 +27,7 @@ export default defineConfig({
     trace: 'off',
   },
   webServer: {
-    command: `node ../scripts/serve.mjs --root ../dist --port ${port} --model ${model}=smollm2-135m-instruct --model ${corrupt}=corrupt-smollm2`,
+    command: `node ../scripts/serve.mjs --test-hooks --root ../dist --port ${port} --model ${model}=smollm2-135m-instruct --model ${corrupt}=corrupt-smollm2`,
     url: `http://127.0.0.1:${port}/`,
     reuseExistingServer: false,
     timeout: 60 * 1000,

@@ -9,13 +9,17 @@
 // - /models.json: the catalog. Entries for the local models (size and whole-file
 //   SHA-256 computed here) replace catalog entries with the same id, so the page
 //   works with no outside network.
-// - /__test/cut?after=N: the next model response is cut after N bytes (the e2e suite
-//   checks that the download resumes and still verifies). /__test/log lists the
-//   Range requests served.
+// - With --test-hooks only (the e2e suite): /__test/cut?after=N cuts the next model
+//   response after N bytes (the download must resume and still verify), and
+//   /__test/log lists the Range requests served.
+//
+// Hostile requests get a 4xx, never a crash: a malformed path encoding or Host
+// header, and paths outside --root (a sibling directory sharing its name's prefix
+// included). Files of any size are hashed and served as streams.
 import { createServer } from 'node:http';
-import { createReadStream, readFileSync, statSync, existsSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync, existsSync, openSync, readSync, closeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { basename, extname, join, normalize, resolve } from 'node:path';
+import { basename, extname, join, normalize, resolve, sep } from 'node:path';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -25,6 +29,7 @@ const opt = (name, dflt) => {
 const root = resolve(opt('--root', 'dist'));
 const port = Number(opt('--port', '8080'));
 const host = opt('--host', '127.0.0.1');
+const testHooks = args.includes('--test-hooks');
 const models = [];
 args.forEach((a, i) => {
   if (a !== '--model') return;
@@ -33,10 +38,20 @@ args.forEach((a, i) => {
   models.push({ path: resolve(path), file, id: id || file.replace(/\.slm$/, '') });
 });
 
+// In 16 MiB pieces: a whole-file read fails past 2 GiB.
 function sha256File(path) {
   const h = createHash('sha256');
-  const fd = readFileSync(path);
-  h.update(fd);
+  const fd = openSync(path, 'r');
+  const buf = Buffer.allocUnsafe(16 << 20);
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      h.update(buf.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
+  }
   return h.digest('hex');
 }
 
@@ -94,6 +109,7 @@ function serveModel(req, res, path) {
   res.writeHead(status, headers);
   if (req.method === 'HEAD') return res.end();
   const stream = createReadStream(path, { start, end });
+  stream.on('error', () => res.destroy());
   if (cutAfter !== null && end - start + 1 > cutAfter) {
     const limit = cutAfter;
     cutAfter = null;
@@ -115,15 +131,26 @@ function serveModel(req, res, path) {
   stream.pipe(res);
 }
 
-createServer((req, res) => {
-  const url = new URL(req.url, `http://${req.headers.host}`);
-  const p = decodeURIComponent(url.pathname);
-  if (p === '/__test/cut') {
+// Whether `file` is `root` or inside it (a plain prefix test would admit /dist2).
+const inside = (file) => file === root || file.startsWith(root + sep);
+
+function handle(req, res) {
+  // The Host header plays no part: a malformed one cannot break the parse.
+  let url, p;
+  try {
+    url = new URL(req.url, 'http://localhost');
+    p = decodeURIComponent(url.pathname);
+  } catch {
+    res.writeHead(400, { 'Content-Type': 'text/plain' });
+    return res.end('malformed request path\n');
+  }
+  if (p.includes('\0')) { res.writeHead(400); return res.end('malformed request path\n'); }
+  if (testHooks && p === '/__test/cut') {
     cutAfter = Number(url.searchParams.get('after'));
     res.writeHead(200, { 'Content-Type': 'text/plain' });
     return res.end(`next model response cut after ${cutAfter} bytes\n`);
   }
-  if (p === '/__test/log') {
+  if (testHooks && p === '/__test/log') {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     return res.end(JSON.stringify(log));
   }
@@ -143,14 +170,27 @@ createServer((req, res) => {
     return serveModel(req, res, m.path);
   }
   let file = normalize(join(root, p));
-  if (!file.startsWith(root)) { res.writeHead(403); return res.end(); }
+  if (!inside(file)) { res.writeHead(403); return res.end(); }
   if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
-  if (!existsSync(file)) { res.writeHead(404); return res.end('not found\n'); }
+  if (!existsSync(file) || !statSync(file).isFile()) { res.writeHead(404); return res.end('not found\n'); }
   res.writeHead(200, {
     'Content-Type': types[extname(file)] || 'application/octet-stream',
     'Cache-Control': 'no-cache',
   });
-  createReadStream(file).pipe(res);
+  const stream = createReadStream(file);
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+}
+
+createServer((req, res) => {
+  try {
+    handle(req, res);
+  } catch (e) {
+    // Never down for one bad request.
+    console.error(`serve.mjs: ${req.method} ${JSON.stringify(req.url)}: ${e.message}`);
+    if (!res.headersSent) res.writeHead(500);
+    res.end();
+  }
 }).listen(port, host, () => {
   console.log(`TinyRustLM on http://${host}:${port}/ (models: ${local.map((e) => e.id).join(', ') || 'none'})`);
 });
