@@ -193,7 +193,6 @@ impl Weight {
                 );
             }
             if let (WeightData::Blocks(b), true) = (&self.data, self.interleaved) {
-                // Group by group, every token: the group's bytes stay in cache.
                 let rows8 = k.rows8.expect("interleaved only where rows8 exists");
                 // Tokens in tiles where the path has a kernel for that.
                 let (tile, per) = match k.rows8_tokens {
@@ -203,19 +202,30 @@ impl Weight {
                 let tiled = n.checked_div(per).map_or(0, |q| q * per);
                 let mut xs: Vec<Q8Row> = Vec::with_capacity(per);
                 let mut res = vec![0f32; GROUP * per];
-                for i in (done..rows).step_by(GROUP) {
+                let group_w = |i: usize| {
                     let r = first + i;
-                    let w = &b[r * self.row_bytes..(r + GROUP) * self.row_bytes];
+                    &b[r * self.row_bytes..(r + GROUP) * self.row_bytes]
+                };
+                // A panel of groups at a time (its weights stay in L2), and within it
+                // a tile of tokens at a time (its activation rows stay in L1): the
+                // activation is read once per panel instead of once per group.
+                let panel = GROUP * PANEL_GROUPS;
+                for p0 in (done..rows).step_by(panel) {
+                    let groups = (p0..(p0 + panel).min(rows)).step_by(GROUP);
                     for t in (0..tiled).step_by(per.max(1)) {
                         xs.clear();
                         xs.extend((t..t + per).map(|j| act.row(j)));
-                        tile(self.dtype, w, &xs, &mut res);
-                        for (j, o) in res.chunks_exact(GROUP).enumerate() {
-                            out.span(t + j, i, GROUP).copy_from_slice(o);
+                        for i in groups.clone() {
+                            tile(self.dtype, group_w(i), &xs, &mut res);
+                            for (j, o) in res.chunks_exact(GROUP).enumerate() {
+                                out.span(t + j, i, GROUP).copy_from_slice(o);
+                            }
                         }
                     }
                     for t in tiled..n {
-                        rows8(self.dtype, w, &act.row(t), out.span(t, i, GROUP));
+                        for i in groups.clone() {
+                            rows8(self.dtype, group_w(i), &act.row(t), out.span(t, i, GROUP));
+                        }
                     }
                 }
                 done = rows;
@@ -263,6 +273,10 @@ impl Weight {
         work(y);
     }
 }
+
+/// Groups of 8 rows per panel of a batched product: 64 rows, 55 KiB of q4_0 or
+/// 104 KiB of q8_0 weights at 1536 columns, well inside an L2.
+const PANEL_GROUPS: usize = 8;
 
 /// The `Rows8Tokens` that a path without one stands on: never called (no tiles).
 fn rows8_tokens_none(_: DType, _: &[u8], _: &[Q8Row], _: &mut [f32]) {
