@@ -139,41 +139,42 @@ pub extern "C" fn load_model() -> u32 {
     })
 }
 
-/// n decode steps after an 8-token prefill.
-#[no_mangle]
-pub extern "C" fn decode(n: usize) -> u32 {
+/// A fresh prefill of `prompt` ordinary ids into a cache with room for `room` more
+/// positions, then `steps(model, cache, scratch)`.
+fn after_prefill(
+    prompt: usize,
+    room: usize,
+    steps: impl FnOnce(&Model, &mut slm_runtime::model::kv_cache::KvCache, &mut Scratch) -> u32,
+) -> u32 {
     MODEL.with(|m| {
         let m = m.borrow();
         let model = m
             .as_ref()
             .and_then(|m| m.1.as_ref())
             .expect("load_model first");
-        let mut cache = model.new_cache(8 + n);
-        let mut s = Scratch::new(&model.cfg, 8 + n);
-        let prompt: Vec<u32> = (0..8).map(|i| 1000 + 7 * i).collect();
-        model.prefill(&prompt, &mut cache, &mut s).unwrap();
+        let mut cache = model.new_cache(prompt + room);
+        let mut s = Scratch::new(&model.cfg, prompt + room);
+        let ids: Vec<u32> = (0..prompt as u32).map(|i| 1000 + 7 * i).collect();
+        model.prefill(&ids, &mut cache, &mut s).unwrap();
+        steps(model, &mut cache, &mut s)
+    })
+}
+
+/// n decode steps after an 8-token prefill.
+#[no_mangle]
+pub extern "C" fn decode(n: usize) -> u32 {
+    after_prefill(8, n, |model, cache, s| {
         let mut tok = 0;
         for _ in 0..n {
             tok = slm_runtime::engine::argmax(&s.logits);
-            model.forward(tok, &mut cache, &mut s, true).unwrap();
+            model.forward(tok, cache, s, true).unwrap();
         }
         tok
     })
 }
 
-/// A fresh prefill of n tokens (the prompt is ordinary ids); returns the argmax.
+/// A fresh prefill of n tokens; returns the argmax of its logits.
 #[no_mangle]
 pub extern "C" fn prefill(n: usize) -> u32 {
-    MODEL.with(|m| {
-        let m = m.borrow();
-        let model = m
-            .as_ref()
-            .and_then(|m| m.1.as_ref())
-            .expect("load_model first");
-        let mut cache = model.new_cache(n);
-        let mut s = Scratch::new(&model.cfg, n);
-        let prompt: Vec<u32> = (0..n as u32).map(|i| 1000 + 7 * i).collect();
-        model.prefill(&prompt, &mut cache, &mut s).unwrap();
-        slm_runtime::engine::argmax(&s.logits)
-    })
+    after_prefill(n, 0, |_, _, s| slm_runtime::engine::argmax(&s.logits))
 }

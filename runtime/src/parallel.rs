@@ -107,23 +107,26 @@ impl Threads {
         (0..tasks).for_each(f);
     }
 
-    /// `run` over disjoint parts of `out`, `per` elements each (the last one shorter):
-    /// `f(i, part)` gets part i, which starts at element i·per.
+    /// `run` with one task per part: `f(i, part)` gets part i alone.
+    pub fn run_each<P: Send>(&self, parts: Vec<P>, f: impl Fn(usize, &mut P) + Sync) {
+        let parts: Vec<std::sync::Mutex<P>> =
+            parts.into_iter().map(std::sync::Mutex::new).collect();
+        self.run(parts.len(), |i| {
+            // Each part is taken by exactly one task: the lock is never contended.
+            let mut part = parts[i].lock().unwrap_or_else(|e| e.into_inner());
+            f(i, &mut part)
+        });
+    }
+
+    /// `run_each` over disjoint parts of `out`, `per` elements each (the last one
+    /// shorter): part i starts at element i·per.
     pub fn run_parts<T: Send>(
         &self,
         out: &mut [T],
         per: usize,
         f: impl Fn(usize, &mut [T]) + Sync,
     ) {
-        let parts: Vec<std::sync::Mutex<&mut [T]>> = out
-            .chunks_mut(per.max(1))
-            .map(std::sync::Mutex::new)
-            .collect();
-        self.run(parts.len(), |i| {
-            // Each part is taken by exactly one task: the lock is never contended.
-            let mut part = parts[i].lock().unwrap_or_else(|e| e.into_inner());
-            f(i, &mut part)
-        });
+        self.run_each(out.chunks_mut(per.max(1)).collect(), |i, part| f(i, part));
     }
 }
 

@@ -428,10 +428,11 @@ async fn turn(
         pending.borrow_mut().push(token_event(engine, text, step));
     };
     loop {
-        let prefilling = p.prefill_progress();
+        let before = p.prefill_progress().0;
         let done = session.step(&mut p, &mut on_text);
+        // Progress moves only in prefill steps.
         let (now, total) = p.prefill_progress();
-        if prefilling.0 < prefilling.1 && now > prefilling.0 {
+        if now > before {
             post(Event::Prefill { done: now, total });
         }
         let kv = session.kv_len();

@@ -647,14 +647,6 @@ impl<'a> Band<'a> {
         })
     }
 
-    /// The same columns, borrowed again (so that a band behind a lock can be lent).
-    pub fn reborrow(&mut self) -> Band<'_> {
-        Band {
-            _y: PhantomData,
-            ..*self
-        }
-    }
-
     /// The first column, as a row of the whole weight.
     pub fn first(&self) -> usize {
         self.first

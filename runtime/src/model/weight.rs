@@ -7,7 +7,7 @@ use crate::parallel::Threads;
 use crate::quant::{self, DType, QK};
 use std::cell::RefCell;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub enum WeightData {
     /// f32 weights are decoded once at load so the hot loop reads native floats.
@@ -175,29 +175,22 @@ impl Weight {
             (WeightData::Blocks(b), Some(gemm), Some(_)) => Some((gemm, b)),
             _ => None,
         };
-        let work = |mut out: Band| {
+        let work = |out: &mut Band| {
             let (first, rows) = (out.first(), out.rows());
             let xt = |t: usize| &x[t * self.cols..(t + 1) * self.cols];
             let mut row = Vec::new();
             let mut done = 0;
             if let Some((gemm, b)) = tiles {
                 let w = &b[first * self.row_bytes..(first + rows) * self.row_bytes];
-                done = gemm(
-                    self.dtype,
-                    w,
-                    self.interleaved,
-                    rows,
-                    self.cols,
-                    act,
-                    &mut out,
-                );
+                done = gemm(self.dtype, w, self.interleaved, rows, self.cols, act, out);
             }
             if let (WeightData::Blocks(b), true) = (&self.data, self.interleaved) {
                 let rows8 = k.rows8.expect("interleaved only where rows8 exists");
                 // Tokens in tiles where the path has a kernel for that.
-                let (tile, per) = match k.rows8_tokens {
-                    Some(f) => (f, k.tile_tokens),
-                    None => (rows8_tokens_none as kernels::Rows8Tokens, 0),
+                let per = if k.rows8_tokens.is_some() {
+                    k.tile_tokens
+                } else {
+                    0
                 };
                 let tiled = n.checked_div(per).map_or(0, |q| q * per);
                 let mut xs: Vec<Q8Row> = Vec::with_capacity(per);
@@ -213,6 +206,7 @@ impl Weight {
                 for p0 in (done..rows).step_by(panel) {
                     let groups = (p0..(p0 + panel).min(rows)).step_by(GROUP);
                     for t in (0..tiled).step_by(per.max(1)) {
+                        let tile = k.rows8_tokens.expect("tiles only where the kernel exists");
                         xs.clear();
                         xs.extend((t..t + per).map(|j| act.row(j)));
                         for i in groups.clone() {
@@ -256,32 +250,23 @@ impl Weight {
                 }
             }
         };
-        let y = Band::new(y, n, self.rows);
+        let mut y = Band::new(y, n, self.rows);
         if threads.count() > 1 {
             // Whole tiles per thread, so that only the last one has leftover rows.
             let per = self
                 .rows
                 .div_ceil(threads.count())
                 .next_multiple_of(kernels::GEMM_TILE);
-            let bands: Vec<Mutex<Band>> = y.split(per).map(Mutex::new).collect();
-            threads.run(bands.len(), |t| {
-                let mut band = bands[t].lock().unwrap();
-                work(band.reborrow())
-            });
+            threads.run_each(y.split(per).collect(), |_, band| work(band));
             return;
         }
-        work(y);
+        work(&mut y);
     }
 }
 
 /// Groups of 8 rows per panel of a batched product: 64 rows, 55 KiB of q4_0 or
 /// 104 KiB of q8_0 weights at 1536 columns, well inside an L2.
 const PANEL_GROUPS: usize = 8;
-
-/// The `Rows8Tokens` that a path without one stands on: never called (no tiles).
-fn rows8_tokens_none(_: DType, _: &[u8], _: &[Q8Row], _: &mut [f32]) {
-    unreachable!("called only for whole tiles, which a path without the kernel has none of")
-}
 
 /// Per-thread buffers of the products, reused so that neither decode nor prefill
 /// allocates (fresh large allocations cost page faults on every call).
