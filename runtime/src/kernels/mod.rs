@@ -506,21 +506,45 @@ pub const GROUP: usize = 8;
 /// token t's 8 results in out[8t..8t + 8]; bit for bit `Rows8`'s per token.
 pub type Rows8Tokens = fn(DType, &[u8], &[Q8Row], &mut [f32]);
 
-/// A `Rows8` call's shape, checked: (bytes per block, the offset q4_0's nibbles carry
-/// (8; q8_0's bytes are the weights: 0), blocks per row, bytes per group of 8 rows).
+/// A `Rows8` call's shape, checked against its slices, and how its interleaved blocks
+/// are read.
 #[cfg(any(
     target_arch = "x86_64",
     all(target_arch = "wasm32", target_feature = "simd128")
 ))]
-pub(crate) fn rows8_shape(
-    dtype: DType,
-    w: &[u8],
-    x: &Q8Row,
-    out: &[f32],
-) -> (usize, i32, usize, usize) {
-    assert!(interleaves(dtype));
+pub(crate) struct Rows8Shape {
+    /// Bytes per block of one row.
+    pub bs: usize,
+    /// The offset q4_0's nibbles carry (8); 0 for the others.
+    pub bias: i32,
+    /// Blocks per row.
+    pub nb: usize,
+    /// Bytes per group of 8 rows.
+    pub group: usize,
+    /// Whether the payload is nibbles (q4_0, q4_1) rather than bytes (q8_0).
+    pub nibbles: bool,
+    /// Where a group block's 16-byte payload chunks start. `interleave8` moves the
+    /// payload after the 2-byte scale pair by pair, so q4_1's m (its first payload
+    /// pair) becomes one chunk of the 8 rows' m right after their scales, and its
+    /// nibbles follow.
+    pub at: usize,
+    /// Whether blocks carry q4_1's per-row offsets m (at byte 16 of a group block).
+    pub offsets: bool,
+}
+
+/// The shape of a `Rows8` call over `w`, `x` and `out`, checked.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+pub(crate) fn rows8_shape(dtype: DType, w: &[u8], x: &Q8Row, out: &[f32]) -> Rows8Shape {
+    let (nibbles, at, offsets) = match dtype {
+        DType::Q8_0 => (false, 2 * GROUP, false),
+        DType::Q4_0 => (true, 2 * GROUP, false),
+        DType::Q4_1 => (true, 4 * GROUP, true),
+        _ => panic!("{dtype:?} is not interleaved"),
+    };
     let bs = dtype.block().1;
-    let bias = if dtype == DType::Q4_0 { 8 } else { 0 };
     let nb = x.d.len();
     let group = GROUP * bs * nb;
     assert!(out.len().is_multiple_of(GROUP) && w.len() == group * (out.len() / GROUP));
@@ -531,26 +555,20 @@ pub(crate) fn rows8_shape(
         (x.v.as_ptr() as usize).is_multiple_of(4),
         "value rows are 4-byte aligned"
     );
-    (bs, bias, nb, group)
+    Rows8Shape {
+        bs,
+        bias: if dtype == DType::Q4_0 { 8 } else { 0 },
+        nb,
+        group,
+        nibbles,
+        at,
+        offsets,
+    }
 }
 
 /// Whether `interleave8` applies to this type.
 pub fn interleaves(dtype: DType) -> bool {
     matches!(dtype, DType::Q8_0 | DType::Q4_0 | DType::Q4_1)
-}
-
-/// How a `Rows8` kernel reads one interleaved block of 8 rows of `dtype`: (whether the
-/// payload is nibbles, where its 16-byte chunks start, whether the block has q4_1's
-/// per-row offsets m). `interleave8` moves the payload after the 2-byte scale pair by
-/// pair, so q4_1's m (its first payload pair) becomes one chunk of the 8 rows' m,
-/// right after their scales, and its nibbles follow.
-pub fn rows8_layout(dtype: DType) -> (bool, usize, bool) {
-    match dtype {
-        DType::Q8_0 => (false, 2 * GROUP, false),
-        DType::Q4_0 => (true, 2 * GROUP, false),
-        DType::Q4_1 => (true, 4 * GROUP, true),
-        _ => unreachable!("rows8_shape admits only interleaved types"),
-    }
 }
 
 /// Rewrites whole groups of 8 rows of q8_0/q4_0 (`row_bytes` each) in place into the

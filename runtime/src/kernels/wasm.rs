@@ -176,8 +176,15 @@ fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
 /// exact block sum builds up in its own lane; then d_w·d_x and `Lanes8`'s lane b % 8
 /// for 4 rows at a time, and its `reduce8` tree.
 fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
-    let (bs, bias, nb, group) = super::rows8_shape(dtype, w, x, out);
-    let (nibbled, at, offsets) = super::rows8_layout(dtype);
+    let super::Rows8Shape {
+        bs,
+        bias,
+        nb,
+        group,
+        nibbles: nibbled,
+        at,
+        offsets,
+    } = super::rows8_shape(dtype, w, x, out);
     for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
         // [block b % 8][rows 0..4, rows 4..8]; q4_1's offset terms apart, as in the
         // scalar dot.
@@ -270,8 +277,15 @@ const TOKENS: usize = 4;
 /// the same bits.
 fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
     assert!(x.len() == TOKENS && out.len() == GROUP * TOKENS);
-    let (bs, bias, nb, group) = super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
-    let (nibbled, at, offsets) = super::rows8_layout(dtype);
+    let super::Rows8Shape {
+        bs,
+        bias,
+        nb,
+        group,
+        nibbles: nibbled,
+        at,
+        offsets,
+    } = super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
     assert_eq!(w.len(), group);
     for x in &x[1..] {
         assert!(x.d.len() == nb && x.v.len() >= 32 * nb && x.s.len() >= nb);

@@ -143,9 +143,16 @@ pub(super) unsafe fn rows8_with(
     out: &mut [f32],
     dp: impl Fn(__m256i, __m256i, __m256i) -> __m256i,
 ) {
-    use super::super::{rows8_layout, GROUP};
-    let (bs, bias, nb, group) = super::super::rows8_shape(dtype, w, x, out);
-    let (nibbles, at, offsets) = rows8_layout(dtype);
+    use super::super::{Rows8Shape, GROUP};
+    let Rows8Shape {
+        bs,
+        bias,
+        nb,
+        group,
+        nibbles,
+        at,
+        offsets,
+    } = super::super::rows8_shape(dtype, w, x, out);
     let xv = x.v.as_ptr() as *const i32;
     let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
     for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
@@ -283,8 +290,15 @@ pub(super) unsafe fn rows8_tokens_with<const T: usize>(
 ) {
     use super::super::GROUP;
     assert!(x.len() == T && out.len() == GROUP * T);
-    let (bs, bias, nb, _) = super::super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
-    let (nibbles, at, offsets) = super::super::rows8_layout(dtype);
+    let super::super::Rows8Shape {
+        bs,
+        bias,
+        nb,
+        nibbles,
+        at,
+        offsets,
+        ..
+    } = super::super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
     for x in &x[1..] {
         // The other tokens' rows are as long and as aligned (rows8_shape checked
         // the first).

@@ -29,7 +29,13 @@ pub unsafe fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
 #[inline(always)]
 unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
     use super::super::{GROUP, SPREAD_PER_BLOCK};
-    let (bs, bias, nb, group) = super::super::rows8_shape(dtype, w, x, out);
+    let super::super::Rows8Shape {
+        bs,
+        bias,
+        nb,
+        group,
+        ..
+    } = super::super::rows8_shape(dtype, w, x, out);
     let (xv, sp) = (x.v.as_ptr() as *const i32, x.spread.as_ptr());
     let nib = _mm512_set1_epi16(0x0f);
     // Lane i of the result takes i32 lane i / 8 of the source: [pair c ×8, pair c+1 ×8].
