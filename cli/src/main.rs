@@ -39,10 +39,11 @@ enum Cmd {
         src: PathBuf,
         #[arg(short, long)]
         out: PathBuf,
-        /// Storage type for weight matrices: f32, q8_0 or q4_0. Matrices the source
-        /// already stores quantized keep their precision (copied, or held as q8_0)
-        /// unless --requantize is given; f32 decodes everything.
-        #[arg(long, default_value = "f32")]
+        /// Storage type for weight matrices: keep (every tensor as the source stores
+        /// it: quantized GGUF blocks copied, bf16 widened to f32), f32 (decode
+        /// everything), q8_0 or q4_0 (for float tensors; matrices the source already
+        /// stores quantized keep their blocks unless --requantize is given).
+        #[arg(long, default_value = "keep")]
         quant: String,
         /// Quantize already-quantized source tensors to --quant as well. Lossy twice
         /// over: the second rounding is as large as the first.
@@ -407,8 +408,13 @@ fn run(cli: Cli) -> Result<()> {
             requantize,
         } => {
             let q = QuantPolicy::parse(&quant).ok_or_else(|| {
-                SlmError::Invalid(format!("--quant {quant}: expected f32, q8_0 or q4_0"))
+                SlmError::Invalid(format!("--quant {quant}: expected {}", QuantPolicy::NAMES))
             })?;
+            if requantize && q == QuantPolicy::Keep {
+                return Err(SlmError::Invalid(
+                    "--requantize needs a type to quantize to: --quant q8_0 or q4_0".into(),
+                ));
+            }
             let mut bar = progress::Bar::new("hashing source", cli.json);
             let imported = import::open(&src, &mut |d, t| bar.set(d, t))?;
             bar.finish();
@@ -454,7 +460,7 @@ fn run(cli: Cli) -> Result<()> {
                 if kept > 0 {
                     println!(
                         "{kept} matrices were already quantized in the source and keep that precision \
-                         (copied, or held as q8_0) instead of taking the {} policy; --requantize \
+                         (their blocks copied) instead of taking the {} policy; --requantize \
                          applies the {} policy to them too (a second rounding)",
                         q.name(),
                         q.name()

@@ -21,7 +21,7 @@ fn main() {
         .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
         .collect();
     let mut bytes = Vec::new();
-    quant::quantize(dtype, &wf, &mut bytes);
+    quant::quantize(dtype, &wf, &mut bytes).unwrap();
     let resident = std::env::var_os("RESIDENT").is_some();
     let copies = if gemm || resident {
         1

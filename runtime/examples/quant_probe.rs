@@ -9,7 +9,7 @@ use slm_runtime::quant::{self, DType};
 fn requant(w: &mut Weight, dt: DType) {
     if let WeightData::F32(v) = &w.data {
         let mut b = Vec::new();
-        quant::quantize(dt, v, &mut b);
+        quant::quantize(dt, v, &mut b).unwrap();
         *w = Weight::new(dt, w.rows, w.cols, b).unwrap();
     }
 }

@@ -53,7 +53,7 @@ pub extern "C" fn setup(dtype: u32, rows: usize, cols: usize, copies: usize) {
             .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
             .collect();
         let mut bytes = Vec::new();
-        quant::quantize(dtype, &wf, &mut bytes);
+        quant::quantize(dtype, &wf, &mut bytes).unwrap();
         s.ws = (0..copies)
             .map(|_| Weight::new(dtype, rows, cols, bytes.clone()).unwrap())
             .collect();

@@ -35,8 +35,34 @@ impl Rng {
     }
 }
 
-const QDTYPES: [DType; 3] = [DType::Q8_0, DType::Q4_0, DType::Q4_1];
-const COLS: [usize; 10] = [32, 64, 96, 224, 256, 288, 544, 576, 1536, 4096];
+const QDTYPES: [DType; 8] = [
+    DType::Q8_0,
+    DType::Q4_0,
+    DType::Q4_1,
+    DType::Q5_0,
+    DType::Q5_1,
+    DType::Q4K,
+    DType::Q5K,
+    DType::Q6K,
+];
+
+/// The widths of `COLS` that are whole rows of `dtype`'s blocks.
+fn cols_of(dtype: DType) -> impl Iterator<Item = usize> {
+    COLS.into_iter()
+        .filter(move |c| c.is_multiple_of(dtype.block().0))
+}
+
+/// Byte offsets of a block's f16 fields (scales, minima), which are set to finite
+/// values; every other byte is payload.
+fn f16_fields(dtype: DType) -> &'static [usize] {
+    match dtype {
+        DType::Q8_0 | DType::Q4_0 | DType::Q5_0 => &[0],
+        DType::Q4_1 | DType::Q5_1 | DType::Q4K | DType::Q5K => &[0, 2],
+        DType::Q6K => &[208],
+        DType::F32 | DType::F16 => &[],
+    }
+}
+const COLS: [usize; 11] = [32, 64, 96, 224, 256, 288, 544, 576, 1536, 4096, 4864];
 
 /// A random row of `cols` activations with edge blocks: all zero, one dominant value
 /// (quantizes to exactly ±ACT_MAX), tiny and large magnitudes.
@@ -60,44 +86,43 @@ fn f16_bytes(v: f32) -> [u8; 2] {
     f16::from_f32(v).to_le_bytes()
 }
 
-/// A random encoded row: random quants (so every i8 / nibble value occurs), with edge
-/// blocks of all −128, all 127, all-zero quants, a zero scale, and nibbles 0 or 15.
+/// A random encoded row: random quants (so every i8 / nibble / bit pattern occurs),
+/// with edge blocks: every payload byte 0x80 (q8_0 −128; q6_k's scales −128 with
+/// quants −32: the largest product), 0x7f, 0x00 (nibble 0) or 0xff (nibble 15 and
+/// every fifth bit; k-quant scales and minima 63), and zero scales.
 fn weight_row(rng: &mut Rng, dtype: DType, cols: usize) -> Vec<u8> {
-    let (_, bb) = dtype.block();
+    let (bw, bb) = dtype.block();
+    let fields = f16_fields(dtype);
     let mut out = Vec::new();
-    for _ in 0..cols / 32 {
+    for _ in 0..cols / bw {
         let mut b: Vec<u8> = (0..bb).map(|_| rng.u32() as u8).collect();
-        let d = if rng.below(8) == 0 {
-            0.0
-        } else {
-            rng.f() * 0.05
-        };
-        b[..2].copy_from_slice(&f16_bytes(d));
-        let qs = if dtype == DType::Q4_1 {
-            b[2..4].copy_from_slice(&f16_bytes(rng.f() * 0.1));
-            4
-        } else {
-            2
-        };
-        let fill = match (rng.below(5), dtype) {
-            (0, DType::Q8_0) => Some(0x80u8), // −128
-            (1, DType::Q8_0) => Some(0x7f),
-            (0, _) => Some(0x00),           // nibble 0
-            (1, _) => Some(0xff),           // nibble 15
-            (2, DType::Q4_0) => Some(0x88), // (8 − 8) = 0
-            (2, _) => Some(0x00),
+        let fill = match rng.below(7) {
+            0 => Some(0x80u8),
+            1 => Some(0x7f),
+            2 => Some(0x00),
+            3 => Some(0xff),
+            4 if dtype == DType::Q4_0 => Some(0x88), // (8 − 8) = 0
             _ => None,
         };
         if let Some(f) = fill {
-            b[qs..].iter_mut().for_each(|v| *v = f);
+            b.iter_mut().for_each(|v| *v = f);
+        }
+        for (k, &at) in fields.iter().enumerate() {
+            let v = if k == 0 && rng.below(8) == 0 {
+                0.0
+            } else {
+                rng.f() * if k == 0 { 0.05 } else { 0.1 }
+            };
+            b[at..at + 2].copy_from_slice(&f16_bytes(v));
         }
         out.extend_from_slice(&b);
     }
     out
 }
 
-/// Naive f64 reference: dequantize weights and activations, dot; also Σ|terms| per
-/// block (the two q4_1 terms counted separately), the scale the tolerance is relative to.
+/// Naive f64 reference: dequantize weights and activations, dot; also the scale the
+/// tolerance is relative to: Σ|terms| per (sub-)block, the min terms of the types that
+/// have them (q4_1, q5_1, q4_k, q5_k) counted apart, as the kernels add them apart.
 fn naive(dtype: DType, w: &[u8], x: &Q8Row, cols: usize) -> (f64, f64) {
     let mut wd = vec![0f32; cols];
     quant::dequantize(dtype, w, &mut wd);
@@ -108,13 +133,19 @@ fn naive(dtype: DType, w: &[u8], x: &Q8Row, cols: usize) -> (f64, f64) {
             t += w as f64 * (x.d[b] as f64 * x.value(j) as f64);
         }
         s += t;
-        if dtype == DType::Q4_1 {
-            let m = scalar::f16_at(w, 20 * b + 2) as f64;
-            let tm = m * x.d[b] as f64 * x.s[b] as f64;
-            mag += (t - tm).abs() + tm.abs();
-        } else {
-            mag += t.abs();
-        }
+        // The min (offset) of block b: m for q4_1/q5_1, −dmin·m_j for the k-quants.
+        let m = match dtype {
+            DType::Q4_1 => scalar::f16_at(w, 20 * b + 2) as f64,
+            DType::Q5_1 => scalar::f16_at(w, 24 * b + 2) as f64,
+            DType::Q4K | DType::Q5K => {
+                let sb = &w[dtype.block().1 * (b / 8)..];
+                let (_, m) = quant::scale_min_k4(b % 8, &sb[4..16]);
+                -(scalar::f16_at(sb, 2) as f64) * m as f64
+            }
+            _ => 0.0,
+        };
+        let tm = m * x.d[b] as f64 * x.s[b] as f64;
+        mag += (t - tm).abs() + tm.abs();
     }
     (s, mag)
 }
@@ -335,7 +366,7 @@ fn quantizes_like_scalar(max: i32) {
 fn scalar_reference_matches_naive_dequantized_dot() {
     let mut rng = Rng(1);
     for (dtype, bits) in QDTYPES.into_iter().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
-        for cols in COLS {
+        for cols in cols_of(dtype) {
             for _ in 0..5 {
                 let x = activation(&mut rng, cols);
                 let mut a = Q8Act::default();
@@ -362,7 +393,7 @@ fn every_path_matches_scalar_on_quantized_rows() {
     let mut rng = Rng(2);
     for k in &paths {
         for (dtype, bits) in QDTYPES.into_iter().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
-            for cols in COLS {
+            for cols in cols_of(dtype) {
                 // Three rows (odd) of one weight, one activation, like a tiny matvec.
                 let x = activation(&mut rng, cols);
                 let mut a = Q8Act::default();
@@ -506,15 +537,19 @@ fn per_block_sums_are_bit_identical() {
     let mut rng = Rng(3);
     for k in available() {
         for (dtype, bits) in QDTYPES.into_iter().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
-            let (_, bb) = dtype.block();
-            for cols in [32, 96, 288, 544] {
-                for nz in 0..cols / 32 {
+            let (bw, bb) = dtype.block();
+            let widths: [usize; 7] = [32, 96, 288, 544, 256, 768, 2304];
+            for cols in widths.into_iter().filter(|c| c.is_multiple_of(bw)) {
+                for nz in 0..cols / bw {
                     let x = activation(&mut rng, cols);
                     let mut a = Q8Act::default();
                     a.quantize_bits(&x, cols, bits);
                     let mut w = weight_row(&mut rng, dtype, cols);
-                    for b in (0..cols / 32).filter(|&b| b != nz) {
-                        w[b * bb..b * bb + 4].fill(0); // d = 0 (and m = 0 for q4_1)
+                    for b in (0..cols / bw).filter(|&b| b != nz) {
+                        // Scales (and minima) 0.
+                        for &at in f16_fields(dtype) {
+                            w[b * bb + at..b * bb + at + 2].fill(0);
+                        }
                     }
                     let want = (SCALAR.qdot(dtype).unwrap())(&w, &a.row(0));
                     let got = (k.qdot(dtype).unwrap())(&w, &a.row(0));
@@ -660,7 +695,7 @@ fn matvec_and_matmul_agree_across_threads() {
         ] {
             let wf: Vec<f32> = (0..rows * cols).map(|_| rng.f()).collect();
             let mut bytes = Vec::new();
-            quant::quantize(dtype, &wf, &mut bytes);
+            quant::quantize(dtype, &wf, &mut bytes).unwrap();
             // The weight may rewrite its bytes (`interleave8`): keep the rows as stored.
             let stored = bytes.clone();
             let w = Weight::new(dtype, rows, cols, bytes).unwrap();

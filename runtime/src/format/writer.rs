@@ -21,14 +21,21 @@ use crate::quant::{self, DType};
 /// What `--quant` asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QuantPolicy {
+    /// Every tensor exactly as the source stores it: quantized GGUF blocks copied,
+    /// f32 and f16 as they are, bf16 widened to f32 (`.slm` has no bf16). The default:
+    /// nothing is rounded that the source did not round.
+    Keep,
     F32,
     Q8_0,
     Q4_0,
 }
 
 impl QuantPolicy {
+    pub const NAMES: &'static str = "keep, f32, q8_0 or q4_0";
+
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
+            "keep" => QuantPolicy::Keep,
             "f32" => QuantPolicy::F32,
             "q8_0" => QuantPolicy::Q8_0,
             "q4_0" => QuantPolicy::Q4_0,
@@ -37,6 +44,7 @@ impl QuantPolicy {
     }
     pub fn name(self) -> &'static str {
         match self {
+            QuantPolicy::Keep => "keep",
             QuantPolicy::F32 => "f32",
             QuantPolicy::Q8_0 => "q8_0",
             QuantPolicy::Q4_0 => "q4_0",
@@ -44,25 +52,29 @@ impl QuantPolicy {
     }
     /// Storage type of one tensor. Vectors (norms, biases) always stay f32, and so does a
     /// matrix whose rows are not whole blocks (visible per tensor in the manifest).
-    /// Under `f32` everything is decoded. Otherwise a tensor the source already stores
-    /// quantized keeps its precision (`SourceTensor::kept`) unless `requantize` is set:
-    /// re-quantizing a 4- or 5-bit GGUF onto another grid stacks a second rounding on
-    /// the first, which measured a worst logit cosine of 0.978 (SmolLM2, Q4_1 → q4_0)
-    /// and 0.931 (Qwen2.5, Q4_K_M → q4_0) against the f32 conversion. The policy type
-    /// applies to float tensors, and to everything under `requantize`. Under q4_0 the
-    /// embedding table and an untied output head are q8_0: llama.cpp's quantizer
-    /// keeps both above 4 bits too (the head at Q6_K, which .slm does not have),
-    /// because the logits feel their error directly.
+    /// Under `f32` everything is decoded; under `keep` every matrix keeps the source's
+    /// type (`SourceTensor::lossless`, else f32). Otherwise a tensor the source already
+    /// stores quantized keeps its precision (`SourceTensor::kept`) unless `requantize`
+    /// is set: re-quantizing a 4- or 5-bit GGUF onto another grid stacks a second
+    /// rounding on the first, which measured a worst logit cosine of 0.978 (SmolLM2,
+    /// Q4_1 → q4_0) and 0.931 (Qwen2.5, Q4_K_M → q4_0) against the f32 conversion. The
+    /// policy type applies to float tensors, and to everything under `requantize`.
+    /// Under q4_0 the embedding table and an untied output head are q8_0: llama.cpp's
+    /// quantizer keeps both above 4 bits too (the head at Q6_K), because the logits
+    /// feel their error directly.
     pub fn dtype_for(self, t: &SourceTensor, requantize: bool) -> DType {
         let row = t.shape.last().copied().unwrap_or(0);
         if t.shape.len() != 2 || row % quant::QK as u64 != 0 || self == QuantPolicy::F32 {
             return DType::F32;
         }
+        if self == QuantPolicy::Keep {
+            return t.lossless.unwrap_or(DType::F32);
+        }
         if let (Some(kept), false) = (t.kept, requantize) {
             return kept;
         }
         match self {
-            QuantPolicy::F32 => DType::F32,
+            QuantPolicy::Keep | QuantPolicy::F32 => DType::F32,
             QuantPolicy::Q8_0 => DType::Q8_0,
             QuantPolicy::Q4_0
                 if t.name == "model.embed_tokens.weight" || t.name == "lm_head.weight" =>
@@ -134,6 +146,11 @@ pub fn write(
     converter: &str,
     progress: Progress,
 ) -> Result<WriteSummary> {
+    if requantize && quant == QuantPolicy::Keep {
+        return Err(SlmError::Invalid(
+            "--requantize needs a type to quantize to: --quant q8_0 or q4_0 (keep has none)".into(),
+        ));
+    }
     let partial = out.with_extension("slm.partial");
     let r = write_inner(&mut src, quant, requantize, &partial, converter, progress);
     match r {
@@ -240,9 +257,9 @@ fn write_inner(
             TensorData::Encoded(dt, bytes) => {
                 let mut f32s = vec![0f32; bytes.len() / dt.block().1 * dt.block().0];
                 quant::dequantize(dt, &bytes, &mut f32s);
-                quant::quantize(entry.dtype, &f32s, &mut buf);
+                quant::quantize(entry.dtype, &f32s, &mut buf)?;
             }
-            TensorData::F32(v) => quant::quantize(entry.dtype, &v, &mut buf),
+            TensorData::F32(v) => quant::quantize(entry.dtype, &v, &mut buf)?,
         }
         check_finite(entry, &buf)?;
         if buf.len() as u64 != entry.length {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 
 use crate::error::{Result, SlmError};
-use crate::quant::{self, gguf_blocks, DType};
+use crate::quant::{self, DType};
 
 /// One metadata value, as the file stores it.
 #[derive(Clone, Debug, PartialEq)]
@@ -139,77 +139,43 @@ impl GgmlType {
             GgmlType::Q6K => "Q6_K",
         }
     }
-    /// The `.slm` type that holds this GGUF type without any loss, if one exists: the
-    /// same blocks, or for Q5_0 q8_0 blocks with the same scale (`to_lossless`).
+    /// The `.slm` type with this GGUF type's blocks, byte for byte (BF16 has none).
     pub fn lossless_slm(self) -> Option<DType> {
-        match self {
-            GgmlType::F32 => Some(DType::F32),
-            GgmlType::F16 => Some(DType::F16),
-            GgmlType::Q8_0 | GgmlType::Q5_0 => Some(DType::Q8_0),
-            GgmlType::Q4_0 => Some(DType::Q4_0),
-            GgmlType::Q4_1 => Some(DType::Q4_1),
-            _ => None,
-        }
+        Some(match self {
+            GgmlType::F32 => DType::F32,
+            GgmlType::F16 => DType::F16,
+            GgmlType::BF16 => return None,
+            GgmlType::Q4_0 => DType::Q4_0,
+            GgmlType::Q4_1 => DType::Q4_1,
+            GgmlType::Q5_0 => DType::Q5_0,
+            GgmlType::Q5_1 => DType::Q5_1,
+            GgmlType::Q8_0 => DType::Q8_0,
+            GgmlType::Q4K => DType::Q4K,
+            GgmlType::Q5K => DType::Q5K,
+            GgmlType::Q6K => DType::Q6K,
+        })
     }
 
     /// Where an already-quantized tensor goes unless the user asks to re-quantize: the
-    /// `.slm` type that keeps its precision. That is `lossless_slm` where one exists
-    /// (exact), else q8_0 (decoded and quantized again, not exact), whose steps
-    /// (max|x|/127 per 32) are far finer than those of a 5- or 6-bit type, so it adds
-    /// little to the source's own rounding (quantizing onto a grid that does not line
-    /// up with the source's adds a second rounding of the same size as the first;
-    /// llama.cpp's quantizer refuses that by default).
-    /// None for float types, which follow `--quant`.
+    /// same type, its blocks copied (quantizing onto another grid adds a second
+    /// rounding of the same size as the first; llama.cpp's quantizer refuses that by
+    /// default too). None for float types, which follow `--quant`.
     pub fn kept_slm(self) -> Option<DType> {
         match self {
             GgmlType::F32 | GgmlType::F16 | GgmlType::BF16 => None,
-            t => Some(t.lossless_slm().unwrap_or(DType::Q8_0)),
+            t => t.lossless_slm(),
         }
-    }
-
-    /// `raw` (whole blocks of this type) as blocks of `lossless_slm()`, bit-exact once
-    /// decoded. Q5_0's x = d·(q − 16) with q < 32 is a q8_0 block with the same `d` and
-    /// `q − 16` as its i8; every other lossless type is already in `.slm` layout.
-    pub fn to_lossless(self, raw: Vec<u8>) -> Vec<u8> {
-        if self != GgmlType::Q5_0 {
-            return raw;
-        }
-        let mut out = Vec::with_capacity(raw.len() / 22 * 34);
-        for b in raw.chunks_exact(22) {
-            out.extend_from_slice(&b[0..2]);
-            let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
-            let qs = &b[6..22];
-            let q = |j: usize| {
-                let nib = if j < 16 {
-                    qs[j] & 0x0f
-                } else {
-                    qs[j - 16] >> 4
-                };
-                (((nib as u32) | (((qh >> j) & 1) << 4)) as i32 - 16) as i8 as u8
-            };
-            out.extend((0..32).map(q));
-        }
-        out
     }
 
     /// Decode whole blocks of this type into f32.
     pub fn dequantize(self, src: &[u8], dst: &mut [f32]) {
-        match self {
-            GgmlType::F32 => quant::dequantize(DType::F32, src, dst),
-            GgmlType::F16 => quant::dequantize(DType::F16, src, dst),
-            GgmlType::BF16 => {
+        match self.lossless_slm() {
+            Some(dt) => quant::dequantize(dt, src, dst),
+            None => {
                 for (o, c) in dst.iter_mut().zip(src.chunks_exact(2)) {
                     *o = half::bf16::from_le_bytes([c[0], c[1]]).to_f32();
                 }
             }
-            GgmlType::Q4_0 => quant::dequantize(DType::Q4_0, src, dst),
-            GgmlType::Q4_1 => quant::dequantize(DType::Q4_1, src, dst),
-            GgmlType::Q8_0 => quant::dequantize(DType::Q8_0, src, dst),
-            GgmlType::Q5_0 => gguf_blocks::q5_0(src, dst),
-            GgmlType::Q5_1 => gguf_blocks::q5_1(src, dst),
-            GgmlType::Q4K => gguf_blocks::q4_k(src, dst),
-            GgmlType::Q5K => gguf_blocks::q5_k(src, dst),
-            GgmlType::Q6K => gguf_blocks::q6_k(src, dst),
         }
     }
 }
@@ -497,42 +463,6 @@ mod tests {
     /// Q5_0 blocks with every fifth-bit pattern we can think of (none, all, alternating,
     /// one per half) and all 32 values: the q8_0 transcode decodes to the same bits.
     #[test]
-    fn q5_0_transcodes_to_q8_0_exactly() {
-        let mut raw = Vec::new();
-        let scales = [0.0f32, 1.0, -0.003_17, 6.1e-5, 1.5e-7, 60000.0];
-        let highs = [0u32, u32::MAX, 0x5555_5555, 0x0000_8001, 0x8001_0000];
-        let mut seed = 7u32;
-        for (k, &d) in scales.iter().enumerate() {
-            for &qh in &highs {
-                raw.extend_from_slice(&half::f16::from_f32(d).to_le_bytes());
-                raw.extend_from_slice(&qh.to_le_bytes());
-                for j in 0..16u32 {
-                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
-                    raw.push(if k == 0 {
-                        (j * 17) as u8
-                    } else {
-                        (seed >> 16) as u8
-                    });
-                }
-            }
-        }
-        let n = raw.len() / 22 * 32;
-        let (mut want, mut got) = (vec![0f32; n], vec![0f32; n]);
-        GgmlType::Q5_0.dequantize(&raw, &mut want);
-        let q8 = GgmlType::Q5_0.to_lossless(raw.clone());
-        assert_eq!(q8.len(), raw.len() / 22 * 34);
-        quant::dequantize(GgmlType::Q5_0.lossless_slm().unwrap(), &q8, &mut got);
-        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&got), bits(&want));
-        // Both ends of the 5-bit range occur.
-        let q: Vec<i8> = q8
-            .chunks_exact(34)
-            .flat_map(|b| b[2..].iter().map(|&v| v as i8))
-            .collect();
-        assert!(q.contains(&-16) && q.contains(&15));
-    }
-
-    #[test]
     fn quantized_types_keep_their_precision() {
         use GgmlType::*;
         for (t, kept) in [
@@ -542,11 +472,11 @@ mod tests {
             (Q8_0, Some(DType::Q8_0)),
             (Q4_0, Some(DType::Q4_0)),
             (Q4_1, Some(DType::Q4_1)),
-            (Q5_0, Some(DType::Q8_0)),
-            (Q5_1, Some(DType::Q8_0)),
-            (Q4K, Some(DType::Q8_0)),
-            (Q5K, Some(DType::Q8_0)),
-            (Q6K, Some(DType::Q8_0)),
+            (Q5_0, Some(DType::Q5_0)),
+            (Q5_1, Some(DType::Q5_1)),
+            (Q4K, Some(DType::Q4K)),
+            (Q5K, Some(DType::Q5K)),
+            (Q6K, Some(DType::Q6K)),
         ] {
             assert_eq!(t.kept_slm(), kept, "{}", t.name());
         }

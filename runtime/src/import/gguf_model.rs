@@ -428,9 +428,7 @@ impl WeightSource for GgufWeights {
             raw = unpermute_rows(&raw, row_bytes, *heads)?;
         }
         match info.ggml_type.lossless_slm() {
-            Some(dt) if prefer_encoded => {
-                Ok(TensorData::Encoded(dt, info.ggml_type.to_lossless(raw)))
-            }
+            Some(dt) if prefer_encoded => Ok(TensorData::Encoded(dt, raw)),
             _ => {
                 let mut out = vec![0f32; info.n_elements() as usize];
                 info.ggml_type.dequantize(&raw, &mut out);

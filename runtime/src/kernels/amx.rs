@@ -714,7 +714,7 @@ mod tests {
         fn new(dtype: DType, cols: usize, interleaved: bool, f: &mut impl FnMut() -> f32) -> Self {
             let wf: Vec<f32> = (0..TILE * cols).map(|_| f()).collect();
             let mut stored = Vec::new();
-            quant::quantize(dtype, &wf, &mut stored);
+            quant::quantize(dtype, &wf, &mut stored).unwrap();
             if dtype == DType::Q8_0 {
                 // A weight of −128, which a file may hold though our quantizer never
                 // writes it: row 1, block 0, weight 5.

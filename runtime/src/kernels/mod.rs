@@ -2,9 +2,10 @@
 //! quantization and attention's two loops, as a scalar reference plus SIMD paths (x86
 //! AVX2/FMA, AVX-VNNI and AVX-512BW chosen at run time; wasm simd128 at compile time).
 //!
-//! Quantized weights (q8_0, q4_0, q4_1) are dotted with an activation that was itself
-//! quantized in blocks of 32 (`Q8Act`), as llama.cpp does, but to about 13 bits instead
-//! of 8 (held as i16 values and as two i8 digits): the inner products become exact
+//! Quantized weights (q8_0, q4_0, q4_1, q5_0, q5_1, and the k-quants q4_k, q5_k,
+//! q6_k, whose 32-weight sub-blocks meet one activation block each) are dotted with
+//! an activation that was itself quantized in blocks of 32 (`Q8Act`), as llama.cpp
+//! does, but to about 13 bits instead of 8 (held as i16 values and as two i8 digits): the inner products become exact
 //! integer sums and the weights are never decoded to f32. f32 and f16 weights keep f32
 //! activations.
 //!
@@ -784,6 +785,11 @@ pub struct Kernels {
     pub dot_q8_0: QDot,
     pub dot_q4_0: QDot,
     pub dot_q4_1: QDot,
+    pub dot_q5_0: QDot,
+    pub dot_q5_1: QDot,
+    pub dot_q4_k: QDot,
+    pub dot_q5_k: QDot,
+    pub dot_q6_k: QDot,
     pub quantize: Quantize,
     /// A batched q8_0/q4_0 product for prefill, where the CPU has one (AMX).
     pub gemm: Option<Gemm>,
@@ -812,6 +818,11 @@ impl Kernels {
             DType::Q8_0 => Some(self.dot_q8_0),
             DType::Q4_0 => Some(self.dot_q4_0),
             DType::Q4_1 => Some(self.dot_q4_1),
+            DType::Q5_0 => Some(self.dot_q5_0),
+            DType::Q5_1 => Some(self.dot_q5_1),
+            DType::Q4K => Some(self.dot_q4_k),
+            DType::Q5K => Some(self.dot_q5_k),
+            DType::Q6K => Some(self.dot_q6_k),
             DType::F32 | DType::F16 => None,
         }
     }
@@ -826,6 +837,11 @@ pub static SCALAR: Kernels = Kernels {
     dot_q8_0: scalar::dot_q8_0,
     dot_q4_0: scalar::dot_q4_0,
     dot_q4_1: scalar::dot_q4_1,
+    dot_q5_0: scalar::dot_q5_0,
+    dot_q5_1: scalar::dot_q5_1,
+    dot_q4_k: scalar::dot_q4_k,
+    dot_q5_k: scalar::dot_q5_k,
+    dot_q6_k: scalar::dot_q6_k,
     quantize: scalar::quantize,
     gemm: None,
     rows8: None,

@@ -206,3 +206,81 @@ pub fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
     }
     s.finish() + sm.finish()
 }
+
+/// Σ_j w_j·x_j of 32 small weights (already offset) with a block's values.
+#[inline]
+fn isum_w(w: &[i8; 32], x: &[i16; 32]) -> i32 {
+    (0..32).map(|j| w[j] as i32 * x[j] as i32).sum::<i32>()
+}
+
+/// q5_0: x = d·(q − 16), as q4_0 with a fifth bit.
+pub fn dot_q5_0(w: &[u8], x: &Q8Row) -> f32 {
+    let mut s = Lanes8::new();
+    for (i, b) in w.chunks_exact(22).enumerate() {
+        let q = crate::quant::q5_quants(&b[2..22]).map(|q| q as i8 - 16);
+        s.push(isum_w(&q, block(x.v, i)) as f32 * (f16_at(b, 0) * x.d[i]));
+    }
+    s.finish()
+}
+
+/// q5_1: x = d·q + m, in q4_1's two accumulations.
+pub fn dot_q5_1(w: &[u8], x: &Q8Row) -> f32 {
+    let (mut s, mut sm) = (Lanes8::new(), Lanes8::new());
+    for (i, b) in w.chunks_exact(24).enumerate() {
+        let q = crate::quant::q5_quants(&b[4..24]).map(|q| q as i8);
+        s.push(isum_w(&q, block(x.v, i)) as f32 * (f16_at(b, 0) * x.d[i]));
+        sm.push(x.s[i] as f32 * (f16_at(b, 2) * x.d[i]));
+    }
+    s.finish() + sm.finish()
+}
+
+/// q4_k and q5_k: sub-block j of super-block k meets activation block 8k + j, so it
+/// lands in `Lanes8` lane j. Its terms, in two accumulations as q4_1's:
+/// (sc_j·Σq·x) · (d·d_x) and (m_j·Σx) · (dmin·d_x), both integer products exact in
+/// i32 (63·32·31·3825 < 2³¹); the result is the first sum minus the second.
+pub fn dot_k4(dtype: crate::quant::DType, w: &[u8], x: &Q8Row) -> f32 {
+    let bs = dtype.block().1;
+    let (mut s, mut sm) = (Lanes8::new(), Lanes8::new());
+    for (k, b) in w.chunks_exact(bs).enumerate() {
+        let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
+        for j in 0..8 {
+            let i = 8 * k + j;
+            let (q, sc, m) = crate::quant::k4_sub(dtype, b, j);
+            let isum = isum_w(&q.map(|q| q as i8), block(x.v, i));
+            s.push((sc as i32 * isum) as f32 * (d * x.d[i]));
+            sm.push((m as i32 * x.s[i]) as f32 * (dmin * x.d[i]));
+        }
+    }
+    s.finish() - sm.finish()
+}
+
+pub fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
+    dot_k4(crate::quant::DType::Q4K, w, x)
+}
+
+pub fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
+    dot_k4(crate::quant::DType::Q5K, w, x)
+}
+
+/// q6_k: sub-block j (activation block 8·(super-block) + j, `Lanes8` lane j) sums
+/// sc_a·Σ(q − 32)·x over its first 16 weights plus sc_b·Σ(q − 32)·x over the other 16,
+/// exact in i32 (2·128·16·32·3825 < 2³¹), times d·d_x.
+pub fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
+    let mut s = Lanes8::new();
+    for (k, b) in w.chunks_exact(210).enumerate() {
+        let d = f16_at(b, 208);
+        for j in 0..8 {
+            let i = 8 * k + j;
+            let (q, sc) = crate::quant::q6_k_sub(b, j);
+            let v = block(x.v, i);
+            let half = |h: usize| {
+                (16 * h..16 * h + 16)
+                    .map(|l| q[l] as i32 * v[l] as i32)
+                    .sum::<i32>()
+            };
+            let isum = sc[0] as i32 * half(0) + sc[1] as i32 * half(1);
+            s.push(isum as f32 * (d * x.d[i]));
+        }
+    }
+    s.finish()
+}

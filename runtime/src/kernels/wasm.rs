@@ -20,6 +20,11 @@ pub(super) static SIMD128: Kernels = Kernels {
     dot_q8_0,
     dot_q4_0,
     dot_q4_1,
+    dot_q5_0,
+    dot_q5_1,
+    dot_q4_k,
+    dot_q5_k,
+    dot_q6_k,
     quantize: super::scalar::quantize,
     gemm: None,
     rows8: Some(rows8),
@@ -168,6 +173,147 @@ fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
         sm.push(x.s[i] as f32 * (f16_at(w, 20 * i + 2) * x.d[i]));
     }
     s.finish() + sm.finish()
+}
+
+/// Σw·x over block i, the 32 weights given as four i16x8 (elements 0..8, .., 24..32).
+#[inline]
+fn block_sum16(x: &Q8Row, i: usize, w: [v128; 4]) -> i32 {
+    let p = |k: usize| i32x4_dot_i16x8(w[k], load_v(x.v, 32 * i + 8 * k));
+    hsum_i32(i32x4_add(i32x4_add(p(0), p(1)), i32x4_add(p(2), p(3))))
+}
+
+/// A q5_0/q5_1 block's 32 quants (0..31) as i8x16 (elements 0..16, 16..32) from `at`
+/// = its u32 `qh` and 16 nibble bytes: the fifth bit of weight j is bit j of qh,
+/// spread to byte lanes by a compare with each lane's own bit.
+#[inline]
+fn q5_quants(w: &[u8], at: usize) -> [v128; 2] {
+    let qh = u32::from_le_bytes([w[at], w[at + 1], w[at + 2], w[at + 3]]);
+    let b = load(w, at + 4);
+    let bit = u8x16(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
+    let fifth = |half: u32| {
+        // Bytes 0..8 test bits 0..8 of the half word, bytes 8..16 bits 8..16.
+        let lo = u8x16_splat(half as u8);
+        let hi = u8x16_splat((half >> 8) as u8);
+        let v = i8x16_shuffle::<0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23>(lo, hi);
+        v128_and(i8x16_eq(v128_and(v, bit), bit), u8x16_splat(16))
+    };
+    [
+        v128_or(v128_and(b, u8x16_splat(0x0f)), fifth(qh & 0xffff)),
+        v128_or(u8x16_shr(b, 4), fifth(qh >> 16)),
+    ]
+}
+
+fn dot_q5_0(w: &[u8], x: &Q8Row) -> f32 {
+    let mut s = Lanes8::new();
+    let off = i8x16_splat(16);
+    for i in 0..w.len() / 22 {
+        let [lo, hi] = q5_quants(w, 22 * i + 2);
+        let isum = block_sum(x, i, i8x16_sub(lo, off), i8x16_sub(hi, off));
+        s.push(isum as f32 * (f16_at(w, 22 * i) * x.d[i]));
+    }
+    s.finish()
+}
+
+fn dot_q5_1(w: &[u8], x: &Q8Row) -> f32 {
+    let (mut s, mut sm) = (Lanes8::new(), Lanes8::new());
+    for i in 0..w.len() / 24 {
+        let [lo, hi] = q5_quants(w, 24 * i + 4);
+        s.push(block_sum(x, i, lo, hi) as f32 * (f16_at(w, 24 * i) * x.d[i]));
+        sm.push(x.s[i] as f32 * (f16_at(w, 24 * i + 2) * x.d[i]));
+    }
+    s.finish() + sm.finish()
+}
+
+/// 16 bytes at `at` as two u16x8 (bytes 0..8, 8..16).
+#[inline]
+fn widen_u8(w: &[u8], at: usize) -> [v128; 2] {
+    let b = load(w, at);
+    [u16x8_extend_low_u8x16(b), u16x8_extend_high_u8x16(b)]
+}
+
+fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
+    dot_k4::<false>(w, x)
+}
+
+fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
+    dot_k4::<true>(w, x)
+}
+
+/// q4_k (`Q5` false) or q5_k, as the scalar `dot_k4`: sub-block j's quants times its
+/// 6-bit scale (exact in i16: 31·63) against the values, in `Lanes8` lane j; the min
+/// terms in a second accumulation.
+#[inline]
+fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
+    let bs = if Q5 { 176 } else { 144 };
+    let (mut s, mut sm) = (Lanes8::new(), Lanes8::new());
+    let low = u16x8_splat(0x0f);
+    for k in 0..w.len() / bs {
+        let b = &w[bs * k..bs * (k + 1)];
+        let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
+        let qs = if Q5 { 48 } else { 16 };
+        let qh = [widen_u8(b, 16), widen_u8(b, 32)];
+        for g in 0..4 {
+            let z = [widen_u8(b, qs + 32 * g), widen_u8(b, qs + 32 * g + 16)];
+            for half in 0..2 {
+                let j = 2 * g + half;
+                let i = 8 * k + j;
+                let (sc, m) = crate::quant::scale_min_k4(j, &b[4..16]);
+                let scale = i16x8_splat(sc as i16);
+                let q = |e: usize| {
+                    let z = z[e / 2][e % 2];
+                    let mut q = if half == 0 {
+                        v128_and(z, low)
+                    } else {
+                        u16x8_shr(z, 4)
+                    };
+                    if Q5 {
+                        let bit = v128_and(u16x8_shr(qh[e / 2][e % 2], j as u32), u16x8_splat(1));
+                        q = v128_or(q, i16x8_shl(bit, 4));
+                    }
+                    i16x8_mul(q, scale)
+                };
+                let isum = block_sum16(x, i, [q(0), q(1), q(2), q(3)]);
+                s.push(isum as f32 * (d * x.d[i]));
+                sm.push((m as i32 * x.s[i]) as f32 * (dmin * x.d[i]));
+            }
+        }
+    }
+    s.finish() - sm.finish()
+}
+
+/// q6_k as the scalar `dot_q6_k`: sub-block j's weights q − 32 times the i8 scale of
+/// their 16-weight half (exact in i16: 32·128), in `Lanes8` lane j.
+fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
+    let mut s = Lanes8::new();
+    let (low, three, bias) = (u16x8_splat(0x0f), u16x8_splat(3), i16x8_splat(32));
+    for k in 0..w.len() / 210 {
+        let b = &w[210 * k..210 * (k + 1)];
+        let d = f16_at(b, 208);
+        for h in 0..2 {
+            let qh = [widen_u8(b, 128 + 32 * h), widen_u8(b, 144 + 32 * h)];
+            for c in 0..4 {
+                let j = 4 * h + c;
+                let i = 8 * k + j;
+                let at = 64 * h + 32 * (c % 2);
+                let ql = [widen_u8(b, at), widen_u8(b, at + 16)];
+                let q = |e: usize| {
+                    let z = ql[e / 2][e % 2];
+                    let lo = if c < 2 {
+                        v128_and(z, low)
+                    } else {
+                        u16x8_shr(z, 4)
+                    };
+                    let hi = v128_and(u16x8_shr(qh[e / 2][e % 2], 2 * c as u32), three);
+                    let q = i16x8_sub(v128_or(lo, i16x8_shl(hi, 4)), bias);
+                    // Elements 0..16 take the first half's scale, 16..32 the second's.
+                    i16x8_mul(q, i16x8_splat(b[192 + 2 * j + e / 2] as i8 as i16))
+                };
+                let isum = block_sum16(x, i, [q(0), q(1), q(2), q(3)]);
+                s.push(isum as f32 * (d * x.d[i]));
+            }
+        }
+    }
+    s.finish()
 }
 
 /// `Rows8` over `interleave8` groups: a chunk's low 8 bytes widened are two weights of

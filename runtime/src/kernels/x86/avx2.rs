@@ -496,11 +496,12 @@ fn prefetch_lines(p: *const u8, len: usize) {
     }
 }
 
-/// q4_1's Σ m_w·d_x·Σx (Σx came with the activation), in the `Lanes8` order.
+/// q4_1's or q5_1's Σ m_w·d_x·Σx (Σx came with the activation; m is the f16 at byte 2
+/// of each `stride`-byte block), in the `Lanes8` order.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-pub(super) fn q4_1_offsets(w: &[u8], x: &Q8Row) -> f32 {
-    let nb = w.len() / 20;
+pub(super) fn min_offsets(w: &[u8], x: &Q8Row, stride: usize) -> f32 {
+    let nb = w.len() / stride;
     assert!(x.s.len() >= nb);
     let mut acc = _mm256_setzero_ps();
     let mut i = 0;
@@ -510,7 +511,7 @@ pub(super) fn q4_1_offsets(w: &[u8], x: &Q8Row) -> f32 {
         s[..n].copy_from_slice(&x.s[i..i + n]);
         // Safety: a local array of 8 i32.
         let sq = _mm256_cvtepi32_ps(unsafe { _mm256_loadu_si256(s.as_ptr() as *const __m256i) });
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(sq, scales8!(w, x.d, i, nb, 20, 2)));
+        acc = _mm256_add_ps(acc, _mm256_mul_ps(sq, scales8!(w, x.d, i, nb, stride, 2)));
         i += 8;
     }
     reduce8(acc)
@@ -791,4 +792,199 @@ pub unsafe fn dot_f16(w: &[u8], x: &[f32]) -> f32 {
         s += super::super::scalar::f16_at(w, 2 * j) * xj;
     }
     s
+}
+
+// ---- q5_0, q5_1 and the k-quants (q4_k, q5_k, q6_k) ----
+//
+// One row at a time (decode, and the per-row fallback of prefill). Weights are widened
+// to i16 (times their sub-block scale where the type has one, still exact in i16) and
+// multiplied with the activation's i16 values (`values`), so each sub-block's exact
+// integer sum comes out as in the scalar reference, in the same `Lanes8` lanes.
+
+/// A q5_0/q5_1 block's 32 quants (0..31) as i16 (elements 0..16, then 16..32) from
+/// `p` = its u32 `qh` and 16 nibble bytes: the nibbles, plus 16 where bit j of qh is
+/// set (a compare against each lane's own bit).
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn widen_q5(p: *const u8) -> (__m256i, __m256i) {
+    let qh = (p as *const u32).read_unaligned();
+    let (lo, hi) = widen_nibbles(p.add(4));
+    let bit = _mm256_setr_epi16(
+        1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, -32768,
+    );
+    let fifth = |half: u32| {
+        let v = _mm256_set1_epi16(half as u16 as i16);
+        let set = _mm256_cmpeq_epi16(_mm256_and_si256(v, bit), bit);
+        _mm256_and_si256(set, _mm256_set1_epi16(16))
+    };
+    (
+        _mm256_or_si256(lo, fifth(qh & 0xffff)),
+        _mm256_or_si256(hi, fifth(qh >> 16)),
+    )
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot_q5_0(w: &[u8], x: &Q8Row) -> f32 {
+    assert!(x.v.len() >= 32 * (w.len() / 22));
+    let isum = |b: usize| {
+        let q = widen_q5(w.as_ptr().add(22 * b + 2));
+        values(x, b, q, |w0, x0, w1, x1| mul2(w0, x0, w1, x1))
+    };
+    // The quants are q + 16; `blocks8` takes 16·Σx back off.
+    blocks8::<16>(w, x, 22, isum, |i| each8(isum, i))
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot_q5_1(w: &[u8], x: &Q8Row) -> f32 {
+    assert!(x.v.len() >= 32 * (w.len() / 24));
+    let isum = |b: usize| {
+        let q = widen_q5(w.as_ptr().add(24 * b + 4));
+        values(x, b, q, |w0, x0, w1, x1| mul2(w0, x0, w1, x1))
+    };
+    blocks8::<0>(w, x, 24, isum, |i| each8(isum, i)) + min_offsets(w, x, 24)
+}
+
+/// The super-blocks of a k-quant row and the checks every k kernel needs: `bs` bytes
+/// each, 8 activation blocks of 32 each.
+#[inline]
+fn k_blocks(w: &[u8], x: &Q8Row, bs: usize) -> usize {
+    let n = w.len() / bs;
+    assert!(x.d.len() >= 8 * n && x.s.len() >= 8 * n && x.v.len() >= 256 * n);
+    n
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
+    dot_k4::<false>(w, x)
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
+    dot_k4::<true>(w, x)
+}
+
+/// q4_k (`Q5` false) or q5_k: per super-block, the 8 sub-block sums Σ(sc_j·q)·x (the
+/// quants times their 6-bit scale fit i16: 31·63) reduced into one vector, lane j for
+/// sub-block j as in the scalar `Lanes8`, times d·d_x; the min terms m_j·Σx times
+/// dmin·d_x in a second accumulator, taken off at the end.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
+    let bs = if Q5 { 176 } else { 144 };
+    let n = k_blocks(w, x, bs);
+    let (mut acc, mut accm) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    let low = _mm256_set1_epi16(0x0f);
+    for k in 0..n {
+        prefetch_ahead(w, bs * k, bs);
+        let b = &w[bs * k..bs * (k + 1)];
+        let mut sc = [0i16; 8];
+        let mut m = [0i32; 8];
+        for j in 0..8 {
+            let (s, mm) = crate::quant::scale_min_k4(j, &b[4..16]);
+            (sc[j], m[j]) = (s as i16, mm as i32);
+        }
+        let p = b.as_ptr();
+        let qs = p.add(if Q5 { 48 } else { 16 });
+        // q5_k's fifth bits: byte l's bit j belongs to weight l of sub-block j.
+        let qh =
+            [0, 16].map(|o| _mm256_cvtepu8_epi16(_mm_loadu_si128(p.add(16 + o) as *const __m128i)));
+        let mut v = [_mm256_setzero_si256(); 8];
+        for g in 0..4 {
+            let z = [0, 16].map(|o| {
+                _mm256_cvtepu8_epi16(_mm_loadu_si128(qs.add(32 * g + o) as *const __m128i))
+            });
+            for half in 0..2 {
+                let j = 2 * g + half;
+                let count = _mm_cvtsi32_si128(j as i32);
+                let s = _mm256_set1_epi16(sc[j]);
+                let q = |h: usize| {
+                    let mut q = if half == 0 {
+                        _mm256_and_si256(z[h], low)
+                    } else {
+                        _mm256_srli_epi16::<4>(z[h])
+                    };
+                    if Q5 {
+                        let bit =
+                            _mm256_and_si256(_mm256_srl_epi16(qh[h], count), _mm256_set1_epi16(1));
+                        q = _mm256_or_si256(q, _mm256_slli_epi16::<4>(bit));
+                    }
+                    _mm256_mullo_epi16(q, s)
+                };
+                v[j] = values(x, 8 * k + j, (q(0), q(1)), |w0, x0, w1, x1| {
+                    mul2(w0, x0, w1, x1)
+                });
+            }
+        }
+        let dx = _mm256_loadu_ps(x.d.as_ptr().add(8 * k));
+        let sums = _mm256_cvtepi32_ps(hsum8(&v));
+        acc = _mm256_add_ps(
+            acc,
+            _mm256_mul_ps(
+                sums,
+                _mm256_mul_ps(_mm256_set1_ps(super::super::scalar::f16_at(b, 0)), dx),
+            ),
+        );
+        let ms = _mm256_mullo_epi32(
+            _mm256_loadu_si256(m.as_ptr() as *const __m256i),
+            _mm256_loadu_si256(x.s.as_ptr().add(8 * k) as *const __m256i),
+        );
+        let dmin = _mm256_mul_ps(_mm256_set1_ps(super::super::scalar::f16_at(b, 2)), dx);
+        accm = _mm256_add_ps(accm, _mm256_mul_ps(_mm256_cvtepi32_ps(ms), dmin));
+    }
+    reduce8(acc) - reduce8(accm)
+}
+
+/// q6_k: per super-block, sub-block j's weights q − 32 times the i8 scale of their
+/// 16-weight half (|·| ≤ 32·128, exact in i16) against the values, the 8 sub-block
+/// sums reduced into lanes j, times d·d_x.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
+    let n = k_blocks(w, x, 210);
+    let mut acc = _mm256_setzero_ps();
+    let (low, three, bias) = (
+        _mm256_set1_epi16(0x0f),
+        _mm256_set1_epi16(3),
+        _mm256_set1_epi16(32),
+    );
+    for k in 0..n {
+        prefetch_ahead(w, 210 * k, 210);
+        let b = &w[210 * k..210 * (k + 1)];
+        let p = b.as_ptr();
+        let wide = |at: usize| {
+            [0, 16].map(|o| _mm256_cvtepu8_epi16(_mm_loadu_si128(p.add(at + o) as *const __m128i)))
+        };
+        let mut v = [_mm256_setzero_si256(); 8];
+        for h in 0..2 {
+            let qh = wide(128 + 32 * h);
+            let ql = [wide(64 * h), wide(64 * h + 32)];
+            for c in 0..4 {
+                let j = 4 * h + c;
+                let count = _mm_cvtsi32_si128(2 * c as i32);
+                let q = |l: usize| {
+                    let z = ql[c % 2][l];
+                    let lo = if c < 2 {
+                        _mm256_and_si256(z, low)
+                    } else {
+                        _mm256_srli_epi16::<4>(z)
+                    };
+                    let hi = _mm256_and_si256(_mm256_srl_epi16(qh[l], count), three);
+                    let q = _mm256_sub_epi16(_mm256_or_si256(lo, _mm256_slli_epi16::<4>(hi)), bias);
+                    _mm256_mullo_epi16(q, _mm256_set1_epi16(b[192 + 2 * j + l] as i8 as i16))
+                };
+                v[j] = values(x, 8 * k + j, (q(0), q(1)), |w0, x0, w1, x1| {
+                    mul2(w0, x0, w1, x1)
+                });
+            }
+        }
+        let dx = _mm256_loadu_ps(x.d.as_ptr().add(8 * k));
+        let sums = _mm256_cvtepi32_ps(hsum8(&v));
+        acc = _mm256_add_ps(
+            acc,
+            _mm256_mul_ps(
+                sums,
+                _mm256_mul_ps(_mm256_set1_ps(super::super::scalar::f16_at(b, 208)), dx),
+            ),
+        );
+    }
+    reduce8(acc)
 }

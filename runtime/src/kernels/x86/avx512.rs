@@ -1,7 +1,7 @@
 //! AVX-512BW: two blocks per zmm register. There is no 512-bit `sign_epi8`, so x is
 //! negated under the mask of w's sign bits instead; the integer sums are the same.
 
-use super::avx2::{self, blocks8, digits, q4_1_offsets};
+use super::avx2::{self, blocks8, digits, min_offsets};
 use super::*;
 
 /// `avx2::rows8_with` with two chunks of a block per AVX-512 step: 32 bytes widened
@@ -316,5 +316,5 @@ pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
     } else {
         q4_blocks::<0, false>(w, x, 20, 4)
     };
-    sums + q4_1_offsets(w, x)
+    sums + min_offsets(w, x, 20)
 }

@@ -53,6 +53,13 @@ static AVX2: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { avx2::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx2::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx2::dot_q4_1(w, x) },
+    // The q5 and k-quant dots are AVX2's on every x86 path (the AVX-512 and AMX
+    // tables inherit them).
+    dot_q5_0: |w, x| unsafe { avx2::dot_q5_0(w, x) },
+    dot_q5_1: |w, x| unsafe { avx2::dot_q5_1(w, x) },
+    dot_q4_k: |w, x| unsafe { avx2::dot_q4_k(w, x) },
+    dot_q5_k: |w, x| unsafe { avx2::dot_q5_k(w, x) },
+    dot_q6_k: |w, x| unsafe { avx2::dot_q6_k(w, x) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx2::quantize(x, max, d, qh, ql, s) },
     gemm: None,
     rows8: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
@@ -126,7 +133,7 @@ macro_rules! q4_dots {
             } else {
                 q4_sums::<0, false>(w, x, 20, 4)
             };
-            sums + q4_1_offsets(w, x)
+            sums + min_offsets(w, x, 20)
         }
 
         /// The nibble block sums of q4_0 (`BIAS` 8, nibbles at byte 2 of 18) or q4_1

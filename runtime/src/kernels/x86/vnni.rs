@@ -2,7 +2,7 @@
 //! lane is the exact sum of the same four byte products as maddubs + madd give (no
 //! saturation either way), so every block sum, and every result, is unchanged.
 
-use super::avx2::{blocks8, digits, each8, nibbles, q4_1_offsets, values, widen_i8, widen_nibbles};
+use super::avx2::{blocks8, digits, each8, min_offsets, nibbles, values, widen_i8, widen_nibbles};
 use super::*;
 
 #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
