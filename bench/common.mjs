@@ -43,21 +43,29 @@ export function summarize(runs, other) {
 
 export const argOpt = (args, n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
 
-/** The GGUF made by make_gguf.py and its .slm (converted with `slm convert`, which copies
- * q8_0/q4_0 blocks of the same type losslessly). Reconverts when the .slm is missing or
- * older than the slm binary or the GGUF. */
+/** The GGUF of a benchmark model and its .slm (converted with `slm convert`, which copies
+ * the GGUF's quantized blocks byte for byte). `q` is a SmolLM2 type made by make_gguf.py
+ * (Q8_0, Q4_0), or `Qwen-Q4_K_M`: Qwen2.5-Coder-0.5B-Instruct as fetched by
+ * scripts/fetch-models.sh, converted with the default policy (every tensor kept).
+ * Reconverts when the .slm is missing or older than the slm binary or the GGUF. */
 export function slmModel(q) {
-  const gguf = join(BENCH, `SmolLM2-135M-Instruct.${q}.gguf`);
-  const slm = join(BENCH, `SmolLM2-135M-Instruct.${q.toLowerCase()}.slm`);
-  if (!existsSync(gguf)) throw new Error(`missing ${gguf}: run bench/make_gguf.py first`);
+  const qwen = q === 'Qwen-Q4_K_M';
+  const gguf = qwen
+    ? join(CACHE, 'models', 'qwen2.5-coder-0.5b-instruct-q4_k_m.gguf')
+    : join(BENCH, `SmolLM2-135M-Instruct.${q}.gguf`);
+  const slm = qwen
+    ? join(BENCH, 'qwen2.5-coder-0.5b-instruct-q4_k_m.slm')
+    : join(BENCH, `SmolLM2-135M-Instruct.${q.toLowerCase()}.slm`);
+  if (!existsSync(gguf)) throw new Error(`missing ${gguf}: run ${qwen ? 'scripts/fetch-models.sh' : 'bench/make_gguf.py'} first`);
   const stale = !existsSync(slm) || statSync(slm).mtimeMs < Math.max(statSync(SLM).mtimeMs, statSync(gguf).mtimeMs);
   if (stale) {
-    const out = execFileSync(SLM, ['--json', 'convert', gguf, '-o', slm, '--quant', q.toLowerCase()],
+    const quant = qwen ? [] : ['--quant', q.toLowerCase()];
+    const out = execFileSync(SLM, ['--json', 'convert', gguf, '-o', slm, ...quant],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const r = JSON.parse(out);
     console.error(`converted ${gguf} -> ${r.out} (${r.bytes} bytes, quant ${r.quant})`);
   }
-  return { gguf, slm };
+  return { gguf, slm, name: qwen ? 'Qwen2.5-Coder-0.5B-Instruct' : 'SmolLM2-135M-Instruct' };
 }
 
 /** The repo state the figures belong to: HEAD, whether the tree has local changes, and

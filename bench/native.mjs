@@ -2,6 +2,7 @@
 // prebuilt linux-x64 CPU binaries), SmolLM2-135M-Instruct at Q8_0 and Q4_0, runs alternated.
 //
 //   node bench/native.mjs [--rounds 3] [--prompt 128] [--gen 128] [--out bench/results]
+//                         [--quants Q8_0,Q4_0,Qwen-Q4_K_M] [--threads 1] [--name native]
 //
 // Both engines get the same GGUF weights (bench/make_gguf.py; `slm convert` copies
 // matching q8_0/q4_0 blocks losslessly), the same 128-token prompt ("The quick brown
@@ -30,7 +31,7 @@ const GEN = Number(opt('--gen', 128));
 const OUT = resolve(opt('--out', join(here, 'results')));
 const QUANTS = (opt('--quants', 'Q8_0,Q4_0')).split(',');
 const THREADS = Number(opt('--threads', 1));
-const BASE = THREADS === 1 ? 'native' : `native-${THREADS}t`;
+const BASE = opt('--name', THREADS === 1 ? 'native' : `native-${THREADS}t`);
 // The CPU's SIMD flags, recorded with every result (kernel paths depend on them).
 const cpuFlags = (() => {
   try {
@@ -112,7 +113,7 @@ results.machine.loadavg_end = (await import('node:os')).loadavg();
 
 const f1 = (x) => x.toFixed(1);
 const f2 = (x) => x.toFixed(2);
-let md = `Native, ${THREADS} thread${THREADS === 1 ? '' : 's'}, SmolLM2-135M-Instruct, pp${PROMPT}/tg${GEN}, median of ${ROUNDS} alternated rounds (${results.date.slice(0, 10)}); ${results.machine.cpu} [${cpuFlags.join(' ')}]\n\n`;
+let md = `Native, ${THREADS} thread${THREADS === 1 ? '' : 's'}, ${[...new Set(QUANTS.map((q) => slmModel(q).name))].join(' and ')}, pp${PROMPT}/tg${GEN}, median of ${ROUNDS} alternated rounds (${results.date.slice(0, 10)}); ${results.machine.cpu} [${cpuFlags.join(' ')}]\n\n`;
 md += '| quant | TinyRustLM prefill | llama.cpp prefill | ratio | TinyRustLM decode | llama.cpp decode | ratio |\n';
 md += '|---|---:|---:|---:|---:|---:|---:|\n';
 for (const [q, r] of Object.entries(results.quants)) {

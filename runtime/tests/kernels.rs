@@ -420,6 +420,48 @@ fn every_path_matches_scalar_on_quantized_rows() {
     }
 }
 
+/// `k_tokens` (one k-quant row against several tokens) gives each token's scalar dot
+/// bit for bit, at both precisions, on every path that has it.
+#[test]
+fn k_quant_token_runs_match_scalar() {
+    let mut rng = Rng(11);
+    let paths: Vec<_> = available()
+        .into_iter()
+        .filter(|k| k.k_tokens.is_some())
+        .collect();
+    for k in paths {
+        let (f, per) = (k.k_tokens.unwrap(), k.k_tokens_n);
+        for (dtype, bits) in [DType::Q4K, DType::Q5K, DType::Q6K]
+            .into_iter()
+            .flat_map(|d| ACT_BITS.map(|b| (d, b)))
+        {
+            for cols in cols_of(dtype) {
+                let x: Vec<f32> = (0..per)
+                    .flat_map(|t| {
+                        let s = [1.0, 1e-3, 40.0, 0.25][t % 4];
+                        activation(&mut rng, cols).into_iter().map(move |v| v * s)
+                    })
+                    .collect();
+                let mut a = Q8Act::default();
+                a.quantize_bits(&x, cols, bits);
+                let w = weight_row(&mut rng, dtype, cols);
+                let xs: Vec<Q8Row> = (0..per).map(|t| a.row(t)).collect();
+                let mut got = vec![0f32; per];
+                f(dtype, &w, &xs, &mut got);
+                for (t, g) in got.iter().enumerate() {
+                    let want = (SCALAR.qdot(dtype).unwrap())(&w, &a.row(t));
+                    assert_eq!(
+                        g.to_bits(),
+                        want.to_bits(),
+                        "{} {dtype:?} {bits}-bit {cols} token {t}: {g} vs scalar {want}",
+                        k.name
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// `rows8` (8 rows at once in the `interleave8` layout) gives each row's scalar dot bit
 /// for bit, at both precisions, for every path that has it.
 #[test]
@@ -427,7 +469,7 @@ fn interleaved_rows_match_scalar() {
     let mut rng = Rng(7);
     for k in available().into_iter().filter(|k| k.rows8.is_some()) {
         let rows8 = k.rows8.unwrap();
-        for (dtype, bits) in [DType::Q8_0, DType::Q4_0, DType::Q4_1]
+        for (dtype, bits) in QDTYPES
             .into_iter()
             .filter(|&d| k.interleaves(d))
             .flat_map(|d| ACT_BITS.map(|b| (d, b)))
@@ -490,7 +532,7 @@ fn token_tiles_match_scalar() {
     for k in paths {
         let (tile, tokens) = (k.rows8_tokens.unwrap(), k.tile_tokens);
         assert!(tokens > 0, "{}: a tile kernel takes tokens", k.name);
-        for (dtype, bits) in [DType::Q8_0, DType::Q4_0, DType::Q4_1]
+        for (dtype, bits) in QDTYPES
             .into_iter()
             .filter(|&d| k.interleaves(d))
             .flat_map(|d| ACT_BITS.map(|b| (d, b)))

@@ -499,6 +499,15 @@ pub type QDot = fn(&[u8], &Q8Row) -> f32;
 /// 8 rows in the `interleave8` layout; bit for bit the dot kernel's result per row.
 pub type Rows8 = fn(DType, &[u8], &Q8Row, &mut [f32]);
 
+/// `(dtype, row, x, out)`: one q4_k/q5_k/q6_k row against `Kernels::k_tokens_n`
+/// tokens at once (prefill), out[t] bit for bit the dot kernel's result for token t.
+pub type KTokens = fn(DType, &[u8], &[Q8Row], &mut [f32]);
+
+/// Whether a type is a k-quant (256-weight super-blocks), which `KTokens` takes.
+pub fn is_k_quant(dtype: DType) -> bool {
+    matches!(dtype, DType::Q4K | DType::Q5K | DType::Q6K)
+}
+
 /// Rows per group of the interleaved layout.
 pub const GROUP: usize = 8;
 
@@ -516,7 +525,8 @@ pub type Rows8Tokens = fn(DType, &[u8], &[Q8Row], &mut [f32]);
 pub(crate) struct Rows8Shape {
     /// Bytes per block of one row.
     pub bs: usize,
-    /// The offset q4_0's nibbles carry (8); 0 for the others.
+    /// The offset the quants carry (q4_0 8, q5_0 16), taken off as bias·Σx; 0 for the
+    /// others.
     pub bias: i32,
     /// Blocks per row.
     pub nb: usize,
@@ -529,8 +539,13 @@ pub(crate) struct Rows8Shape {
     /// pair) becomes one chunk of the 8 rows' m right after their scales, and its
     /// nibbles follow.
     pub at: usize,
-    /// Whether blocks carry q4_1's per-row offsets m (at byte 16 of a group block).
+    /// Whether blocks carry q4_1's or q5_1's per-row offsets m (at byte 16 of a group
+    /// block).
     pub offsets: bool,
+    /// Where q5_0's and q5_1's fifth bits start in a group block: two chunks, the 8
+    /// rows' `qh` low halves (bits of weights 0..16) as u16 lanes, then the high
+    /// halves (weights 16..32).
+    pub fifth: Option<usize>,
 }
 
 /// The shape of a `Rows8` call over `w`, `x` and `out`, checked.
@@ -539,10 +554,14 @@ pub(crate) struct Rows8Shape {
     all(target_arch = "wasm32", target_feature = "simd128")
 ))]
 pub(crate) fn rows8_shape(dtype: DType, w: &[u8], x: &Q8Row, out: &[f32]) -> Rows8Shape {
-    let (nibbles, at, offsets) = match dtype {
-        DType::Q8_0 => (false, 2 * GROUP, false),
-        DType::Q4_0 => (true, 2 * GROUP, false),
-        DType::Q4_1 => (true, 4 * GROUP, true),
+    // The payload after the scales, in chunks of 16 bytes: q4_1's and q5_1's m first,
+    // then q5's qh (two chunks), then the nibbles or bytes.
+    let (nibbles, at, offsets, fifth) = match dtype {
+        DType::Q8_0 => (false, 2 * GROUP, false, None),
+        DType::Q4_0 => (true, 2 * GROUP, false, None),
+        DType::Q4_1 => (true, 4 * GROUP, true, None),
+        DType::Q5_0 => (true, 6 * GROUP, false, Some(2 * GROUP)),
+        DType::Q5_1 => (true, 8 * GROUP, true, Some(4 * GROUP)),
         _ => panic!("{dtype:?} is not interleaved"),
     };
     let bs = dtype.block().1;
@@ -558,18 +577,26 @@ pub(crate) fn rows8_shape(dtype: DType, w: &[u8], x: &Q8Row, out: &[f32]) -> Row
     );
     Rows8Shape {
         bs,
-        bias: if dtype == DType::Q4_0 { 8 } else { 0 },
+        bias: match dtype {
+            DType::Q4_0 => 8,
+            DType::Q5_0 => 16,
+            _ => 0,
+        },
         nb,
         group,
         nibbles,
         at,
         offsets,
+        fifth,
     }
 }
 
 /// Whether `interleave8` applies to this type.
 pub fn interleaves(dtype: DType) -> bool {
-    matches!(dtype, DType::Q8_0 | DType::Q4_0 | DType::Q4_1)
+    matches!(
+        dtype,
+        DType::Q8_0 | DType::Q4_0 | DType::Q4_1 | DType::Q5_0 | DType::Q5_1
+    )
 }
 
 /// Rewrites whole groups of 8 rows of q8_0/q4_0 (`row_bytes` each) in place into the
@@ -799,16 +826,21 @@ pub struct Kernels {
     pub rows8_tokens: Option<Rows8Tokens>,
     /// Tokens per `rows8_tokens` call (as many as the path's registers hold).
     pub tile_tokens: usize,
-    /// Whether `rows8` (and `rows8_tokens`) take q4_1 too; q8_0 and q4_0 they always take.
-    pub rows8_q4_1: bool,
+    /// The types `rows8` (and `rows8_tokens`) take: q8_0 and q4_0 always, and of the
+    /// other `interleaves` types those the path has code for.
+    pub rows8_dtypes: &'static [DType],
     /// Whether `rows8` runs faster on a `Q8Row::spread` (it works without one too).
     pub rows8_spread: bool,
+    /// k-quant rows against several tokens at once, where a path has it.
+    pub k_tokens: Option<KTokens>,
+    /// Tokens per `k_tokens` call.
+    pub k_tokens_n: usize,
 }
 
 impl Kernels {
     /// Whether weights of `dtype` are laid out in `interleave8` groups for this path.
     pub fn interleaves(&self, dtype: DType) -> bool {
-        self.rows8.is_some() && interleaves(dtype) && (dtype != DType::Q4_1 || self.rows8_q4_1)
+        self.rows8.is_some() && interleaves(dtype) && self.rows8_dtypes.contains(&dtype)
     }
 
     /// The kernel for a weight type whose activations are quantized, or None for
@@ -847,9 +879,21 @@ pub static SCALAR: Kernels = Kernels {
     rows8: None,
     rows8_tokens: None,
     tile_tokens: 0,
-    rows8_q4_1: false,
+    rows8_dtypes: &[],
     rows8_spread: false,
+    k_tokens: None,
+    k_tokens_n: 0,
 };
+
+/// Every type an `interleave8` layout exists for, as the full-featured `rows8` kernels
+/// (AVX2, AVX-VNNI, simd128) take them.
+pub const ROWS8_ALL: &[DType] = &[
+    DType::Q8_0,
+    DType::Q4_0,
+    DType::Q4_1,
+    DType::Q5_0,
+    DType::Q5_1,
+];
 
 /// Every path this machine can run, preferred first; the scalar reference is always last.
 // Built by pushes because each path is behind its own cfg.

@@ -30,8 +30,10 @@ pub(super) static SIMD128: Kernels = Kernels {
     rows8: Some(rows8),
     rows8_tokens: Some(rows8_tokens),
     tile_tokens: TOKENS,
-    rows8_q4_1: true,
+    rows8_dtypes: super::ROWS8_ALL,
     rows8_spread: false,
+    k_tokens: None,
+    k_tokens_n: 0,
 };
 
 #[inline]
@@ -115,6 +117,40 @@ fn nibbles(q: v128) -> [[v128; 2]; 2] {
         [v128_and(l, m), v128_and(h, m)],
         [u16x8_shr(l, 4), u16x8_shr(h, 4)],
     ]
+}
+
+/// `nibbles` with q5's fifth bits added where the type has them (`fifth_lanes` of the
+/// block, for chunk c): lane 2r + j of the low weights takes bit 2c + j of row r's low
+/// half word, of the high weights bit 2c + j of its high half word.
+#[inline]
+fn nibbles5(q: v128, fifth: Option<[[v128; 2]; 2]>, c: usize) -> [[v128; 2]; 2] {
+    let mut n = nibbles(q);
+    if let Some(f) = fifth {
+        let m = u16x8_shl(u16x8(1, 2, 1, 2, 1, 2, 1, 2), 2 * c as u32);
+        let sixteen = u16x8_splat(16);
+        for (n, f) in n.iter_mut().zip(f) {
+            for (n, h) in n.iter_mut().zip(f) {
+                let set = i16x8_eq(v128_and(h, m), m);
+                *n = v128_or(*n, v128_and(set, sixteen));
+            }
+        }
+    }
+    n
+}
+
+/// The 8 rows' q5 `qh` words of an interleaved block (from `at`): [low half words,
+/// high half words] × [rows 0..4, rows 4..8], row r's half word in u16 lanes
+/// 2(r % 4) and 2(r % 4) + 1, as its weights lie in `nibbles`' output.
+#[inline]
+fn fifth_lanes(blk: &[u8], at: usize) -> [[v128; 2]; 2] {
+    let dup = |h: v128| v128_or(h, i32x4_shl(h, 16));
+    [0, 16].map(|o| {
+        let h = load(blk, at + o);
+        [
+            dup(u32x4_extend_low_u16x8(h)),
+            dup(u32x4_extend_high_u16x8(h)),
+        ]
+    })
 }
 
 /// Values 2k and 2k + 1 of `v` (from `at` = 2k) as one i32 (little-endian), in every
@@ -330,6 +366,7 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
         nibbles: nibbled,
         at,
         offsets,
+        fifth,
     } = super::rows8_shape(dtype, w, x, out);
     for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
         // [block b % 8][rows 0..4, rows 4..8]; q4_1's offset terms apart, as in the
@@ -350,14 +387,15 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
                     add(widen(load(blk, at + 16 * c)), pair(c));
                 }
             } else {
+                let fifth = fifth.map(|f| fifth_lanes(blk, f));
                 for c in 0..8 {
-                    let [lo_nib, hi_nib] = nibbles(load(blk, at + 16 * c));
+                    let [lo_nib, hi_nib] = nibbles5(load(blk, at + 16 * c), fifth, c);
                     add(lo_nib, pair(c));
                     add(hi_nib, pair(c + 8));
                 }
             }
             if bias != 0 {
-                // Nibbles 0..15 were multiplied, q4_0's weights are nibble − 8.
+                // Quants were multiplied; the weights are q − bias (q4_0, q5_0).
                 let off = i32x4_splat(bias * x.s[b]);
                 (lo, hi) = (i32x4_sub(lo, off), i32x4_sub(hi, off));
             }
@@ -431,6 +469,7 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
         nibbles: nibbled,
         at,
         offsets,
+        fifth,
     } = super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
     assert_eq!(w.len(), group);
     for x in &x[1..] {
@@ -457,8 +496,9 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
                 add(widen(load(blk, at + 16 * c)), c);
             }
         } else {
+            let fifth = fifth.map(|f| fifth_lanes(blk, f));
             for c in 0..8 {
-                let [lo_nib, hi_nib] = nibbles(load(blk, at + 16 * c));
+                let [lo_nib, hi_nib] = nibbles5(load(blk, at + 16 * c), fifth, c);
                 add(lo_nib, c);
                 add(hi_nib, c + 8);
             }

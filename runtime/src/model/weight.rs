@@ -179,6 +179,7 @@ impl Weight {
             let (first, rows) = (out.first(), out.rows());
             let xt = |t: usize| &x[t * self.cols..(t + 1) * self.cols];
             let mut row = Vec::new();
+            let (mut xs, mut res): (Vec<Q8Row>, Vec<f32>) = (Vec::new(), Vec::new());
             let mut done = 0;
             if let Some((gemm, b)) = tiles {
                 let w = &b[first * self.row_bytes..(first + rows) * self.row_bytes];
@@ -193,8 +194,8 @@ impl Weight {
                     0
                 };
                 let tiled = n.checked_div(per).map_or(0, |q| q * per);
-                let mut xs: Vec<Q8Row> = Vec::with_capacity(per);
-                let mut res = vec![0f32; GROUP * per];
+                xs.reserve(per);
+                res.resize(GROUP * per, 0.0);
                 let group_w = |i: usize| {
                     let r = first + i;
                     &b[r * self.row_bytes..(r + GROUP) * self.row_bytes]
@@ -235,7 +236,22 @@ impl Weight {
                     }
                     (WeightData::Blocks(b), Some(dot)) => {
                         let w = &b[r * self.row_bytes..(r + 1) * self.row_bytes];
-                        for t in 0..n {
+                        let mut t = 0;
+                        // k-quant rows: unpacked once for a run of tokens.
+                        if let (Some(f), true) = (k.k_tokens, kernels::is_k_quant(self.dtype)) {
+                            let per = k.k_tokens_n;
+                            res.resize(per, 0.0);
+                            while t + per <= n {
+                                xs.clear();
+                                xs.extend((t..t + per).map(|j| act.row(j)));
+                                f(self.dtype, w, &xs, &mut res[..per]);
+                                for (j, &v) in res[..per].iter().enumerate() {
+                                    out.set(t + j, i, v);
+                                }
+                                t += per;
+                            }
+                        }
+                        for t in t..n {
                             out.set(t, i, dot(w, &act.row(t)));
                         }
                     }

@@ -152,6 +152,7 @@ pub(super) unsafe fn rows8_with(
         nibbles,
         at,
         offsets,
+        fifth,
     } = super::super::rows8_shape(dtype, w, x, out);
     let xv = x.v.as_ptr() as *const i32;
     let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
@@ -182,11 +183,12 @@ pub(super) unsafe fn rows8_with(
             } else {
                 // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones
                 // 2c + 16, 2c + 17 (a q4 block's byte j holds weights j and j + 16).
+                let fifth = fifth.map(|f| fifth_lanes(p.add(f)));
                 for c in (0..8).step_by(2) {
                     for (k, sum) in sum.chunks_exact_mut(2).enumerate() {
-                        let q = _mm256_cvtepu8_epi16(chunk(c + k));
-                        sum[0] = dp(sum[0], _mm256_and_si256(q, nib), pair(c + k));
-                        sum[1] = dp(sum[1], _mm256_srli_epi16::<4>(q), pair(c + k + 8));
+                        let [lo, hi] = nibble_weights(chunk(c + k), nib, fifth, c + k);
+                        sum[0] = dp(sum[0], lo, pair(c + k));
+                        sum[1] = dp(sum[1], hi, pair(c + k + 8));
                     }
                 }
             }
@@ -204,6 +206,47 @@ pub(super) unsafe fn rows8_with(
             rows8_finish_offsets(&accm, o);
         }
     }
+}
+
+/// An interleaved nibble chunk c (bytes 2r, 2r + 1 of row r) as i16 weights: its low
+/// nibbles (weights 2c, 2c + 1 of each row), then its high ones (2c + 16, 2c + 17),
+/// with q5's fifth bits (`fifth_lanes`) added where the type has them.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn nibble_weights(
+    chunk: __m128i,
+    nib: __m256i,
+    fifth: Option<[__m256i; 2]>,
+    c: usize,
+) -> [__m256i; 2] {
+    let q = _mm256_cvtepu8_epi16(chunk);
+    let (mut lo, mut hi) = (_mm256_and_si256(q, nib), _mm256_srli_epi16::<4>(q));
+    if let Some([a, b]) = fifth {
+        // Lane 2r + j tests bit 2c + j of row r's half word: 16 where it is set.
+        let m = _mm256_sll_epi16(
+            _mm256_setr_epi16(1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2),
+            _mm_cvtsi32_si128(2 * c as i32),
+        );
+        let bit = |h: __m256i| {
+            let set = _mm256_cmpeq_epi16(_mm256_and_si256(h, m), m);
+            _mm256_and_si256(set, _mm256_set1_epi16(16))
+        };
+        lo = _mm256_or_si256(lo, bit(a));
+        hi = _mm256_or_si256(hi, bit(b));
+    }
+    [lo, hi]
+}
+
+/// The 8 rows' q5 `qh` words of an interleaved block (`Rows8Shape::fifth` at `p`) as
+/// two registers, the low half words (weights 0..16) then the high ones: row r's half
+/// word in i16 lanes 2r and 2r + 1, as its weights lie in a widened chunk.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn fifth_lanes(p: *const u8) -> [__m256i; 2] {
+    [0, 16].map(|o| {
+        let h = _mm256_cvtepu16_epi32(_mm_loadu_si128(p.add(o) as *const __m128i));
+        _mm256_or_si256(h, _mm256_slli_epi32::<16>(h))
+    })
 }
 
 /// A `rows8` block's exact sums `isum` (8 rows) into its lane `acc`: q4_0's offset
@@ -297,6 +340,7 @@ pub(super) unsafe fn rows8_tokens_with<const T: usize>(
         nibbles,
         at,
         offsets,
+        fifth,
         ..
     } = super::super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
     for x in &x[1..] {
@@ -328,9 +372,9 @@ pub(super) unsafe fn rows8_tokens_with<const T: usize>(
         } else {
             // As in `rows8_with`: chunk c's low nibbles are weights 2c, 2c + 1,
             // its high ones 2c + 16, 2c + 17.
+            let fifth = fifth.map(|f| fifth_lanes(p.add(f)));
             for c in 0..8 {
-                let q = _mm256_cvtepu8_epi16(chunk(c));
-                let (lo, hi) = (_mm256_and_si256(q, nib), _mm256_srli_epi16::<4>(q));
+                let [lo, hi] = nibble_weights(chunk(c), nib, fifth, c);
                 for (t, s) in sum.iter_mut().enumerate() {
                     *s = dp(*s, lo, pair(t, c));
                     *s = dp(*s, hi, pair(t, c + 8));
@@ -845,146 +889,186 @@ pub unsafe fn dot_q5_1(w: &[u8], x: &Q8Row) -> f32 {
 }
 
 /// The super-blocks of a k-quant row and the checks every k kernel needs: `bs` bytes
-/// each, 8 activation blocks of 32 each.
+/// each, 8 activation blocks of 32 each, for every token.
 #[inline]
-fn k_blocks(w: &[u8], x: &Q8Row, bs: usize) -> usize {
+fn k_blocks(w: &[u8], xs: &[Q8Row], bs: usize) -> usize {
     let n = w.len() / bs;
-    assert!(x.d.len() >= 8 * n && x.s.len() >= 8 * n && x.v.len() >= 256 * n);
+    for x in xs {
+        assert!(x.d.len() >= 8 * n && x.s.len() >= 8 * n && x.v.len() >= 256 * n);
+    }
     n
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
-    dot_k4::<false>(w, x)
+    let mut o = [0f32];
+    k_tokens::<1>(DType::Q4K, w, std::slice::from_ref(x), &mut o);
+    o[0]
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
-    dot_k4::<true>(w, x)
+    let mut o = [0f32];
+    k_tokens::<1>(DType::Q5K, w, std::slice::from_ref(x), &mut o);
+    o[0]
 }
 
-/// q4_k (`Q5` false) or q5_k: per super-block, the 8 sub-block sums Σ(sc_j·q)·x (the
-/// quants times their 6-bit scale fit i16: 31·63) reduced into one vector, lane j for
-/// sub-block j as in the scalar `Lanes8`, times d·d_x; the min terms m_j·Σx times
-/// dmin·d_x in a second accumulator, taken off at the end.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
+    let mut o = [0f32];
+    k_tokens::<1>(DType::Q6K, w, std::slice::from_ref(x), &mut o);
+    o[0]
+}
+
+/// Tokens per `dot_tokens` call (prefill's k-quant rows).
+pub const K_TOKENS: usize = 8;
+
+/// One k-quant row (q4_k, q5_k, q6_k) against `K_TOKENS` tokens: out[t] is bit for bit
+/// the row dot with token t. Each super-block is unpacked to scaled i16 weights once
+/// for all of them.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+    assert!(x.len() == K_TOKENS && out.len() == K_TOKENS);
+    k_tokens::<K_TOKENS>(dtype, w, x, out)
+}
+
+/// The k-quant dots for `T` tokens: per super-block, sub-block j's weights widened to
+/// i16 and multiplied by their scale (q4_k/q5_k: the 6-bit scale, |·| ≤ 31·63; q6_k:
+/// q − 32 times the i8 scale of its 16-weight half, |·| ≤ 32·128: exact in i16), then
+/// against each token's values; a token's 8 sub-block sums reduce into one vector,
+/// lane j for sub-block j as in the scalar `Lanes8`, times d·d_x. q4_k's and q5_k's
+/// min terms m_j·Σx times dmin·d_x go to a second accumulator, taken off at the end.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
-    let bs = if Q5 { 176 } else { 144 };
+unsafe fn k_tokens<const T: usize>(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+    assert!(x.len() == T && out.len() == T);
+    let bs = dtype.block().1;
     let n = k_blocks(w, x, bs);
-    let (mut acc, mut accm) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-    let low = _mm256_set1_epi16(0x0f);
+    let z = _mm256_setzero_si256();
+    let (mut acc, mut accm) = ([_mm256_setzero_ps(); T], [_mm256_setzero_ps(); T]);
     for k in 0..n {
         prefetch_ahead(w, bs * k, bs);
         let b = &w[bs * k..bs * (k + 1)];
-        let mut sc = [0i16; 8];
-        let mut m = [0i32; 8];
-        for j in 0..8 {
-            let (s, mm) = crate::quant::scale_min_k4(j, &b[4..16]);
-            (sc[j], m[j]) = (s as i16, mm as i32);
-        }
         let p = b.as_ptr();
-        let qs = p.add(if Q5 { 48 } else { 16 });
-        // q5_k's fifth bits: byte l's bit j belongs to weight l of sub-block j.
-        let qh =
-            [0, 16].map(|o| _mm256_cvtepu8_epi16(_mm_loadu_si128(p.add(16 + o) as *const __m128i)));
-        let mut v = [_mm256_setzero_si256(); 8];
-        for g in 0..4 {
-            let z = [0, 16].map(|o| {
-                _mm256_cvtepu8_epi16(_mm_loadu_si128(qs.add(32 * g + o) as *const __m128i))
-            });
-            for half in 0..2 {
-                let j = 2 * g + half;
-                let count = _mm_cvtsi32_si128(j as i32);
-                let s = _mm256_set1_epi16(sc[j]);
-                let q = |h: usize| {
-                    let mut q = if half == 0 {
-                        _mm256_and_si256(z[h], low)
-                    } else {
-                        _mm256_srli_epi16::<4>(z[h])
-                    };
-                    if Q5 {
-                        let bit =
-                            _mm256_and_si256(_mm256_srl_epi16(qh[h], count), _mm256_set1_epi16(1));
-                        q = _mm256_or_si256(q, _mm256_slli_epi16::<4>(bit));
-                    }
-                    _mm256_mullo_epi16(q, s)
-                };
-                v[j] = values(x, 8 * k + j, (q(0), q(1)), |w0, x0, w1, x1| {
+        let wide = |at: usize| {
+            [0, 16].map(|o| _mm256_cvtepu8_epi16(_mm_loadu_si128(p.add(at + o) as *const __m128i)))
+        };
+        // v[t][j]: token t's i32 lane sums of sub-block j.
+        let mut v = [[z; 8]; T];
+        let mut sub = |j: usize, q: [__m256i; 2]| {
+            for (t, v) in v.iter_mut().enumerate() {
+                v[j] = values(&x[t], 8 * k + j, (q[0], q[1]), |w0, x0, w1, x1| {
                     mul2(w0, x0, w1, x1)
                 });
             }
+        };
+        let (d, mins) = if dtype == DType::Q6K {
+            q6_k_subs(b, &wide, &mut sub);
+            (super::super::scalar::f16_at(b, 208), None)
+        } else {
+            let m = k4_subs(dtype == DType::Q5K, b, &wide, &mut sub);
+            (super::super::scalar::f16_at(b, 0), Some(m))
+        };
+        let d = _mm256_set1_ps(d);
+        for t in 0..T {
+            let dx = _mm256_loadu_ps(x[t].d.as_ptr().add(8 * k));
+            let sums = _mm256_cvtepi32_ps(hsum8(&v[t]));
+            acc[t] = _mm256_add_ps(acc[t], _mm256_mul_ps(sums, _mm256_mul_ps(d, dx)));
+            if let Some(m) = mins {
+                let ms = _mm256_mullo_epi32(
+                    m,
+                    _mm256_loadu_si256(x[t].s.as_ptr().add(8 * k) as *const __m256i),
+                );
+                let dmin = _mm256_mul_ps(_mm256_set1_ps(super::super::scalar::f16_at(b, 2)), dx);
+                accm[t] = _mm256_add_ps(accm[t], _mm256_mul_ps(_mm256_cvtepi32_ps(ms), dmin));
+            }
         }
-        let dx = _mm256_loadu_ps(x.d.as_ptr().add(8 * k));
-        let sums = _mm256_cvtepi32_ps(hsum8(&v));
-        acc = _mm256_add_ps(
-            acc,
-            _mm256_mul_ps(
-                sums,
-                _mm256_mul_ps(_mm256_set1_ps(super::super::scalar::f16_at(b, 0)), dx),
-            ),
-        );
-        let ms = _mm256_mullo_epi32(
-            _mm256_loadu_si256(m.as_ptr() as *const __m256i),
-            _mm256_loadu_si256(x.s.as_ptr().add(8 * k) as *const __m256i),
-        );
-        let dmin = _mm256_mul_ps(_mm256_set1_ps(super::super::scalar::f16_at(b, 2)), dx);
-        accm = _mm256_add_ps(accm, _mm256_mul_ps(_mm256_cvtepi32_ps(ms), dmin));
     }
-    reduce8(acc) - reduce8(accm)
+    for t in 0..T {
+        out[t] = if dtype == DType::Q6K {
+            reduce8(acc[t])
+        } else {
+            reduce8(acc[t]) - reduce8(accm[t])
+        };
+    }
 }
 
-/// q6_k: per super-block, sub-block j's weights q − 32 times the i8 scale of their
-/// 16-weight half (|·| ≤ 32·128, exact in i16) against the values, the 8 sub-block
-/// sums reduced into lanes j, times d·d_x.
+/// A q4_k (`q5` false) or q5_k super-block's 8 sub-blocks as scaled i16 weights,
+/// handed to `sub(j, weights)`; returns the 8 minima m_j as i32 lanes.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
-    let n = k_blocks(w, x, 210);
-    let mut acc = _mm256_setzero_ps();
+unsafe fn k4_subs(
+    q5: bool,
+    b: &[u8],
+    wide: &impl Fn(usize) -> [__m256i; 2],
+    sub: &mut impl FnMut(usize, [__m256i; 2]),
+) -> __m256i {
+    let mut sc = [0i16; 8];
+    let mut m = [0i32; 8];
+    for j in 0..8 {
+        let (s, mm) = crate::quant::scale_min_k4(j, &b[4..16]);
+        (sc[j], m[j]) = (s as i16, mm as i32);
+    }
+    let low = _mm256_set1_epi16(0x0f);
+    // q5_k's fifth bits: byte l's bit j belongs to weight l of sub-block j.
+    let qh = wide(16);
+    let qs = if q5 { 48 } else { 16 };
+    for g in 0..4 {
+        let z = wide(qs + 32 * g);
+        for half in 0..2 {
+            let j = 2 * g + half;
+            let count = _mm_cvtsi32_si128(j as i32);
+            let s = _mm256_set1_epi16(sc[j]);
+            let q = |h: usize| {
+                let mut q = if half == 0 {
+                    _mm256_and_si256(z[h], low)
+                } else {
+                    _mm256_srli_epi16::<4>(z[h])
+                };
+                if q5 {
+                    let bit =
+                        _mm256_and_si256(_mm256_srl_epi16(qh[h], count), _mm256_set1_epi16(1));
+                    q = _mm256_or_si256(q, _mm256_slli_epi16::<4>(bit));
+                }
+                _mm256_mullo_epi16(q, s)
+            };
+            sub(j, [q(0), q(1)]);
+        }
+    }
+    _mm256_loadu_si256(m.as_ptr() as *const __m256i)
+}
+
+/// A q6_k super-block's 8 sub-blocks as scaled i16 weights, handed to `sub(j, weights)`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q6_k_subs(
+    b: &[u8],
+    wide: &impl Fn(usize) -> [__m256i; 2],
+    sub: &mut impl FnMut(usize, [__m256i; 2]),
+) {
     let (low, three, bias) = (
         _mm256_set1_epi16(0x0f),
         _mm256_set1_epi16(3),
         _mm256_set1_epi16(32),
     );
-    for k in 0..n {
-        prefetch_ahead(w, 210 * k, 210);
-        let b = &w[210 * k..210 * (k + 1)];
-        let p = b.as_ptr();
-        let wide = |at: usize| {
-            [0, 16].map(|o| _mm256_cvtepu8_epi16(_mm_loadu_si128(p.add(at + o) as *const __m128i)))
-        };
-        let mut v = [_mm256_setzero_si256(); 8];
-        for h in 0..2 {
-            let qh = wide(128 + 32 * h);
-            let ql = [wide(64 * h), wide(64 * h + 32)];
-            for c in 0..4 {
-                let j = 4 * h + c;
-                let count = _mm_cvtsi32_si128(2 * c as i32);
-                let q = |l: usize| {
-                    let z = ql[c % 2][l];
-                    let lo = if c < 2 {
-                        _mm256_and_si256(z, low)
-                    } else {
-                        _mm256_srli_epi16::<4>(z)
-                    };
-                    let hi = _mm256_and_si256(_mm256_srl_epi16(qh[l], count), three);
-                    let q = _mm256_sub_epi16(_mm256_or_si256(lo, _mm256_slli_epi16::<4>(hi)), bias);
-                    _mm256_mullo_epi16(q, _mm256_set1_epi16(b[192 + 2 * j + l] as i8 as i16))
+    for h in 0..2 {
+        let qh = wide(128 + 32 * h);
+        let ql = [wide(64 * h), wide(64 * h + 32)];
+        for c in 0..4 {
+            let j = 4 * h + c;
+            let count = _mm_cvtsi32_si128(2 * c as i32);
+            let q = |l: usize| {
+                let z = ql[c % 2][l];
+                let lo = if c < 2 {
+                    _mm256_and_si256(z, low)
+                } else {
+                    _mm256_srli_epi16::<4>(z)
                 };
-                v[j] = values(x, 8 * k + j, (q(0), q(1)), |w0, x0, w1, x1| {
-                    mul2(w0, x0, w1, x1)
-                });
-            }
+                let hi = _mm256_and_si256(_mm256_srl_epi16(qh[l], count), three);
+                let q = _mm256_sub_epi16(_mm256_or_si256(lo, _mm256_slli_epi16::<4>(hi)), bias);
+                _mm256_mullo_epi16(q, _mm256_set1_epi16(b[192 + 2 * j + l] as i8 as i16))
+            };
+            sub(j, [q(0), q(1)]);
         }
-        let dx = _mm256_loadu_ps(x.d.as_ptr().add(8 * k));
-        let sums = _mm256_cvtepi32_ps(hsum8(&v));
-        acc = _mm256_add_ps(
-            acc,
-            _mm256_mul_ps(
-                sums,
-                _mm256_mul_ps(_mm256_set1_ps(super::super::scalar::f16_at(b, 208)), dx),
-            ),
-        );
     }
-    reduce8(acc)
 }

@@ -65,8 +65,10 @@ static AVX2: Kernels = Kernels {
     rows8: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
     rows8_tokens: Some(|d, w, x, out| unsafe { avx2::rows8_tokens(d, w, x, out) }),
     tile_tokens: avx2::TILE_TOKENS,
-    rows8_q4_1: true,
+    rows8_dtypes: super::ROWS8_ALL,
     rows8_spread: false,
+    k_tokens: Some(|d, w, x, out| unsafe { avx2::dot_tokens(d, w, x, out) }),
+    k_tokens_n: avx2::K_TOKENS,
 };
 
 static AVX_VNNI: Kernels = Kernels {
@@ -87,7 +89,7 @@ static AMX: Kernels = Kernels {
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
     rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
     // avx512::rows8 takes q8_0 and q4_0 only.
-    rows8_q4_1: false,
+    rows8_dtypes: &[DType::Q8_0, DType::Q4_0],
     rows8_spread: true,
     gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
         super::amx::gemm(d, w, il, rows, cols, x, y)
