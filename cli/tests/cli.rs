@@ -805,6 +805,59 @@ fn convert_keeps_quantized_source_tensors_unless_asked_to_requantize() {
     }
 }
 
+/// With no `--quant`, a Q4_K_M GGUF keeps every tensor's type (the k-quant and q5_0
+/// blocks included), so the `.slm` is its GGUF's size within 2% (measured +0.08%);
+/// `--requantize` without a type to quantize to is refused before anything is read.
+#[test]
+fn convert_keeps_every_gguf_type_by_default() {
+    let gguf = cache().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+    assert!(gguf.exists(), "run scripts/fetch-models.sh first");
+    let out = tmp("qwen-keep.slm");
+    let o = slm(&[
+        "--json",
+        "convert",
+        gguf.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["quant"], "keep");
+    // The GGUF's own mix: 24 layers of Q5_0 q/k/o/gate/up, Q5_0 or Q8_0 v, Q4_K or Q6_K
+    // down; a Q5_0 embedding and a Q8_0 head; f32 norms and biases.
+    assert_eq!(
+        r["dtypes"],
+        serde_json::json!({"f32": 121, "q4_k": 12, "q5_0": 133, "q6_k": 12, "q8_0": 13})
+    );
+    let (src, dst) = (
+        std::fs::metadata(&gguf).unwrap().len() as f64,
+        r["bytes"].as_u64().unwrap() as f64,
+    );
+    assert!(
+        (dst / src - 1.0).abs() < 0.02,
+        "{dst} bytes against the GGUF's {src}"
+    );
+    let o = slm(&["verify", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = slm(&[
+        "convert",
+        gguf.to_str().unwrap(),
+        "-o",
+        tmp("qwen-rq.slm").to_str().unwrap(),
+        "--requantize",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--requantize needs a type"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !stderr(&o).contains("hashing"),
+        "refused before reading the source"
+    );
+}
+
 /// A GGUF copy of SmolLM2 with `edit` applied to its bytes, converted kept-quant.
 fn planted(name: &str, edit: impl Fn(&mut Vec<u8>)) -> PathBuf {
     let mut b = std::fs::read(smol_gguf()).unwrap();
