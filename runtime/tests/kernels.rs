@@ -35,16 +35,10 @@ impl Rng {
     }
 }
 
-const QDTYPES: [DType; 8] = [
-    DType::Q8_0,
-    DType::Q4_0,
-    DType::Q4_1,
-    DType::Q5_0,
-    DType::Q5_1,
-    DType::Q4K,
-    DType::Q5K,
-    DType::Q6K,
-];
+/// Every quantized type (those whose dots take a quantized activation).
+fn qdtypes() -> impl Iterator<Item = DType> {
+    DType::ALL.into_iter().filter(|&d| SCALAR.qdot(d).is_some())
+}
 
 /// The widths of `COLS` that are whole rows of `dtype`'s blocks.
 fn cols_of(dtype: DType) -> impl Iterator<Item = usize> {
@@ -80,6 +74,17 @@ fn activation(rng: &mut Rng, cols: usize) -> Vec<f32> {
         }
     }
     x
+}
+
+/// `n` activation rows of different magnitudes (cycling through 1, 1e-3, 40, 0.25),
+/// to be quantized together.
+fn tokens_of_magnitudes(rng: &mut Rng, n: usize, cols: usize) -> Vec<f32> {
+    (0..n)
+        .flat_map(|t| {
+            let s = [1.0, 1e-3, 40.0, 0.25][t % 4];
+            activation(rng, cols).into_iter().map(move |v| v * s)
+        })
+        .collect()
 }
 
 fn f16_bytes(v: f32) -> [u8; 2] {
@@ -365,7 +370,7 @@ fn quantizes_like_scalar(max: i32) {
 #[test]
 fn scalar_reference_matches_naive_dequantized_dot() {
     let mut rng = Rng(1);
-    for (dtype, bits) in QDTYPES.into_iter().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
+    for (dtype, bits) in qdtypes().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
         for cols in cols_of(dtype) {
             for _ in 0..5 {
                 let x = activation(&mut rng, cols);
@@ -392,7 +397,7 @@ fn every_path_matches_scalar_on_quantized_rows() {
     );
     let mut rng = Rng(2);
     for k in &paths {
-        for (dtype, bits) in QDTYPES.into_iter().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
+        for (dtype, bits) in qdtypes().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
             for cols in cols_of(dtype) {
                 // Three rows (odd) of one weight, one activation, like a tiny matvec.
                 let x = activation(&mut rng, cols);
@@ -436,12 +441,7 @@ fn k_quant_token_runs_match_scalar() {
             .flat_map(|d| ACT_BITS.map(|b| (d, b)))
         {
             for cols in cols_of(dtype) {
-                let x: Vec<f32> = (0..per)
-                    .flat_map(|t| {
-                        let s = [1.0, 1e-3, 40.0, 0.25][t % 4];
-                        activation(&mut rng, cols).into_iter().map(move |v| v * s)
-                    })
-                    .collect();
+                let x = tokens_of_magnitudes(&mut rng, per, cols);
                 let mut a = Q8Act::default();
                 a.quantize_bits(&x, cols, bits);
                 let w = weight_row(&mut rng, dtype, cols);
@@ -469,8 +469,7 @@ fn interleaved_rows_match_scalar() {
     let mut rng = Rng(7);
     for k in available().into_iter().filter(|k| k.rows8.is_some()) {
         let rows8 = k.rows8.unwrap();
-        for (dtype, bits) in QDTYPES
-            .into_iter()
+        for (dtype, bits) in qdtypes()
             .filter(|&d| k.interleaves(d))
             .flat_map(|d| ACT_BITS.map(|b| (d, b)))
         {
@@ -532,19 +531,12 @@ fn token_tiles_match_scalar() {
     for k in paths {
         let (tile, tokens) = (k.rows8_tokens.unwrap(), k.tile_tokens);
         assert!(tokens > 0, "{}: a tile kernel takes tokens", k.name);
-        for (dtype, bits) in QDTYPES
-            .into_iter()
+        for (dtype, bits) in qdtypes()
             .filter(|&d| k.interleaves(d))
             .flat_map(|d| ACT_BITS.map(|b| (d, b)))
         {
             for cols in COLS {
-                // Four tokens of different magnitudes, quantized together.
-                let x: Vec<f32> = (0..tokens)
-                    .flat_map(|t| {
-                        let s = [1.0, 1e-3, 40.0, 0.25][t % 4];
-                        activation(&mut rng, cols).into_iter().map(move |v| v * s)
-                    })
-                    .collect();
+                let x = tokens_of_magnitudes(&mut rng, tokens, cols);
                 let mut a = Q8Act::default();
                 a.quantize_bits(&x, cols, bits);
                 let rows: Vec<Vec<u8>> =
@@ -578,7 +570,7 @@ fn token_tiles_match_scalar() {
 fn per_block_sums_are_bit_identical() {
     let mut rng = Rng(3);
     for k in available() {
-        for (dtype, bits) in QDTYPES.into_iter().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
+        for (dtype, bits) in qdtypes().flat_map(|d| ACT_BITS.map(|b| (d, b))) {
             let (bw, bb) = dtype.block();
             let widths: [usize; 7] = [32, 96, 288, 544, 256, 768, 2304];
             for cols in widths.into_iter().filter(|c| c.is_multiple_of(bw)) {

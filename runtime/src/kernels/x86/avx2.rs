@@ -901,22 +901,25 @@ fn k_blocks(w: &[u8], xs: &[Q8Row], bs: usize) -> usize {
 
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
-    let mut o = [0f32];
-    k_tokens::<1>(DType::Q4K, w, std::slice::from_ref(x), &mut o);
-    o[0]
+    k_row(DType::Q4K, w, x)
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
-    let mut o = [0f32];
-    k_tokens::<1>(DType::Q5K, w, std::slice::from_ref(x), &mut o);
-    o[0]
+    k_row(DType::Q5K, w, x)
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
+    k_row(DType::Q6K, w, x)
+}
+
+/// One k-quant row's dot: `k_tokens` for a single token.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn k_row(dtype: DType, w: &[u8], x: &Q8Row) -> f32 {
     let mut o = [0f32];
-    k_tokens::<1>(DType::Q6K, w, std::slice::from_ref(x), &mut o);
+    k_tokens::<1>(dtype, w, std::slice::from_ref(x), &mut o);
     o[0]
 }
 
