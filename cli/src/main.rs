@@ -410,11 +410,8 @@ fn run(cli: Cli) -> Result<()> {
             let q = QuantPolicy::parse(&quant).ok_or_else(|| {
                 SlmError::Invalid(format!("--quant {quant}: expected {}", QuantPolicy::NAMES))
             })?;
-            if requantize && q == QuantPolicy::Keep {
-                return Err(SlmError::Invalid(
-                    "--requantize needs a type to quantize to: --quant q8_0 or q4_0".into(),
-                ));
-            }
+            // Before the source is read (the writer checks it too).
+            q.check_requantize(requantize)?;
             let mut bar = progress::Bar::new("hashing source", cli.json);
             let imported = import::open(&src, &mut |d, t| bar.set(d, t))?;
             bar.finish();

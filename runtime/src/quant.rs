@@ -115,15 +115,6 @@ impl DType {
     pub fn parse(s: &str) -> Option<DType> {
         DType::ALL.into_iter().find(|d| d.name() == s)
     }
-
-    /// Whether `quantize` can encode f32 weights as this type (the others are only
-    /// copied from a source that already has them).
-    pub fn has_quantizer(self) -> bool {
-        matches!(
-            self,
-            DType::F32 | DType::F16 | DType::Q8_0 | DType::Q4_0 | DType::Q4_1
-        )
-    }
 }
 
 #[inline]
@@ -192,7 +183,7 @@ pub fn dequantize(dtype: DType, src: &[u8], dst: &mut [f32]) {
             for (y, b) in dst.chunks_exact_mut(QK_K).zip(src.chunks_exact(bs)) {
                 let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
                 for (j, yy) in y.chunks_exact_mut(QK).enumerate() {
-                    let (q, sc, m) = k4_sub(dtype, b, j);
+                    let (q, sc, m) = k4_sub(dtype == DType::Q5K, b, j);
                     let (d1, m1) = (d * sc as f32, dmin * m as f32);
                     for (o, q) in yy.iter_mut().zip(q) {
                         *o = d1 * q as f32 - m1;
@@ -247,17 +238,17 @@ pub fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
     }
 }
 
-/// Sub-block `j` (0..8, weights 32j..32j + 32) of a q4_k or q5_k super-block `b`: its
-/// quants (q4_k 0..15, q5_k 0..31), scale and min. The quants of sub-blocks 2g and
+/// Sub-block `j` (0..8, weights 32j..32j + 32) of a q4_k super-block `b`, or of a q5_k
+/// one when `q5`: its quants (q4_k 0..15, q5_k 0..31), scale and min. The quants of sub-blocks 2g and
 /// 2g + 1 share the 32 nibble bytes qs[32g..32g + 32] (low nibbles, high nibbles);
 /// q5_k's fifth bit of weight l of sub-block j is bit j of qh[l].
 #[inline]
-pub fn k4_sub(dtype: DType, b: &[u8], j: usize) -> ([u8; 32], u8, u8) {
+pub fn k4_sub(q5: bool, b: &[u8], j: usize) -> ([u8; 32], u8, u8) {
     let (sc, m) = scale_min_k4(j, &b[4..16]);
-    let (qs, qh) = match dtype {
-        DType::Q4K => (&b[16 + 32 * (j / 2)..][..32], None),
-        DType::Q5K => (&b[48 + 32 * (j / 2)..][..32], Some(&b[16..48])),
-        _ => unreachable!("k4_sub takes q4_k and q5_k"),
+    let (qs, qh) = if q5 {
+        (&b[48 + 32 * (j / 2)..][..32], Some(&b[16..48]))
+    } else {
+        (&b[16 + 32 * (j / 2)..][..32], None)
     };
     let shift = 4 * (j % 2);
     let q = std::array::from_fn(|l| {
@@ -288,7 +279,7 @@ pub fn q6_k_sub(b: &[u8], j: usize) -> ([i8; 32], [i8; 2]) {
 /// Encode f32 weights (a whole number of blocks) as `dtype`, appending to `out`.
 /// q8_0 and q4_1 follow llama.cpp's reference quantizers (`quantize_row_*_ref`); q4_0
 /// picks its scale by least squares (see `q4_0_scale`). The q5 and k-quant types have
-/// no quantizer here (`DType::has_quantizer`): they are refused, naming the type.
+/// no quantizer here: they are refused, naming the type.
 pub fn quantize(dtype: DType, src: &[f32], out: &mut Vec<u8>) -> Result<()> {
     match dtype {
         DType::Q5_0 | DType::Q5_1 | DType::Q4K | DType::Q5K | DType::Q6K => {

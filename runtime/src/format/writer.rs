@@ -42,6 +42,17 @@ impl QuantPolicy {
             _ => return None,
         })
     }
+    /// `requantize` needs a type to quantize to, which `keep` does not name.
+    pub fn check_requantize(self, requantize: bool) -> Result<()> {
+        if requantize && self == QuantPolicy::Keep {
+            return Err(SlmError::Invalid(
+                "--requantize needs a type to quantize to: --quant q8_0 or q4_0 (keep has none)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             QuantPolicy::Keep => "keep",
@@ -146,11 +157,7 @@ pub fn write(
     converter: &str,
     progress: Progress,
 ) -> Result<WriteSummary> {
-    if requantize && quant == QuantPolicy::Keep {
-        return Err(SlmError::Invalid(
-            "--requantize needs a type to quantize to: --quant q8_0 or q4_0 (keep has none)".into(),
-        ));
-    }
+    quant.check_requantize(requantize)?;
     let partial = out.with_extension("slm.partial");
     let r = write_inner(&mut src, quant, requantize, &partial, converter, progress);
     match r {

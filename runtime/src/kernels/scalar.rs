@@ -245,7 +245,7 @@ pub fn dot_k4(dtype: crate::quant::DType, w: &[u8], x: &Q8Row) -> f32 {
         let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
         for j in 0..8 {
             let i = 8 * k + j;
-            let (q, sc, m) = crate::quant::k4_sub(dtype, b, j);
+            let (q, sc, m) = crate::quant::k4_sub(dtype == crate::quant::DType::Q5K, b, j);
             let isum = isum_w(&q.map(|q| q as i8), block(x.v, i));
             s.push((sc as i32 * isum) as f32 * (d * x.d[i]));
             sm.push((m as i32 * x.s[i]) as f32 * (dmin * x.d[i]));

@@ -179,7 +179,12 @@ impl Weight {
             let (first, rows) = (out.first(), out.rows());
             let xt = |t: usize| &x[t * self.cols..(t + 1) * self.cols];
             let mut row = Vec::new();
-            let (mut xs, mut res): (Vec<Q8Row>, Vec<f32>) = (Vec::new(), Vec::new());
+            let mut res = Vec::new();
+            // Every token's quantized row, once per band (only quantized weights read it).
+            let xs: Vec<Q8Row> = match qdot {
+                Some(_) => (0..n).map(|t| act.row(t)).collect(),
+                None => Vec::new(),
+            };
             let mut done = 0;
             if let Some((gemm, b)) = tiles {
                 let w = &b[first * self.row_bytes..(first + rows) * self.row_bytes];
@@ -194,7 +199,6 @@ impl Weight {
                     0
                 };
                 let tiled = n.checked_div(per).map_or(0, |q| q * per);
-                xs.reserve(per);
                 res.resize(GROUP * per, 0.0);
                 let group_w = |i: usize| {
                     let r = first + i;
@@ -208,18 +212,16 @@ impl Weight {
                     let groups = (p0..(p0 + panel).min(rows)).step_by(GROUP);
                     for t in (0..tiled).step_by(per.max(1)) {
                         let tile = k.rows8_tokens.expect("tiles only where the kernel exists");
-                        xs.clear();
-                        xs.extend((t..t + per).map(|j| act.row(j)));
                         for i in groups.clone() {
-                            tile(self.dtype, group_w(i), &xs, &mut res);
+                            tile(self.dtype, group_w(i), &xs[t..t + per], &mut res);
                             for (j, o) in res.chunks_exact(GROUP).enumerate() {
                                 out.span(t + j, i, GROUP).copy_from_slice(o);
                             }
                         }
                     }
-                    for t in tiled..n {
+                    for (t, x) in xs.iter().enumerate().skip(tiled) {
                         for i in groups.clone() {
-                            rows8(self.dtype, group_w(i), &act.row(t), out.span(t, i, GROUP));
+                            rows8(self.dtype, group_w(i), x, out.span(t, i, GROUP));
                         }
                     }
                 }
@@ -242,17 +244,15 @@ impl Weight {
                             let per = k.k_tokens_n;
                             res.resize(per, 0.0);
                             while t + per <= n {
-                                xs.clear();
-                                xs.extend((t..t + per).map(|j| act.row(j)));
-                                f(self.dtype, w, &xs, &mut res[..per]);
+                                f(self.dtype, w, &xs[t..t + per], &mut res[..per]);
                                 for (j, &v) in res[..per].iter().enumerate() {
                                     out.set(t + j, i, v);
                                 }
                                 t += per;
                             }
                         }
-                        for t in t..n {
-                            out.set(t, i, dot(w, &act.row(t)));
+                        for (t, x) in xs.iter().enumerate().skip(t) {
+                            out.set(t, i, dot(w, x));
                         }
                     }
                     // f16: decode the row once for all n tokens.
