@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use slm_runtime::engine::{Engine, GenerateOptions, TextSide};
 use slm_runtime::format::reader::SlmFile;
 use slm_runtime::format::writer::{self, QuantPolicy};
+use slm_runtime::model::memory::{mb, MemoryNeeds};
 use slm_runtime::sampling::SamplerConfig;
 use slm_runtime::stopping::LoopConfig;
 use slm_runtime::{import, Result, SlmError};
@@ -94,12 +95,17 @@ enum Cmd {
         #[command(flatten)]
         gen: GenArgs,
     },
-    /// Terminal chat: streams replies; /reset, /clear, /stats, /quit.
+    /// Terminal chat: streams replies; /reset, /clear, /stats, /quit, and with
+    /// --tools, /tool RESULT to answer the model's tool calls.
     Chat {
         model: PathBuf,
         /// A system message to start the transcript with.
         #[arg(long)]
         system: Option<String>,
+        /// Tools JSON file (a list of function schemas) for the template; the model's
+        /// tool calls are then parsed out of its replies.
+        #[arg(long)]
+        tools: Option<PathBuf>,
         /// Context positions to allocate for the session.
         #[arg(long, default_value_t = 4096)]
         ctx: usize,
@@ -481,6 +487,9 @@ fn run(cli: Cli) -> Result<()> {
                 let tj = &m.tokenizer.tokenizer_json;
                 v["tokenizer"]["tokenizer_json"] = json!({"bytes": tj.len(), "sha256": slm_runtime::format::layout::sha256_hex(tj.as_bytes())});
                 v["file"] = json!({"bytes": f.file_len, "data_offset": f.data_offset(), "manifest_bytes": f.header.manifest_len});
+                // What loading it takes (the page's catalog carries this `needs`).
+                let needs = MemoryNeeds::of(m);
+                v["memory"] = json!({"needs": needs, "plan": needs.at(needs.max_context)});
                 print_json(&v)
             } else {
                 let c = &m.model;
@@ -501,6 +510,15 @@ fn run(cli: Cli) -> Result<()> {
                 );
                 println!("norm eps      {}", c.rms_norm_eps);
                 println!("context       {}", c.max_position_embeddings);
+                let plan = MemoryNeeds::of(m).at(c.max_position_embeddings as u64);
+                println!(
+                    "memory        {} at {} positions (weights {}, KV {}, buffers {})",
+                    mb(plan.total),
+                    plan.context,
+                    mb(plan.weights),
+                    mb(plan.kv),
+                    mb(plan.other)
+                );
                 println!("tied head     {}", c.tie_word_embeddings);
                 println!("qkv bias      {}", c.attention_bias);
                 println!(
@@ -706,9 +724,10 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Chat {
             model,
             system,
+            tools,
             ctx,
             gen,
-        } => chat(&model, system, ctx, &gen, cli.json),
+        } => chat(&model, system, tools.as_deref(), ctx, &gen, cli.json),
         Cmd::Bench {
             model,
             prompt_tokens,
@@ -797,6 +816,7 @@ fn run(cli: Cli) -> Result<()> {
 fn chat(
     model: &Path,
     system: Option<String>,
+    tools: Option<&Path>,
     ctx: usize,
     gen: &GenArgs,
     json_mode: bool,
@@ -806,6 +826,19 @@ fn chat(
     let eng = Engine::load_file(model)?;
     let opts = gen.options(&eng.text)?;
     let mut session = Session::new(&eng, ctx);
+    if let Some(t) = tools {
+        let v: Value = serde_json::from_slice(
+            &std::fs::read(t).map_err(|e| SlmError::io(t.display().to_string(), e))?,
+        )
+        .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", t.display())))?;
+        if !v.as_array().is_some_and(|a| a.iter().all(Value::is_object)) {
+            return Err(SlmError::Invalid(format!(
+                "{}: tools must be a JSON list of function schemas",
+                t.display()
+            )));
+        }
+        session.tools = Some(v);
+    }
     if let Some(sys) = system {
         session
             .messages
@@ -836,11 +869,33 @@ fn chat(
             }
             "/stats" => eprintln!("{}", status(&session)),
             text => {
-                let turn = session.send(text, &opts, now_unix(), &mut |piece, _| {
+                let mut on_text = |piece: &str, _: &slm_runtime::sampling::StepTrace| {
                     if !json_mode {
                         let _ = stdout_write(piece.as_bytes());
                     }
-                });
+                };
+                let turn = match text.strip_prefix("/tool ") {
+                    // The answer to the last reply's tool calls, as a `tool` message.
+                    Some(result) => {
+                        let calls = session
+                            .messages
+                            .last()
+                            .and_then(|m| m["tool_calls"].as_array());
+                        if calls.is_none_or(|c| c.is_empty()) {
+                            eprintln!("error: the last reply made no tool call to answer");
+                            continue;
+                        }
+                        session
+                            .messages
+                            .push(json!({"role": "tool", "content": result}));
+                        let t = session.reply(&opts, now_unix(), &mut on_text);
+                        if t.is_err() {
+                            session.messages.pop();
+                        }
+                        t
+                    }
+                    None => session.send(text, &opts, now_unix(), &mut on_text),
+                };
                 match turn {
                     Ok(t) => {
                         let g = &t.generation;
@@ -850,6 +905,8 @@ fn chat(
                                 "prompt_tokens": g.prompt_tokens, "reused_tokens": g.reused_tokens,
                                 "prefilled_tokens": g.prefilled_tokens, "timings": g.timings,
                                 "kv_len": session.kv_len(), "divergence": t.divergence,
+                                "tool_calls": t.reply.as_ref().map(|r| &r.calls),
+                                "tool_errors": t.reply.as_ref().map(|r| &r.errors),
                             }))?;
                         } else {
                             stdout_write(b"\n")?;
@@ -863,6 +920,15 @@ fn chat(
                                     "[divergence at token {}: {}]",
                                     d.position, d.explanation
                                 );
+                            }
+                            for c in t.reply.iter().flat_map(|r| &r.calls) {
+                                eprintln!(
+                                    "[tool call: {} {}; answer with /tool RESULT]",
+                                    c.name, c.arguments
+                                );
+                            }
+                            for e in t.reply.iter().flat_map(|r| &r.errors) {
+                                eprintln!("[{e}]");
                             }
                         }
                     }

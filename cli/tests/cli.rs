@@ -57,6 +57,145 @@ fn smol_slm() -> PathBuf {
     out
 }
 
+/// Qwen2.5-Coder-0.5B-Instruct Q4_K_M converted once for this test binary, every
+/// tensor kept (the default policy).
+fn qwen_slm() -> PathBuf {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let out = tmp("qwen-default.slm");
+    ONCE.call_once(|| {
+        let gguf = cache().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+        assert!(gguf.exists(), "run scripts/fetch-models.sh first");
+        let o = slm(&[
+            "convert",
+            gguf.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "convert failed: {}", stderr(&o));
+    });
+    out
+}
+
+/// `slm chat` with `stdin` piped in.
+fn chat(args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_slm"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    c.wait_with_output().unwrap()
+}
+
+/// Every JSON value printed one after another (pretty-printed records).
+fn json_stream(out: &[u8]) -> Vec<Value> {
+    serde_json::Deserializer::from_slice(out)
+        .into_iter::<Value>()
+        .map(|v| v.unwrap())
+        .collect()
+}
+
+/// With tools, Qwen's reply is a tool call, parsed as data; `/tool` answers it with a
+/// `tool` message and the model goes on. The first prompt is the one `slm render
+/// --tools` gives (which the template goldens check against transformers); the call
+/// is rendered back with the template's tags, which the model left out, so the second
+/// turn reports the divergence where the reply starts.
+#[test]
+fn chat_parses_a_tool_call_and_continues_with_its_result() {
+    let model = qwen_slm();
+    let tools = tmp("weather-tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"type": "function", "function": {"name": "get_weather", "description": "Get the current weather in a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]"#,
+    )
+    .unwrap();
+    let (m, t) = (model.to_str().unwrap(), tools.to_str().unwrap());
+    let o = chat(
+        &["--json", "chat", m, "--tools", t, "--max-tokens", "40"],
+        "What is the weather in Paris right now?\n/tool {\"temperature_c\": 18}\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let turns = json_stream(&o.stdout);
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!(
+        turns[0]["tool_calls"],
+        serde_json::json!([{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    );
+    assert_eq!(turns[0]["stop_reason"], "eos_token");
+    assert_eq!(turns[0]["tool_errors"], serde_json::json!([]));
+    // The first turn's prompt: the template with the tools, as `render` has it.
+    let msgs = tmp("weather-messages.json");
+    std::fs::write(
+        &msgs,
+        r#"[{"role": "user", "content": "What is the weather in Paris right now?"}]"#,
+    )
+    .unwrap();
+    let r = slm(&[
+        "--json",
+        "tokenize",
+        m,
+        "--messages",
+        msgs.to_str().unwrap(),
+        "--tools",
+        t,
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let ids = serde_json::from_slice::<Value>(&r.stdout).unwrap()["ids"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(turns[0]["prompt_tokens"], ids);
+    // The answer went in as a tool message after the parsed call.
+    let d = &turns[1]["divergence"];
+    assert_eq!(d["position"], ids, "{d}");
+    assert!(
+        d["explanation"].as_str().unwrap().contains("<tool_call>"),
+        "{d}"
+    );
+    assert!(turns[1]["prompt_tokens"].as_u64().unwrap() > ids as u64 + 16);
+    // Without a call to answer, /tool is refused.
+    let o = chat(
+        &["chat", m, "--tools", t, "--max-tokens", "4"],
+        "/tool 18\n",
+    );
+    assert!(
+        stderr(&o).contains("no tool call to answer"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `inspect` plans the memory a model needs before a byte of it is loaded: weights as
+/// stored, f32 K and V per position, and the buffers.
+#[test]
+fn inspect_plans_memory_from_the_manifest() {
+    let o = slm(&["--json", "inspect", qwen_slm().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let n = &v["memory"]["needs"];
+    let stored: u64 = v["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["length"].as_u64().unwrap())
+        .sum();
+    assert_eq!(n["weights"], stored);
+    // 24 layers × 2 KV heads × 64 × (K and V) × 4 bytes.
+    assert_eq!(n["kv_per_position"], 24 * 2 * 64 * 2 * 4);
+    assert_eq!(n["max_context"], 32768);
+    let p = &v["memory"]["plan"];
+    assert_eq!(p["context"], 32768);
+    assert_eq!(p["kv"], 24 * 2 * 64 * 2 * 4 * 32768);
+    let total = p["total"].as_u64().unwrap();
+    assert_eq!(
+        total,
+        stored + p["kv"].as_u64().unwrap() + p["other"].as_u64().unwrap()
+    );
+}
+
 fn golden_case(name: &str) -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/goldens/smollm2.json");
     let g: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
@@ -924,7 +1063,7 @@ fn gate_passes_smollm2_and_names_the_stage_of_a_planted_defect() {
     assert_eq!(shipped["verdict"], "reference-verified");
     assert_eq!(
         shipped["goldens"]["sha256"], ev["goldens"]["sha256"],
-        "regenerate public/evidence with scripts/default-model.sh"
+        "regenerate public/evidence with scripts/model.sh"
     );
 
     // One byte of the chat template: "<|im_start|>" → "<|Im_start|>" somewhere inside.

@@ -8,7 +8,8 @@
 //! spends its time in V8.
 //!
 //! Exports: `setup(dtype, rows, cols, copies)` (dtype 0 = q8_0, 1 = q4_0, 2 = f32 attention
-//! rows: `rows` cached positions of `cols` floats), then `matvec()`, `quantize()` or
+//! rows: `rows` cached positions of `cols` floats, 3 = q5_0, 4 = q4_k, 5 = q6_k: blocks
+//! of pseudo-random bytes, for timing only), then `matvec()`, `quantize()` or
 //! `attend()`, each one pass over everything set up.
 use slm_runtime::format::layout::{parse_manifest, Header, HEADER_LEN};
 use slm_runtime::kernels::{self, Q8Act};
@@ -48,12 +49,25 @@ pub extern "C" fn setup(dtype: u32, rows: usize, cols: usize, copies: usize) {
             s.y = vec![0.0; cols];
             return;
         }
-        let dtype = if dtype == 0 { DType::Q8_0 } else { DType::Q4_0 };
-        let wf: Vec<f32> = (0..rows * cols)
-            .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
-            .collect();
+        let dtype = match dtype {
+            0 => DType::Q8_0,
+            1 => DType::Q4_0,
+            3 => DType::Q5_0,
+            4 => DType::Q4K,
+            _ => DType::Q6K,
+        };
         let mut bytes = Vec::new();
-        quant::quantize(dtype, &wf, &mut bytes).unwrap();
+        if matches!(dtype, DType::Q8_0 | DType::Q4_0) {
+            let wf: Vec<f32> = (0..rows * cols)
+                .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
+                .collect();
+            quant::quantize(dtype, &wf, &mut bytes).unwrap();
+        } else {
+            let n = dtype.bytes_for(cols as u64).unwrap() as usize * rows;
+            bytes = (0..n)
+                .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+                .collect();
+        }
         s.ws = (0..copies)
             .map(|_| Weight::new(dtype, rows, cols, bytes.clone()).unwrap())
             .collect();

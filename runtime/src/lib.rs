@@ -30,6 +30,7 @@ pub mod session;
 pub mod stopping;
 pub mod template;
 pub mod tokenizer;
+pub mod tool_calls;
 
 pub use error::{Result, SlmError};
 

@@ -8,6 +8,10 @@
 //! - `clear_transcript` forgets the messages, keeps the KV cache (the next turn reuses
 //!   whatever prefix still matches, typically the system prompt).
 //!
+//! With tools given (`tools`), a reply's tool calls are parsed into the transcript as
+//! data (`tool_calls`, in the syntax the template teaches: `tool_calls.rs`); the
+//! caller answers them with `tool` messages and asks for the next reply.
+//!
 //! The divergence flag is raised whenever the rendered transcript's tokens are not an
 //! extension of the context tokens (e.g. the assistant's reply re-tokenizes differently,
 //! or the transcript was edited or cleared), with an explanation.
@@ -20,6 +24,7 @@ use crate::error::{Result, SlmError};
 use crate::model::kv_cache::KvCache;
 use crate::model::Scratch;
 use crate::sampling::StepTrace;
+use crate::tool_calls::{self, ParsedReply, ToolCallSyntax};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Divergence {
@@ -45,6 +50,9 @@ pub struct Turn {
     pub generation: Generation,
     /// Set when this turn's transcript did not extend the previous context.
     pub divergence: Option<Divergence>,
+    /// With tools: the reply split into its text and tool calls (also the message
+    /// the transcript now ends with).
+    pub reply: Option<ParsedReply>,
 }
 
 impl<'e> Session<'e> {
@@ -59,6 +67,20 @@ impl<'e> Session<'e> {
             cache: engine.model.new_cache(cap),
             scratch: Scratch::new(&engine.model.cfg, cap),
         }
+    }
+
+    /// The tool-call syntax replies are parsed with: only when tools were given and
+    /// the template renders calls.
+    pub fn tool_syntax(&self) -> Option<ToolCallSyntax> {
+        self.tools.as_ref()?;
+        ToolCallSyntax::of_template(
+            self.engine
+                .text
+                .manifest
+                .tokenizer
+                .chat_template
+                .as_deref()?,
+        )
     }
 
     pub fn capacity(&self) -> usize {
@@ -212,11 +234,15 @@ impl<'e> Session<'e> {
         self.context = p.ids;
         self.context.extend(&g.ids);
         self.context.truncate(self.cache.len);
-        self.messages
-            .push(json!({"role": "assistant", "content": g.text}));
+        let reply = self.tool_syntax().map(|s| tool_calls::parse(s, &g.text));
+        self.messages.push(match &reply {
+            Some(r) => r.to_message(),
+            None => json!({"role": "assistant", "content": g.text}),
+        });
         Turn {
             generation: g,
             divergence: p.divergence,
+            reply,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod kv_cache;
+pub mod memory;
 pub mod pages;
 pub mod rope;
 pub mod weight;
@@ -577,7 +578,7 @@ impl Model {
 
 /// Prompt tokens per batched forward pass: bounds the activation buffers
 /// (`PREFILL_BATCH × intermediate` floats) while amortizing weight reads.
-const PREFILL_BATCH: usize = 128;
+pub(crate) const PREFILL_BATCH: usize = 128;
 
 /// Causal attention of the query heads in `q` (`group × hd`) that share one KV head:
 /// per head, softmax(q·Kᵀ·scale)·V over that head's `ctx = scores.len() / group`

@@ -1,0 +1,176 @@
+//! The memory a model needs, planned from its manifest alone: before a byte of its
+//! weights is downloaded or read. The page shows it in the catalog and refuses a model
+//! that cannot fit; the CLI prints it (`slm inspect`). One owner for the estimate, so
+//! the figure the catalog shows is the figure the worker checks.
+//!
+//! What a loaded model holds, by part (every count is from the manifest):
+//! - `weights`: every tensor as stored. Block tensors keep their bytes; f32 tensors are
+//!   decoded into an f32 buffer of the same size.
+//! - `transient`: while an f32 matrix is decoded, its stored bytes and its f32 buffer
+//!   exist at once. One at a time, so the largest f32 tensor counts once.
+//! - `kv_per_position`: f32 keys and values, every layer and KV head (`KvCache`).
+//! - `scratch`: the forward-pass buffers (`Scratch`, sized for a full prefill batch)
+//!   plus the sampler's vocabulary-sized working set; `scratch_per_position` is the
+//!   attention-score row that grows with the context.
+//! - `text`: the manifest (which carries the tokenizer graph and template as text) and
+//!   the tokenizer built from it, at `TOKENIZER_EXPANSION` times its JSON size.
+
+use serde::{Deserialize, Serialize};
+
+use crate::format::manifest::Manifest;
+use crate::quant::DType;
+
+/// The wasm32 address space: no wasm32 memory grows past 4 GiB.
+pub const WASM32_LIMIT: u64 = 4 << 30;
+
+/// In-memory size of a built `tokenizers` tokenizer per byte of its tokenizer.json
+/// (vocab and merges as hash maps and strings). Measured in Chromium as the growth of
+/// the worker's wasm memory across `Tokenizer::from_str`: SmolLM2 (2.1 MB of JSON,
+/// 49k vocab) and Qwen2.5 (7.0 MB, 151k vocab) both came out under 3×.
+pub const TOKENIZER_EXPANSION: u64 = 3;
+
+/// Prefill batch the scratch buffers are sized for (`model::PREFILL_BATCH`).
+const BATCH: u64 = super::PREFILL_BATCH as u64;
+
+/// The parts of a model's memory that depend only on its manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryNeeds {
+    pub weights: u64,
+    pub transient: u64,
+    pub kv_per_position: u64,
+    pub scratch: u64,
+    pub scratch_per_position: u64,
+    pub text: u64,
+    /// The model's own context length: the largest context a plan may ask for.
+    pub max_context: u64,
+}
+
+/// A plan at one context size, in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryPlan {
+    pub context: u64,
+    pub weights: u64,
+    pub kv: u64,
+    /// Scratch, transient load buffers and the text side.
+    pub other: u64,
+    pub total: u64,
+}
+
+impl MemoryNeeds {
+    pub fn of(m: &Manifest) -> MemoryNeeds {
+        let c = &m.model;
+        let n = |x: usize| x as u64;
+        let weights = m.weight_bytes();
+        let transient = m
+            .tensors
+            .iter()
+            .filter(|t| t.dtype == DType::F32)
+            .map(|t| t.length)
+            .max()
+            .unwrap_or(0);
+        let kv_per_position = 2 * n(c.num_layers) * n(c.num_kv_heads) * n(c.head_dim) * 4;
+        let per_token = 2 * n(c.hidden_size)
+            + 2 * n(c.q_dim())
+            + 2 * n(c.kv_dim())
+            + 2 * n(c.intermediate_size)
+            + n(c.head_dim);
+        // Logits, plus the sampler's candidates (id and value per entry) and its
+        // probabilities: about four vocabulary-sized f32 rows.
+        let scratch = 4 * (BATCH * per_token + 4 * n(c.vocab_size));
+        let scratch_per_position = 4 * n(c.num_heads / c.num_kv_heads.max(1));
+        let tj = n(m.tokenizer.tokenizer_json.len());
+        let template = m.tokenizer.chat_template.as_ref().map_or(0, |t| n(t.len()));
+        let text = tj * TOKENIZER_EXPANSION + tj + template;
+        MemoryNeeds {
+            weights,
+            transient,
+            kv_per_position,
+            scratch,
+            scratch_per_position,
+            text,
+            max_context: n(c.max_position_embeddings),
+        }
+    }
+
+    /// The plan at `context` positions (clamped to the model's own length, as a
+    /// session clamps its capacity).
+    pub fn at(&self, context: u64) -> MemoryPlan {
+        let context = context.clamp(1, self.max_context.max(1));
+        let kv = self.kv_per_position.saturating_mul(context);
+        let other = self
+            .scratch
+            .saturating_add(self.scratch_per_position.saturating_mul(context))
+            .saturating_add(self.transient)
+            .saturating_add(self.text);
+        MemoryPlan {
+            context,
+            weights: self.weights,
+            kv,
+            other,
+            total: self.weights.saturating_add(kv).saturating_add(other),
+        }
+    }
+}
+
+impl MemoryPlan {
+    /// Why this plan cannot run within `limit` bytes (named `what`), or None.
+    pub fn refusal(&self, limit: u64, what: &str) -> Option<String> {
+        (self.total > limit).then(|| {
+            format!(
+                "needs {} (weights {}, KV cache {} at {} positions, buffers {}), more than {} ({what})",
+                mb(self.total),
+                mb(self.weights),
+                mb(self.kv),
+                self.context,
+                mb(self.other),
+                mb(limit),
+            )
+        })
+    }
+}
+
+/// Bytes as MB with one decimal, as the page shows sizes.
+pub fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn needs() -> MemoryNeeds {
+        MemoryNeeds {
+            weights: 1000,
+            transient: 10,
+            kv_per_position: 8,
+            scratch: 100,
+            scratch_per_position: 2,
+            text: 50,
+            max_context: 64,
+        }
+    }
+
+    #[test]
+    fn a_plan_adds_kv_and_scores_per_position() {
+        let p = needs().at(10);
+        assert_eq!((p.kv, p.other, p.total), (80, 100 + 20 + 10 + 50, 1260));
+    }
+
+    #[test]
+    fn the_context_is_clamped_to_the_models_length() {
+        assert_eq!(needs().at(1 << 20).context, 64);
+        assert_eq!(needs().at(0).context, 1);
+    }
+
+    #[test]
+    fn a_refusal_names_every_part() {
+        let p = needs().at(64);
+        assert_eq!(p.refusal(p.total, "x"), None);
+        let why = p.refusal(1000, "the limit").unwrap();
+        assert!(
+            why.contains("KV cache") && why.contains("64 positions"),
+            "{why}"
+        );
+        assert!(why.contains("(the limit)"), "{why}");
+    }
+}
