@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SLM, PROMPT_TEXT, argOpt, provenance, slmModel, summarize } from './common.mjs';
+import { SLM, PROMPT_TEXT, argOpt, cpuFlags, provenance, slmModel, summarize } from './common.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -27,6 +27,8 @@ const PROMPT = Number(argOpt(args, '--prompt', 128));
 const GEN = Number(argOpt(args, '--gen', 128));
 const OUT = resolve(argOpt(args, '--out', join(here, 'results')));
 const QUANTS = argOpt(args, '--quants', 'Q8_0,Q4_0').split(',');
+// Results go to <out>/<name>.{json,md}.
+const BASE = argOpt(args, '--name', 'browser');
 const APP_PORT = 8131;
 const WL_PORT = 8132;
 const TIMEOUT = 10 * 60_000;
@@ -76,7 +78,7 @@ const cleanup = () => { for (const c of children) { try { c.kill(); } catch {} }
 process.on('exit', cleanup);
 process.on('SIGINT', () => { cleanup(); process.exit(130); });
 
-await serve(process.execPath, [join(repo, 'scripts/serve.mjs'), '--root', join(repo, 'dist'),
+await serve(process.execPath, [join(repo, 'scripts/serve.mjs'), '--root', join(repo, 'dist'), '--slm', SLM,
   '--port', String(APP_PORT), ...QUANTS.flatMap((q) => ['--model', `${models[q].slm}=bench-${q.toLowerCase()}`])], APP_PORT);
 await serve(process.execPath, [join(here, 'serve_wllama.mjs'), '--port', String(WL_PORT),
   ...QUANTS.flatMap((q) => ['--model', models[q].gguf])], WL_PORT);
@@ -147,7 +149,7 @@ const runWllama = async (page) => {
 
 const results = {
   date: new Date().toISOString(),
-  machine: { cores: cpus().length, cpu: cpus()[0]?.model, loadavg_start: loadavg() },
+  machine: { cores: cpus().length, cpu: cpus()[0]?.model, cpu_flags: cpuFlags, loadavg_start: loadavg() },
   setup: {
     threads: 1, prompt_tokens: PROMPT, gen_tokens: GEN, rounds: ROUNDS,
     browser: `Chromium ${browserVersion} headless`, wllama: '@wllama/wllama 3.13.0 (libllama b12211-7d7f028; default JSPI + Memory64 build, single-thread: no COOP/COEP; CPU, n_gpu_layers 0)',
@@ -186,7 +188,8 @@ cleanup();
 
 const f1 = (x) => x.toFixed(1);
 const f2 = (x) => x.toFixed(2);
-let md = `Browser (${results.setup.browser}), 1 thread, SmolLM2-135M-Instruct, pp${PROMPT}/tg${GEN}, median of ${ROUNDS} alternated rounds (${results.date.slice(0, 10)})\n\n`;
+const modelNames = [...new Set(QUANTS.map((q) => models[q].name))].join(' and ');
+let md = `Browser (${results.setup.browser}), 1 thread, ${modelNames}, pp${PROMPT}/tg${GEN}, median of ${ROUNDS} alternated rounds (${results.date.slice(0, 10)}); ${results.machine.cpu} [${cpuFlags.join(' ')}]\n\n`;
 md += '| quant | TinyRustLM prefill | wllama prefill | ratio | TinyRustLM decode | wllama decode | ratio |\n';
 md += '|---|---:|---:|---:|---:|---:|---:|\n';
 for (const [q, r] of Object.entries(results.quants)) {
@@ -199,7 +202,7 @@ for (const [q, r] of Object.entries(results.quants)) {
 }
 md += `\n(tok/s; ratio = TinyRustLM / wllama; load average ${results.machine.loadavg_start.map(f2).join(' ')} → ${results.machine.loadavg_end.map(f2).join(' ')})\n`;
 mkdirSync(OUT, { recursive: true });
-writeFileSync(join(OUT, 'browser.json'), JSON.stringify(results, null, 2) + '\n');
-writeFileSync(join(OUT, 'browser.md'), md);
+writeFileSync(join(OUT, `${BASE}.json`), JSON.stringify(results, null, 2) + '\n');
+writeFileSync(join(OUT, `${BASE}.md`), md);
 console.log(md);
 process.exit(0);

@@ -1,6 +1,6 @@
 // Shared helpers for bench/native.mjs and bench/browser.mjs.
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -80,3 +80,11 @@ export function provenance(repo) {
     dist_built: mtime(join(repo, 'dist', 'index.html')),
   };
 }
+
+/** The CPU's SIMD flags (AVX*, AMX*, FMA, F16C), recorded with every figure. */
+export const cpuFlags = (() => {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
+    return line.split(':')[1].trim().split(/\s+/).filter((f) => /^(avx|amx|fma|f16c)/.test(f));
+  } catch { return []; }
+})();

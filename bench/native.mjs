@@ -14,7 +14,7 @@
 //              at positions 128..255, which is what `slm bench` measures).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { SLM, PROMPT_TEXT, provenance, slmModel, summarize } from './common.mjs';
+import { SLM, cpuFlags, PROMPT_TEXT, provenance, slmModel, summarize } from './common.mjs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,12 +33,6 @@ const QUANTS = (opt('--quants', 'Q8_0,Q4_0')).split(',');
 const THREADS = Number(opt('--threads', 1));
 const BASE = opt('--name', THREADS === 1 ? 'native' : `native-${THREADS}t`);
 // The CPU's SIMD flags, recorded with every result (kernel paths depend on them).
-const cpuFlags = (() => {
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
-    return line.split(':')[1].trim().split(/\s+/).filter((f) => /^(avx|amx|fma|f16c)/.test(f));
-  } catch { return []; }
-})();
 
 function runSlm(path) {
   const out = execFileSync(SLM, [

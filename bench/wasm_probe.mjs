@@ -28,8 +28,8 @@ const best = (f, k, rounds = 5) => {
   return b;
 };
 if (!process.argv[3]) {
-for (const [name, dt] of [['q8_0', 0], ['q4_0', 1]]) {
-  for (const [rows, cols] of [[1536, 576], [576, 1536]]) {
+for (const [name, dt] of [['q8_0', 0], ['q4_0', 1], ['q5_0', 3], ['q4_k', 4], ['q6_k', 5]]) {
+  for (const [rows, cols] of [[1536, 512], [512, 1536]]) {
     e.setup(dt, rows, cols, 1);
     let bytes = 0;
     const res = best(() => { bytes = e.matvec(); }, 400);

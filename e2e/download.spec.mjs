@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { open, download, loadCached, greedy, say, shot, assistantMessages } from './helpers.mjs';
+import { open, download, loadCached, greedy, say, shot, assistantMessages, memoryWithinPlan } from './helpers.mjs';
 
 test('download with progress, cached, then chat; reload offline and chat again', async ({ page, context }) => {
   const errors = await open(page);
@@ -11,6 +11,8 @@ test('download with progress, cached, then chat; reload offline and chat again',
   await expect(page.locator('.card .quality-gate')).toHaveText('reference-verified');
   await expect(page.locator('.card .evidence .verified')).toContainText('worst cosine 0.999998, top-1 20/20');
   await expect(page.locator('.card .warning')).toHaveCount(0);
+  // The catalog's plan was shown before the download; the worker measured the load.
+  await memoryWithinPlan(page);
   await greedy(page);
   const reason = await say(page, 'What is the capital of France?');
   expect(reason).toMatch(/Stop reason: (eos_token|max_tokens)/);

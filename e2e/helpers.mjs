@@ -2,6 +2,7 @@ import { expect } from '@playwright/test';
 import { mkdirSync } from 'node:fs';
 
 export const MODEL_ID = 'smollm2-135m-instruct';
+export const QWEN_ID = 'qwen2.5-coder-0.5b-instruct';
 const shots = process.env.E2E_SCREENSHOTS || 'screenshots';
 
 export async function shot(page, name) {
@@ -25,16 +26,27 @@ export function cachedEntry(page, id = MODEL_ID) {
   return page.locator(`.cached-model[data-id="${id}"]`);
 }
 
-/// Download the default model from the catalog and wait until it is verified.
-export async function download(page) {
-  await catalogEntry(page).getByRole('button', { name: 'Download' }).click();
+/// Download a catalog model (the default one unless named) and wait until it is verified.
+export async function download(page, id = MODEL_ID) {
+  await catalogEntry(page, id).getByRole('button', { name: 'Download' }).click();
   await expect(page.getByRole('progressbar', { name: 'Download progress' })).toBeVisible();
-  await expect(cachedEntry(page).locator('.cached-state')).toHaveText('verified', { timeout: 300_000 });
+  await expect(cachedEntry(page, id).locator('.cached-state')).toHaveText('verified', { timeout: 300_000 });
 }
 
-export async function loadCached(page) {
-  await cachedEntry(page).getByRole('button', { name: 'Load' }).click();
+export async function loadCached(page, id = MODEL_ID) {
+  await cachedEntry(page, id).getByRole('button', { name: 'Load' }).click();
   await expect(page.locator('.card')).toBeVisible({ timeout: 300_000 });
+}
+
+/// The card's planned and measured memory (bytes), checked to agree within 10%.
+export async function memoryWithinPlan(page) {
+  const el = page.getByTestId('memory-plan');
+  const planned = Number(await el.getAttribute('data-planned'));
+  const measured = Number(await el.getAttribute('data-measured'));
+  console.log(`memory: planned ${(planned / 1e6).toFixed(1)} MB, measured ${(measured / 1e6).toFixed(1)} MB (${((measured / planned - 1) * 100).toFixed(1)}%)`);
+  expect(planned).toBeGreaterThan(0);
+  expect(Math.abs(measured / planned - 1)).toBeLessThanOrEqual(0.10);
+  return { planned, measured };
 }
 
 /// Greedy and short, so that runs are deterministic and quick.

@@ -13,8 +13,8 @@ const CASES = [
 ];
 const GREEDY_TOKENS = 16;
 
-function native(messages) {
-  const slm = process.env.E2E_SLM, model = process.env.E2E_MODEL;
+function native(messages, model = process.env.E2E_MODEL) {
+  const slm = process.env.E2E_SLM;
   const dir = mkdtempSync(join(tmpdir(), 'slm-parity-'));
   const m = join(dir, 'messages.json'), l = join(dir, 'logits.f32');
   writeFileSync(m, JSON.stringify(messages));
@@ -27,11 +27,13 @@ function native(messages) {
   return { rendered: tok.rendered, ids: tok.ids, logits, greedy: gen.ids };
 }
 
-test('the wasm runtime in Chromium reproduces the native CLI on the same .slm', async ({ page }) => {
+// SmolLM2 (q4_1 + q8_0) and Qwen2.5-Coder-0.5B (q5_0, q4_k, q6_k, q8_0): every block
+// type the catalog ships, through the simd128 kernels against the CLI's.
+for (const [name, model] of [['SmolLM2', process.env.E2E_MODEL], ['Qwen2.5', process.env.E2E_QWEN]]) test(`the wasm runtime in Chromium reproduces the native CLI on the same .slm (${name})`, async ({ page }) => {
   await open(page);
-  await pickFile(page);
+  await pickFile(page, model);
   for (const messages of CASES) {
-    const want = native(messages);
+    const want = native(messages, model);
     const got = await page.evaluate(([m, n]) => window.tinyrustlm.probe(m, n), [messages, GREEDY_TOKENS]);
     expect(got.rendered).toBe(want.rendered);
     expect(got.ids).toEqual(want.ids);

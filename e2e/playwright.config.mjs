@@ -6,7 +6,10 @@ import { defineConfig } from '@playwright/test';
 const port = Number(process.env.E2E_PORT || 8123);
 const model = process.env.E2E_MODEL;
 const corrupt = process.env.E2E_CORRUPT;
-if (!model || !corrupt) throw new Error('run through scripts/e2e.sh (E2E_MODEL, E2E_CORRUPT)');
+const qwen = process.env.E2E_QWEN;
+if (!model || !corrupt || !qwen || !process.env.E2E_SLM) {
+  throw new Error('run through scripts/e2e.sh (E2E_MODEL, E2E_QWEN, E2E_CORRUPT, E2E_SLM)');
+}
 
 export default defineConfig({
   testDir: '.',
@@ -27,7 +30,7 @@ export default defineConfig({
     trace: 'off',
   },
   webServer: {
-    command: `node ../scripts/serve.mjs --test-hooks --root ../dist --port ${port} --model ${model}=smollm2-135m-instruct --model ${corrupt}=corrupt-smollm2`,
+    command: `node ../scripts/serve.mjs --test-hooks --root ../dist --port ${port} --slm ${process.env.E2E_SLM} --model ${model}=smollm2-135m-instruct --model ${qwen}=qwen2.5-coder-0.5b-instruct --model ${corrupt}=corrupt-smollm2`,
     url: `http://127.0.0.1:${port}/`,
     reuseExistingServer: false,
     timeout: 60 * 1000,

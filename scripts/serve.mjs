@@ -1,13 +1,15 @@
 // Static server for the built app (dist/) and local .slm models, on loopback.
 //
-//   node scripts/serve.mjs --root dist --port 8080 --model path/to/model.slm[=id] ...
+//   node scripts/serve.mjs --root dist --port 8080 --slm path/to/slm \
+//     --model path/to/model.slm[=id] ...
 //
 // - /models/<file>.slm: the models given with --model, with HTTP Range support (the
 //   app downloads in verified, resumable chunks).
 // - /models/<file>.slm.evidence.json: the quality-gate evidence (`slm gate`) written
 //   beside a model, when there is one; its catalog entry then names it.
 // - /models.json: the catalog. Entries for the local models (size and whole-file
-//   SHA-256 computed here) replace catalog entries with the same id, so the page
+//   SHA-256 computed here; tensor types and memory needs from `slm --json inspect`,
+//   the runtime's own plan) replace catalog entries with the same id, so the page
 //   works with no outside network.
 // - With --test-hooks only (the e2e suite): /__test/cut?after=N cuts the next model
 //   response after N bytes (the download must resume and still verify), and
@@ -16,6 +18,7 @@
 // Hostile requests get a 4xx, never a crash: a malformed path encoding or Host
 // header, and paths outside --root (a sibling directory sharing its name's prefix
 // included). Files of any size are hashed and served as streams.
+import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { createReadStream, readFileSync, statSync, existsSync, openSync, readSync, closeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -30,6 +33,7 @@ const root = resolve(opt('--root', 'dist'));
 const port = Number(opt('--port', '8080'));
 const host = opt('--host', '127.0.0.1');
 const testHooks = args.includes('--test-hooks');
+const slm = opt('--slm', null);
 const models = [];
 args.forEach((a, i) => {
   if (a !== '--model') return;
@@ -55,20 +59,45 @@ function sha256File(path) {
   return h.digest('hex');
 }
 
+if (models.length && !slm) {
+  console.error('serve.mjs: --model needs --slm (the CLI that reads each manifest)');
+  process.exit(2);
+}
+
+// What the manifest says: tensor types by bytes, and the memory plan's inputs. A file
+// the CLI cannot read is still served (the page then names what is wrong with it).
+function inspect(path) {
+  try {
+    const v = JSON.parse(execFileSync(slm, ['--json', 'inspect', path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 26 }));
+    const bytes = {};
+    for (const t of v.tensors) bytes[t.dtype] = (bytes[t.dtype] || 0) + t.length;
+    const quant = Object.entries(bytes).sort((a, b) => b[1] - a[1]).map(([d]) => d).join(' + ');
+    return { quant: `${quant} (by bytes)`, memory: v.memory.needs, source: v.provenance.source_files.map((f) => f.name).join(', ') };
+  } catch (e) {
+    return { quant: '?', source: `unreadable manifest: ${e.message.split('\n')[0]}` };
+  }
+}
+
 const evidenceOf = (m) => (existsSync(`${m.path}.evidence.json`) ? `${m.path}.evidence.json` : null);
-const local = models.map((m) => ({
-  id: m.id,
-  name: m.name || m.id,
-  url: `models/${m.file}`,
-  size: statSync(m.path).size,
-  sha256: sha256File(m.path),
-  quant: (m.file.match(/(f32|q8_0|q4_0|q4_1)/) || ['', '?'])[1],
-  license: 'see the model card',
-  source: 'served locally by scripts/serve.mjs',
-  ...(evidenceOf(m) ? { evidence: `models/${m.file}.evidence.json` } : {}),
-}));
-const nameOf = { 'smollm2-135m-instruct': 'SmolLM2-135M-Instruct (Q4_1 + Q8_0, as published)' };
-for (const e of local) e.name = nameOf[e.id] || e.id;
+const nameOf = {
+  'smollm2-135m-instruct': 'SmolLM2-135M-Instruct (Q4_1 + Q8_0, as published)',
+  'qwen2.5-coder-0.5b-instruct': 'Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, as published)',
+};
+const local = models.map((m) => {
+  const info = inspect(m.path);
+  return {
+    id: m.id,
+    name: nameOf[m.id] || m.id,
+    url: `models/${m.file}`,
+    size: statSync(m.path).size,
+    sha256: sha256File(m.path),
+    quant: info.quant,
+    license: 'see the model card',
+    source: `${info.source}, served locally by scripts/serve.mjs`,
+    ...(evidenceOf(m) ? { evidence: `models/${m.file}.evidence.json` } : {}),
+    ...(info.memory ? { memory: info.memory } : {}),
+  };
+});
 
 function catalog() {
   let base = [];

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use slm_runtime::model::memory::{MemoryNeeds, MemoryPlan, WASM32_LIMIT};
 use slm_runtime::sampling::SamplerConfig;
 
 /// One entry of `public/models.json`.
@@ -22,6 +23,33 @@ pub struct CatalogEntry {
     /// URL of the quality-gate evidence record (`slm gate`) for this file, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// What loading it takes (`slm --json inspect`'s `memory.needs`), so that the
+    /// page can show it and refuse a model that cannot fit before downloading it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryNeeds>,
+}
+
+/// The most memory a model may plan for in this browser, and why: wasm32's 4 GiB,
+/// and at most half the device's memory where the browser says how much it has
+/// (`navigator.deviceMemory`, in GiB); the other half is the browser's and the OS's.
+pub fn memory_limit(device_memory_gib: Option<f64>) -> (u64, String) {
+    match device_memory_gib.filter(|g| g.is_finite() && *g > 0.0) {
+        Some(g) if ((g / 2.0) * (1u64 << 30) as f64) < WASM32_LIMIT as f64 => (
+            ((g / 2.0) * (1u64 << 30) as f64) as u64,
+            format!("half of this device's {g} GiB"),
+        ),
+        _ => (WASM32_LIMIT, "the 4 GiB a wasm32 worker can address".into()),
+    }
+}
+
+/// Why `needs` at `context` positions cannot be loaded here, or None.
+pub fn memory_refusal(
+    needs: &MemoryNeeds,
+    context: usize,
+    device_memory_gib: Option<f64>,
+) -> Option<String> {
+    let (limit, why) = memory_limit(device_memory_gib);
+    needs.at(context as u64).refusal(limit, &why)
 }
 
 /// How the next reply is generated.
@@ -33,6 +61,13 @@ pub struct ChatSettings {
     pub max_tokens: usize,
     pub stop_strings: Vec<String>,
     pub loop_detection: bool,
+    /// Function schemas the template renders (a JSON list), or None: no tools. With
+    /// tools, a reply's tool calls come back as data (`Event::Done::tool_calls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Value>,
+    /// Context positions the session allocates; a change takes effect at the next turn
+    /// (the KV cache is rebuilt and the transcript prefilled again).
+    pub context: usize,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -41,23 +76,33 @@ pub enum Command {
     /// Cached models and storage use.
     List,
     /// Download (or resume) a catalog entry into IndexedDB, verifying every chunk.
+    /// `context`: the context the download is planned for (refused if it cannot fit).
     Download {
         entry: CatalogEntry,
+        context: usize,
     },
-    /// Load a fully verified cached model.
+    /// Load a fully verified cached model, with a session of `context` positions.
     Load {
         id: String,
+        context: usize,
     },
     /// Load the `File` sent alongside; `keep` also stores it in IndexedDB.
     LoadFile {
         name: String,
         keep: bool,
+        context: usize,
     },
     Delete {
         id: String,
     },
     Send {
         text: String,
+        settings: ChatSettings,
+    },
+    /// Answer the last reply's tool calls with a `tool` message, and generate the reply
+    /// that follows it.
+    ToolResult {
+        content: String,
         settings: ChatSettings,
     },
     /// Drop the last reply and generate it again.
@@ -118,7 +163,7 @@ pub enum Event {
         sha256: String,
     },
     Loaded {
-        card: ModelCard,
+        card: Box<ModelCard>,
     },
     /// Evidence checked against the loaded model (accepted or rejected).
     Evidence {
@@ -166,6 +211,12 @@ pub enum Event {
         divergence: Option<Value>,
         /// The worker's wasm linear memory: weights, KV cache, scratch, tokenizer.
         memory_bytes: f64,
+        /// With tools: the reply's calls (also in the transcript as data), and why
+        /// any block that looked like a call was kept as text.
+        tool_calls: Vec<slm_runtime::tool_calls::ToolCall>,
+        tool_errors: Vec<String>,
+        /// The reply's text without its call blocks (the transcript's content).
+        content: String,
     },
     /// The session after a reset or clear.
     Context {
@@ -282,6 +333,12 @@ pub struct ModelCard {
     pub chunks: usize,
     pub weight_bytes: u64,
     pub kv_bytes: u64,
+    /// The plan at the session's capacity, from the manifest.
+    pub plan: MemoryPlan,
+    pub needs: MemoryNeeds,
+    /// The worker's wasm memory once the model and its session were built: the load
+    /// peak, since wasm memory never shrinks (0 until measured).
+    pub memory_measured: u64,
     pub eos_ids: Vec<u32>,
     pub has_template: bool,
     pub generation_config: Value,

@@ -168,6 +168,53 @@ fn chat_parses_a_tool_call_and_continues_with_its_result() {
     );
 }
 
+/// The page's catalog (`public/models.json`) lists the very files `scripts/model.sh`
+/// makes: size, whole-file SHA-256 and memory needs of both conversions, and gate
+/// evidence bound to them.
+#[test]
+fn the_shipped_catalog_lists_these_conversions() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let catalog: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join("public/models.json")).unwrap())
+            .unwrap();
+    let smol = tmp("smollm2-135m-instruct.slm");
+    let o = slm(&[
+        "convert",
+        smol_gguf().to_str().unwrap(),
+        "-o",
+        smol.to_str().unwrap(),
+        "--quant",
+        "q8_0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (id, file) in [
+        ("smollm2-135m-instruct", smol),
+        ("qwen2.5-coder-0.5b-instruct", qwen_slm()),
+    ] {
+        let e = catalog
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("{id} is not in the catalog"));
+        let bytes = std::fs::read(&file).unwrap();
+        assert_eq!(e["size"], bytes.len(), "{id}");
+        let sha = slm_runtime::format::layout::sha256_hex(&bytes);
+        assert_eq!(e["sha256"], sha, "{id}: regenerate public/models.json");
+        let v: Value =
+            serde_json::from_slice(&slm(&["--json", "inspect", file.to_str().unwrap()]).stdout)
+                .unwrap();
+        assert_eq!(e["memory"], v["memory"]["needs"], "{id}");
+        let ev: Value = serde_json::from_str(
+            &std::fs::read_to_string(repo.join("public").join(e["evidence"].as_str().unwrap()))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(ev["file"]["data_sha256"], v["data"]["sha256"], "{id}");
+        assert_eq!(ev["verdict"], "reference-verified", "{id}");
+    }
+}
+
 /// `inspect` plans the memory a model needs before a byte of it is loaded: weights as
 /// stored, f32 K and V per position, and the buffers.
 #[test]

@@ -14,12 +14,43 @@ fn begin_turn(state: State) {
     state.tokens.set(vec![]);
     state.stats.set(None);
     state.generating.set(true);
-    state.transcript.update(|t| {
-        t.push(ChatMessage {
-            role: "assistant".into(),
-            content: String::new(),
-        })
-    });
+    state
+        .transcript
+        .update(|t| t.push(ChatMessage::new("assistant", String::new())));
+}
+
+/// The settings for a turn, or the page says why there is none (and nothing is sent).
+fn settings_or_error(state: State) -> Option<crate::protocol::ChatSettings> {
+    match current(state) {
+        Ok(s) => Some(s),
+        Err(message) => {
+            state.error.set(Some(super::state::ErrorView {
+                during: "chat".into(),
+                kind: "invalid".into(),
+                message,
+                chunk: None,
+            }));
+            None
+        }
+    }
+}
+
+/// Answer the last reply's tool calls with `result` as a `tool` message.
+fn send_tool_result(state: State, result: RwSignal<String>) {
+    let content = result.get_untracked();
+    if state.generating.get_untracked() {
+        return;
+    }
+    let Some(settings) = settings_or_error(state) else {
+        return;
+    };
+    result.set(String::new());
+    state.replaced_reply.set(None);
+    state
+        .transcript
+        .update(|t| t.push(ChatMessage::new("tool", content.clone())));
+    begin_turn(state);
+    send(&Command::ToolResult { content, settings });
 }
 
 fn send_message(state: State, text: RwSignal<String>) {
@@ -30,18 +61,18 @@ fn send_message(state: State, text: RwSignal<String>) {
     {
         return;
     }
+    let Some(settings) = settings_or_error(state) else {
+        return;
+    };
     text.set(String::new());
     state.replaced_reply.set(None);
-    state.transcript.update(|t| {
-        t.push(ChatMessage {
-            role: "user".into(),
-            content: msg.clone(),
-        })
-    });
+    state
+        .transcript
+        .update(|t| t.push(ChatMessage::new("user", msg.clone())));
     begin_turn(state);
     send(&Command::Send {
         text: msg,
-        settings: current(state),
+        settings,
     });
 }
 
@@ -49,6 +80,9 @@ fn regenerate(state: State) {
     if state.generating.get_untracked() {
         return;
     }
+    let Some(settings) = settings_or_error(state) else {
+        return;
+    };
     let mut replaced = None;
     state.transcript.update(|t| {
         if t.last().is_some_and(|m| m.role == "assistant") {
@@ -57,15 +91,19 @@ fn regenerate(state: State) {
     });
     state.replaced_reply.set(replaced);
     begin_turn(state);
-    send(&Command::Regenerate {
-        settings: current(state),
-    });
+    send(&Command::Regenerate { settings });
 }
 
 #[component]
 pub fn ChatPanel() -> impl IntoView {
     let state = expect_context::<State>();
     let text = RwSignal::new(String::new());
+    let tool_result = RwSignal::new(String::new());
+    let awaits_tool = move || {
+        state
+            .transcript
+            .with(|t| t.last().is_some_and(|m| !m.tool_calls.is_empty()))
+    };
     let no_model = move || state.card.get().is_none();
     view! {
         <h2>"Chat"</h2>
@@ -93,6 +131,12 @@ pub fn ChatPanel() -> impl IntoView {
                     <li class=class data-role=data_role>
                         <span class="role">{m.role}</span>
                         <div class="content">{m.content}</div>
+                        {m.tool_calls.into_iter().map(|c| view! {
+                            <div class="tool-call" data-testid="tool-call" data-name=c.name.clone()>
+                                <span class="tool-name">{format!("calls {}", c.name)}</span>
+                                <pre class="tool-args">{serde_json::to_string_pretty(&c.arguments).unwrap_or_default()}</pre>
+                            </div>
+                        }).collect_view()}
                     </li>
                 }
             }).collect_view()}
@@ -102,6 +146,17 @@ pub fn ChatPanel() -> impl IntoView {
                 {format!("Reading the prompt: {done} of {total} tokens")}
                 <progress max=total.to_string() value=done.to_string()></progress>
             </p>
+        })}
+        {move || (awaits_tool() && !state.generating.get()).then(|| view! {
+            <div class="tool-result">
+                <label class="field">
+                    <span>"Tool result (sent as a tool message; the model then continues)"</span>
+                    <textarea aria-label="Tool result" rows="2"
+                        prop:value=move || tool_result.get()
+                        on:input=move |ev| tool_result.set(event_target_value(&ev))></textarea>
+                </label>
+                <button on:click=move |_| send_tool_result(state, tool_result)>"Send tool result"</button>
+            </div>
         })}
         <div class="composer">
             <textarea aria-label="Message" rows="3" placeholder="Message (Enter sends, Shift+Enter adds a line)"

@@ -57,7 +57,10 @@ fn ModelCard() -> impl IntoView {
                         <dt>"Quality gate"</dt><dd class="quality-gate">{gate.clone()}</dd>
                         <dt>"File SHA-256"</dt><dd class="hash">{c.file_sha256.clone()}</dd>
                         <dt>"Data chunks"</dt><dd>{format!("{} verified", c.chunks)}</dd>
-                        <dt>"Memory"</dt><dd>{format!("weights {} + KV cache {}", mb(c.weight_bytes as f64), mb(c.kv_bytes as f64))}</dd>
+                        <dt>"Memory"</dt><dd data-testid="memory-plan" data-planned=c.plan.total.to_string() data-measured=c.memory_measured.to_string()>{format!(
+                            "planned {} (weights {} + KV cache {} + buffers {}) · measured {} (the worker's wasm memory after loading: {:+.1}% of the plan)",
+                            mb(c.plan.total as f64), mb(c.plan.weights as f64), mb(c.plan.kv as f64), mb(c.plan.other as f64),
+                            mb(c.memory_measured as f64), (c.memory_measured as f64 / c.plan.total.max(1) as f64 - 1.0) * 100.0)}</dd>
                         <dt>"Load time"</dt><dd>{format!("{:.2} s", c.load_ms / 1e3)}</dd>
                     </dl>
                 </div>
@@ -148,7 +151,7 @@ fn PromptView() -> impl IntoView {
             view! {
                 <details class="prompt-view">
                     <summary>{format!("Prompt view: {} tokens, SHA-256 {}", p.ids.len(), &p.sha256[..16])}</summary>
-                    <p class="hash">{format!("SHA-256 {}", p.sha256)}</p>
+                    <p class="hash" data-testid="prompt-sha256">{format!("SHA-256 {}", p.sha256)}</p>
                     <pre class="rendered" data-testid="rendered-prompt">{p.rendered.clone()}</pre>
                     <div class="ids">
                         {p.ids.iter().zip(p.pieces.iter()).enumerate().map(|(i, (id, piece))| {

@@ -8,7 +8,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::client::{send, send_with};
 use super::{mb, State};
-use crate::protocol::{CatalogEntry, Command};
+use crate::protocol::{memory_refusal, CatalogEntry, Command};
 
 /// Load `models.json` (served next to the page; the run script points it at a
 /// locally converted model).
@@ -49,13 +49,51 @@ pub fn fetch_catalog(state: State) {
     });
 }
 
+/// `navigator.deviceMemory` (GiB) where the browser exposes it.
+pub fn device_memory() -> Option<f64> {
+    let w = web_sys::window()?;
+    js_sys::Reflect::get(&w.navigator(), &"deviceMemory".into())
+        .ok()?
+        .as_f64()
+}
+
+/// The catalog's plan for `e` at the chosen context, and why it cannot load here.
+fn plan_text(state: State, e: &CatalogEntry) -> Option<(String, Option<String>)> {
+    let needs = e.memory.as_ref()?;
+    let ctx = state.context.get();
+    let p = needs.at(ctx as u64);
+    let text = format!(
+        "needs {} at {} positions: weights {}, KV cache {}, buffers {}",
+        mb(p.total as f64),
+        p.context,
+        mb(p.weights as f64),
+        mb(p.kv as f64),
+        mb(p.other as f64)
+    );
+    Some((text, memory_refusal(needs, ctx, device_memory())))
+}
+
 fn start_download(state: State, entry: CatalogEntry) {
+    if let Some(why) = entry
+        .memory
+        .as_ref()
+        .and_then(|n| memory_refusal(n, state.context.get_untracked(), device_memory()))
+    {
+        state.error.set(Some(super::state::ErrorView {
+            during: "download".into(),
+            kind: "memory".into(),
+            message: format!("{} {why}: not downloaded", entry.name),
+            chunk: None,
+        }));
+        return;
+    }
     super::request_persistence();
     state.error.set(None);
     state
         .working
         .set(Some(format!("downloading {}", entry.name)));
-    send(&Command::Download { entry });
+    let context = state.context.get_untracked();
+    send(&Command::Download { entry, context });
 }
 
 fn load_file(state: State, file: web_sys::File) {
@@ -67,6 +105,7 @@ fn load_file(state: State, file: web_sys::File) {
         &Command::LoadFile {
             name: file.name(),
             keep: state.keep_file.get_untracked(),
+            context: state.context.get_untracked(),
         },
         Some(&file),
     );
@@ -106,6 +145,11 @@ fn CatalogList() -> impl IntoView {
                     let id = entry.id.clone();
                     let id2 = entry.id.clone();
                     let e = entry.clone();
+                    let e2 = entry.clone();
+                    let e3 = entry.clone();
+                    let e4 = entry.clone();
+                    let refused = move || plan_text(state, &e3).and_then(|(_, r)| r);
+                    let refused_too = move || plan_text(state, &e4).and_then(|(_, r)| r);
                     view! {
                         <li class="catalog-entry" data-id=entry.id.clone()>
                             <div class="entry-name">{entry.name.clone()}</div>
@@ -113,9 +157,11 @@ fn CatalogList() -> impl IntoView {
                                 {format!("{} · {} · {} · {}", entry.quant, mb(entry.size as f64), entry.license, entry.source)}
                             </div>
                             <div class="entry-url" title=entry.url.clone()>{entry.url.clone()}</div>
+                            <div class="entry-memory" data-testid="entry-memory">{move || plan_text(state, &e2).map_or_else(|| "memory: unknown until its manifest is read".to_string(), |(t, _)| t)}</div>
+                            {move || refused().map(|r| view! { <div class="memory-refusal" role="alert">{format!("Too big for this browser: {r}")}</div> })}
                             <div class="entry-status">{move || status(&id).unwrap_or_else(|| "not downloaded".into())}</div>
                             <button
-                                disabled=move || state.working.get().is_some() || status(&id2).as_deref() == Some("cached")
+                                disabled=move || state.working.get().is_some() || status(&id2).as_deref() == Some("cached") || refused_too().is_some()
                                 on:click=move |_| start_download(state, e.clone())
                             >"Download"</button>
                         </li>
@@ -189,7 +235,7 @@ fn CachedList() -> impl IntoView {
                                         on:click=move |_| {
                                             state.error.set(None);
                                             state.working.set(Some(format!("loading {id}")));
-                                            send(&Command::Load { id: id.clone() });
+                                            send(&Command::Load { id: id.clone(), context: state.context.get_untracked() });
                                         }>"Load"</button>
                                 }.into_any()
                             } else {
@@ -228,6 +274,7 @@ fn AddUrl() -> impl IntoView {
             license: "?".into(),
             source: "added by you".into(),
             evidence: None,
+            memory: None,
         };
         state.catalog.update(|c| {
             if !c.iter().any(|x| x.id == entry.id) {

@@ -6,9 +6,25 @@ use slm_runtime::sampling::SamplerConfig;
 use super::State;
 use crate::protocol::ChatSettings;
 
-/// What the next turn is generated with (validated by the worker's runtime too).
-pub fn current(state: State) -> ChatSettings {
-    ChatSettings {
+/// The tools field as the template's `tools`: None when empty, else a JSON list of
+/// objects (function schemas), or why not.
+pub fn parse_tools(text: &str) -> Result<Option<serde_json::Value>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("the tools are not JSON: {e}"))?;
+    match v.as_array() {
+        Some(a) if a.iter().all(|t| t.is_object()) => Ok(Some(v)),
+        _ => Err("the tools must be a JSON list of function schemas (objects)".into()),
+    }
+}
+
+/// What the next turn is generated with (validated by the worker's runtime too), or
+/// why it cannot be sent (invalid tools JSON).
+pub fn current(state: State) -> Result<ChatSettings, String> {
+    Ok(ChatSettings {
+        tools: parse_tools(&state.tools.get_untracked())?,
         system: state.system.get_untracked(),
         sampler: state.sampler.get_untracked(),
         max_tokens: state.max_tokens.get_untracked(),
@@ -20,6 +36,47 @@ pub fn current(state: State) -> ChatSettings {
             .map(String::from)
             .collect(),
         loop_detection: state.loop_detection.get_untracked(),
+        context: state.context.get_untracked(),
+    })
+}
+
+/// Context sizes offered (up to the loaded model's own length).
+const CONTEXTS: [usize; 7] = [512, 1024, 2048, 4096, 8192, 16384, 32768];
+
+/// The context setting, with what its KV cache costs for the loaded model.
+#[component]
+fn ContextField() -> impl IntoView {
+    let state = expect_context::<State>();
+    let max = move || {
+        state
+            .card
+            .with(|c| c.as_ref().map_or(usize::MAX, |c| c.context))
+    };
+    let cost = move || {
+        state.card.with(|c| {
+            c.as_ref().map(|c| {
+                let p = c.needs.at(state.context.get() as u64);
+                format!(
+                    "KV cache {} · in all {}",
+                    super::mb(p.kv as f64),
+                    super::mb(p.total as f64)
+                )
+            })
+        })
+    };
+    view! {
+        <label class="field">
+            <span>"Context"</span>
+            <select aria-label="Context" prop:value=move || state.context.get().to_string()
+                on:change=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).parse::<usize>() { state.context.set(v) }
+                }>
+                {move || CONTEXTS.iter().filter(|&&n| n <= max()).map(|&n| {
+                    view! { <option value=n.to_string() selected=move || state.context.get() == n>{format!("{n} tokens")}</option> }
+                }).collect_view()}
+            </select>
+            <span class="context-cost" data-testid="context-cost">{cost}</span>
+        </label>
     }
 }
 
@@ -77,6 +134,7 @@ pub fn SettingsPanel() -> impl IntoView {
                     <option value="custom" disabled=true>"custom"</option>
                 </select>
             </label>
+            <ContextField/>
             <details class="advanced">
                 <summary>"Advanced sampling"</summary>
                 {number_field(state, "Temperature", "0.05", |c| c.temperature as f64, |c, v| c.temperature = v as f32)}
@@ -114,6 +172,13 @@ pub fn SettingsPanel() -> impl IntoView {
                     <textarea aria-label="Stop strings" rows="2"
                         prop:value=move || state.stop_strings.get()
                         on:input=move |ev| state.stop_strings.set(event_target_value(&ev))></textarea>
+                </label>
+                <label class="field">
+                    <span>"Tools (a JSON list of function schemas, rendered by the model's template)"</span>
+                    <textarea aria-label="Tools" rows="4" placeholder=r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {...}}}]"#
+                        prop:value=move || state.tools.get()
+                        on:input=move |ev| state.tools.set(event_target_value(&ev))></textarea>
+                    {move || parse_tools(&state.tools.get()).err().map(|e| view! { <span class="invalid" role="alert">{e}</span> })}
                 </label>
                 <label class="field check">
                     <input type="checkbox" prop:checked=move || state.loop_detection.get()

@@ -5,11 +5,24 @@ use serde_json::Value;
 use slm_runtime::sampling::SamplerConfig;
 
 use crate::protocol::{CachedModel, CatalogEntry, Event, ModelCard};
+use slm_runtime::tool_calls::ToolCall;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChatMessage {
     pub role: String,
     pub content: String,
+    /// An assistant reply's tool calls, parsed by the worker's session.
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl ChatMessage {
+    pub fn new(role: &str, content: String) -> ChatMessage {
+        ChatMessage {
+            role: role.into(),
+            content,
+            tool_calls: vec![],
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +91,9 @@ pub struct TurnStats {
     pub memory_bytes: f64,
 }
 
+/// The context a session starts with: every catalog model has at least this.
+pub const DEFAULT_CONTEXT: usize = 2048;
+
 /// Every signal the views read. Copy: signals are handles.
 #[derive(Clone, Copy)]
 pub struct State {
@@ -106,6 +122,11 @@ pub struct State {
     pub max_tokens: RwSignal<usize>,
     pub stop_strings: RwSignal<String>,
     pub loop_detection: RwSignal<bool>,
+    /// Context positions for the session (a load plans for it; a change applies at
+    /// the next turn).
+    pub context: RwSignal<usize>,
+    /// The tools JSON as typed (a list of function schemas); empty: no tools.
+    pub tools: RwSignal<String>,
     pub keep_file: RwSignal<bool>,
     /// The reply a Regenerate replaced, put back if the worker refuses the turn.
     pub replaced_reply: RwSignal<Option<ChatMessage>>,
@@ -143,6 +164,8 @@ impl State {
             max_tokens: RwSignal::new(256),
             stop_strings: RwSignal::new(String::new()),
             loop_detection: RwSignal::new(true),
+            tools: RwSignal::new(String::new()),
+            context: RwSignal::new(DEFAULT_CONTEXT),
             keep_file: RwSignal::new(false),
             replaced_reply: RwSignal::new(None),
         }
@@ -224,7 +247,7 @@ impl State {
                             .unwrap_or(&Default::default()),
                     ));
                 }
-                self.card.set(Some(card));
+                self.card.set(Some(*card));
             }
             Event::Evidence { view } => {
                 self.notice.set(Some(view.summary.clone()));
@@ -289,7 +312,10 @@ impl State {
                 }
             }
             Event::Done {
-                text,
+                text: _,
+                content,
+                tool_calls,
+                tool_errors,
                 stop_reason,
                 stop_detail,
                 prompt_tokens,
@@ -308,9 +334,13 @@ impl State {
                 self.prefill.set(None);
                 self.transcript.update(|t| {
                     if let Some(m) = t.last_mut() {
-                        m.content = text;
+                        m.content = content;
+                        m.tool_calls = tool_calls;
                     }
                 });
+                if !tool_errors.is_empty() {
+                    self.notice.set(Some(tool_errors.join("; ")));
+                }
                 self.kv.set((kv_len, capacity));
                 self.divergence.set(divergence);
                 self.stats.set(Some(TurnStats {

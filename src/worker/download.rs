@@ -7,6 +7,7 @@
 use js_sys::{Reflect, Uint8Array};
 use sha2::{Digest, Sha256};
 use slm_runtime::format::layout::hex;
+use slm_runtime::model::memory::MemoryNeeds;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -86,6 +87,7 @@ async fn sleep_ms(ms: i32) {
 async fn head(
     store: &Store,
     e: &CatalogEntry,
+    context: usize,
     post: &dyn Fn(Event),
 ) -> Result<(Head, CachedModel), Failure> {
     if let (Some(meta), Some(bytes)) = (store.meta(&e.id).await?, store.head(&e.id).await?) {
@@ -127,6 +129,19 @@ async fn head(
     let n = head_len(&first, size)?;
     let bytes = read_all(fetch_range(&e.url, 0, n).await?).await?;
     let head = parse_head(bytes, size)?;
+    // The manifest's own plan decides (the catalog's copy was only shown): nothing
+    // is stored for a model that cannot be loaded here.
+    if let Some(why) = crate::protocol::memory_refusal(
+        &MemoryNeeds::of(&head.manifest),
+        context,
+        super::device_memory(),
+    ) {
+        return Err(Failure {
+            kind: "memory".into(),
+            message: format!("{} {why}: not downloaded", e.name),
+            chunk: None,
+        });
+    }
     let remaining = size as f64;
     if let (Some(usage), Some(quota)) = estimate().await {
         if usage + remaining > quota {
@@ -161,9 +176,10 @@ async fn head(
 pub async fn download(
     store: &Store,
     e: &CatalogEntry,
+    context: usize,
     post: &dyn Fn(Event),
 ) -> Result<String, Failure> {
-    let (head, mut meta) = head(store, e, post).await?;
+    let (head, mut meta) = head(store, e, context, post).await?;
     let e = &CatalogEntry {
         size: meta.bytes,
         ..e.clone()

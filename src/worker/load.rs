@@ -5,6 +5,7 @@
 use sha2::{Digest, Sha256};
 use slm_runtime::engine::Engine;
 use slm_runtime::format::layout::hex;
+use slm_runtime::model::memory::MemoryNeeds;
 
 use super::idb::Store;
 use super::source::{
@@ -74,6 +75,7 @@ pub async fn load(
     origin: Origin,
     post: &dyn Fn(Event),
     now: fn() -> f64,
+    context: usize,
 ) -> Result<Loaded, Failure> {
     let t0 = now();
     let (id, name, head, file_len, expect_sha, evidence_url, evidence_json) = match &origin {
@@ -108,6 +110,21 @@ pub async fn load(
             (id_for_file(&head), file.name(), head, len, None, None, None)
         }
     };
+    // Planned from the manifest before any weight is read: a model that cannot fit is
+    // refused here, with the numbers, instead of failing an allocation half way.
+    if let Some(why) = crate::protocol::memory_refusal(
+        &MemoryNeeds::of(&head.manifest),
+        context,
+        super::device_memory(),
+    ) {
+        return Err(Failure {
+            kind: "memory".into(),
+            message: format!("{name} {why}: choose a smaller context or a smaller model"),
+            chunk: None,
+        });
+    }
+    // The tokenizer's build peak before the weights arrive (`Engine::with_text`).
+    let text = slm_runtime::engine::TextSide::new(head.manifest.clone())?;
     // Already kept and verified: load from the file without touching the stored copy.
     let already = match &origin {
         Origin::File { keep: true, .. } => store.meta(&id).await?.is_some_and(|m| m.complete),
@@ -164,10 +181,10 @@ pub async fn load(
         total: file_len,
         note: Some("building the model".into()),
     });
-    let Head { manifest, .. } = head;
-    let m = manifest.clone();
-    let engine = Engine::load(manifest, &mut |name| asm.take(&m, name))?;
-    let card = card(&id, &name, &engine, file_sha, now() - t0);
+    drop(head);
+    let tensors = text.manifest.tensors.clone();
+    let engine = Engine::with_text(text, &mut |name| asm.take(&tensors, name))?;
+    let card = card(&id, &name, &engine, file_sha, now() - t0, context);
     Ok(Loaded {
         engine,
         card,
@@ -226,11 +243,20 @@ async fn read_chunks(
     Ok((hex(&file.finalize()), keep, asm))
 }
 
-fn card(id: &str, name: &str, e: &Engine, file_sha256: String, load_ms: f64) -> ModelCard {
+fn card(
+    id: &str,
+    name: &str,
+    e: &Engine,
+    file_sha256: String,
+    load_ms: f64,
+    context: usize,
+) -> ModelCard {
     let m = &e.text.manifest;
     let c = &e.model.cfg;
-    let capacity = super::SESSION_CAPACITY.min(e.context_len());
-    let kv_bytes = (2 * c.num_layers * c.num_kv_heads * c.head_dim * capacity * 4) as u64;
+    let needs = MemoryNeeds::of(m);
+    let plan = needs.at(context as u64);
+    let capacity = plan.context as usize;
+    let kv_bytes = plan.kv;
     ModelCard {
         id: id.to_string(),
         name: name.to_string(),
@@ -261,6 +287,9 @@ fn card(id: &str, name: &str, e: &Engine, file_sha256: String, load_ms: f64) -> 
         chunks: m.data.chunk_sha256.len(),
         weight_bytes: m.weight_bytes(),
         kv_bytes,
+        plan,
+        needs,
+        memory_measured: 0,
         eos_ids: m.stop.eos_token_ids.clone(),
         has_template: m.tokenizer.chat_template.is_some()
             || !m.tokenizer.named_chat_templates.is_empty(),

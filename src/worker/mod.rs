@@ -34,8 +34,6 @@ use idb::Store;
 use load::{Loaded, Origin};
 use source::Failure;
 
-/// KV positions a chat session allocates (f32 K and V; SmolLM2: 45 KB per position).
-pub const SESSION_CAPACITY: usize = 2048;
 /// Candidates shown per token in the console.
 const TOP_SHOWN: usize = 8;
 
@@ -69,6 +67,23 @@ fn perf_now() -> f64 {
 
 fn now_unix() -> i64 {
     (js_sys::Date::now() / 1000.0) as i64
+}
+
+/// The worker's wasm linear memory in bytes: its high-water mark, since wasm memory
+/// never shrinks.
+fn wasm_memory() -> u64 {
+    wasm_bindgen::memory()
+        .unchecked_into::<js_sys::WebAssembly::Memory>()
+        .buffer()
+        .unchecked_into::<js_sys::ArrayBuffer>()
+        .byte_length() as u64
+}
+
+/// `navigator.deviceMemory` (GiB) where the browser exposes it.
+pub fn device_memory() -> Option<f64> {
+    Reflect::get(&scope().navigator(), &"deviceMemory".into())
+        .ok()
+        .and_then(|v| v.as_f64())
 }
 
 thread_local! {
@@ -147,36 +162,39 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
                 None => return,
             },
         };
-        match msg {
-            (Command::Load { id }, _) => {
-                drop(loaded.take()); // free the old model before building the new one
-                loaded = load_model(store.as_ref(), Origin::Stored(id)).await;
+        // A loaded model gets its session at once, so that the card reports the
+        // memory of both; its chat loop runs until a command replaces the model.
+        let (origin, context) = match msg {
+            (Command::Load { id, context }, _) => (Origin::Stored(id), context),
+            (Command::LoadFile { keep, context, .. }, Some(file)) => {
+                (Origin::File { file, keep }, context)
             }
-            (Command::LoadFile { keep, .. }, Some(file)) => {
-                drop(loaded.take());
-                loaded = load_model(store.as_ref(), Origin::File { file, keep }).await;
-                if keep {
-                    list(store.as_ref()).await;
-                }
+            (Command::AttachEvidence { .. }, _) => {
+                post_failure("evidence", Failure::from("no model is loaded".to_string()));
+                continue;
             }
-            (Command::AttachEvidence { json, source }, _) => match &loaded {
-                Some(l) => post(Event::Evidence {
-                    view: load::evidence_view(&l.engine, &json, &source),
-                }),
-                None => post_failure("evidence", Failure::from("no model is loaded".to_string())),
-            },
-            (cmd, file) if is_chat(&cmd) => match &loaded {
-                Some(l) => next = chat(l, (cmd, file), &mut rx, store.as_ref(), &abort).await,
-                None => {
-                    // The page's probe/bench promises wait for a "probe" answer.
-                    let during = match cmd {
-                        Command::Probe { .. } | Command::Bench { .. } => "probe",
-                        _ => "chat",
-                    };
-                    post_failure(during, Failure::from("no model is loaded".to_string()))
-                }
-            },
-            (cmd, _) => storage(store.as_ref(), cmd).await,
+            (cmd, _) if is_chat(&cmd) => {
+                // The page's probe/bench promises wait for a "probe" answer.
+                let during = match cmd {
+                    Command::Probe { .. } | Command::Bench { .. } => "probe",
+                    _ => "chat",
+                };
+                post_failure(during, Failure::from("no model is loaded".to_string()));
+                continue;
+            }
+            (cmd, _) => {
+                storage(store.as_ref(), cmd).await;
+                continue;
+            }
+        };
+        let kept = matches!(origin, Origin::File { keep: true, .. });
+        drop(loaded.take()); // free the old model before building the new one
+        loaded = load_model(store.as_ref(), origin, context).await;
+        if kept {
+            list(store.as_ref()).await;
+        }
+        if let Some(l) = &loaded {
+            next = chat(l, context, &mut rx, store.as_ref(), &abort).await;
         }
     }
 }
@@ -185,6 +203,7 @@ fn is_chat(c: &Command) -> bool {
     matches!(
         c,
         Command::Send { .. }
+            | Command::ToolResult { .. }
             | Command::Regenerate { .. }
             | Command::ResetContext
             | Command::ClearTranscript
@@ -193,7 +212,8 @@ fn is_chat(c: &Command) -> bool {
     )
 }
 
-async fn load_model(store: Option<&Store>, origin: Origin) -> Option<Loaded> {
+/// Load a model (its card is posted by `chat`, once the session exists).
+async fn load_model(store: Option<&Store>, origin: Origin, context: usize) -> Option<Loaded> {
     let Some(store) = store else {
         post_failure(
             "load",
@@ -201,7 +221,7 @@ async fn load_model(store: Option<&Store>, origin: Origin) -> Option<Loaded> {
         );
         return None;
     };
-    match load::load(store, origin, &post, perf_now).await {
+    match load::load(store, origin, &post, perf_now, context).await {
         Ok(mut l) => {
             // The catalog's evidence comes with the card; a missing or unreadable
             // record leaves the card unverified and says why.
@@ -220,9 +240,6 @@ async fn load_model(store: Option<&Store>, origin: Origin) -> Option<Loaded> {
                 };
                 l.card.evidence = Some(view);
             }
-            post(Event::Loaded {
-                card: l.card.clone(),
-            });
             Some(l)
         }
         Err(f) => {
@@ -258,13 +275,15 @@ async fn storage(store: Option<&Store>, cmd: Command) {
     };
     match cmd {
         Command::List => {}
-        Command::Download { entry } => match download::download(s, &entry, &post).await {
-            Ok(sha256) => post(Event::Downloaded {
-                id: entry.id.clone(),
-                sha256,
-            }),
-            Err(f) => post_failure("download", f),
-        },
+        Command::Download { entry, context } => {
+            match download::download(s, &entry, context, &post).await {
+                Ok(sha256) => post(Event::Downloaded {
+                    id: entry.id.clone(),
+                    sha256,
+                }),
+                Err(f) => post_failure("download", f),
+            }
+        }
         Command::Delete { id } => {
             if let Err(e) = s.delete(&id).await {
                 post_failure("storage", Failure::from(e));
@@ -280,24 +299,85 @@ async fn storage(store: Option<&Store>, cmd: Command) {
 }
 
 /// Serve chat commands with one session on `l` until a command that replaces the
-/// model arrives (returned) or the page goes away (None).
+/// model arrives (returned) or the page goes away (None). Posts the model's card
+/// first, with the memory measured once the session exists.
 async fn chat(
     l: &Loaded,
-    first: Msg,
+    context: usize,
     rx: &mut UnboundedReceiver<Msg>,
     store: Option<&Store>,
     abort: &Arc<AtomicBool>,
 ) -> Option<Msg> {
     let engine = &l.engine;
-    let mut session = Session::new(engine, SESSION_CAPACITY);
-    let mut msg = first;
+    let mut session = Session::new(engine, context);
+    let mut card = l.card.clone();
+    card.memory_measured = wasm_memory();
+    post(Event::Loaded {
+        card: Box::new(card),
+    });
+    post_context(&session);
     loop {
+        let msg = rx.next().await?;
+        let settings = match &msg.0 {
+            Command::Send { settings, .. }
+            | Command::Regenerate { settings }
+            | Command::ToolResult { settings, .. } => Some(settings),
+            _ => None,
+        };
+        if let Some(st) =
+            settings.filter(|st| st.context.clamp(1, engine.context_len()) != session.capacity())
+        {
+            // A new context size: a new KV cache (the old one freed first), the
+            // transcript kept and prefilled again at the next turn.
+            if let Some(why) =
+                crate::protocol::memory_refusal(&l.card.needs, st.context, device_memory())
+            {
+                post_failure(
+                    "chat",
+                    Failure {
+                        kind: "memory".into(),
+                        message: format!("a context of {} positions {why}", st.context),
+                        chunk: None,
+                    },
+                );
+                continue;
+            }
+            let messages = std::mem::take(&mut session.messages);
+            let tools = session.tools.take();
+            drop(session);
+            session = Session::new(engine, st.context);
+            session.messages = messages;
+            session.tools = tools;
+            post_context(&session);
+        }
         match msg.0 {
             Command::Send { text, settings } => {
                 set_system(&mut session, &settings.system);
+                session.tools = settings.tools.clone();
                 session
                     .messages
                     .push(json!({"role": "user", "content": text}));
+                if !turn(engine, &mut session, &settings, abort).await {
+                    session.messages.pop();
+                }
+            }
+            Command::ToolResult { content, settings } => {
+                let answers_calls = session
+                    .messages
+                    .last()
+                    .is_some_and(|m| m["tool_calls"].as_array().is_some_and(|c| !c.is_empty()));
+                if !answers_calls {
+                    post_failure(
+                        "chat",
+                        Failure::from("the last reply made no tool call to answer".to_string()),
+                    );
+                    continue;
+                }
+                set_system(&mut session, &settings.system);
+                session.tools = settings.tools.clone();
+                session
+                    .messages
+                    .push(json!({"role": "tool", "content": content}));
                 if !turn(engine, &mut session, &settings, abort).await {
                     session.messages.pop();
                 }
@@ -311,6 +391,7 @@ async fn chat(
                     None
                 };
                 set_system(&mut session, &settings.system);
+                session.tools = settings.tools.clone();
                 if !turn(engine, &mut session, &settings, abort).await {
                     session.messages.extend(dropped);
                 }
@@ -346,7 +427,6 @@ async fn chat(
             Command::Load { .. } | Command::LoadFile { .. } => return Some(msg),
             other => storage(store, other).await,
         }
-        msg = rx.next().await?;
     }
 }
 
@@ -408,7 +488,12 @@ async fn turn(
     };
     let rendered = engine
         .text
-        .render(&Value::Array(session.messages.clone()), None, true, now)
+        .render(
+            &Value::Array(session.messages.clone()),
+            session.tools.as_ref(),
+            true,
+            now,
+        )
         .unwrap_or_default();
     let ids = p.prompt_ids().to_vec();
     post(Event::Prompt {
@@ -453,7 +538,14 @@ async fn turn(
         post(ev);
     }
     let g = &t.generation;
+    let reply = t.reply.clone().unwrap_or_default();
     post(Event::Done {
+        content: match &t.reply {
+            Some(r) => r.content.clone(),
+            None => g.text.clone(),
+        },
+        tool_calls: reply.calls,
+        tool_errors: reply.errors,
         text: g.text.clone(),
         stop_reason: serde_json::to_value(g.stop_reason)
             .ok()
@@ -470,11 +562,7 @@ async fn turn(
         kv_len: session.kv_len(),
         capacity: session.capacity(),
         divergence: t.divergence.and_then(|d| serde_json::to_value(d).ok()),
-        memory_bytes: wasm_bindgen::memory()
-            .unchecked_into::<js_sys::WebAssembly::Memory>()
-            .buffer()
-            .unchecked_into::<js_sys::ArrayBuffer>()
-            .byte_length() as f64,
+        memory_bytes: wasm_memory() as f64,
     });
     true
 }

@@ -5,7 +5,7 @@
 
 use sha2::{Digest, Sha256};
 use slm_runtime::format::layout::{hex, parse_manifest, Header, HEADER_LEN};
-use slm_runtime::format::manifest::Manifest;
+use slm_runtime::format::manifest::{Manifest, TensorEntry};
 use slm_runtime::SlmError;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -185,14 +185,13 @@ impl Assembler {
     }
 
     /// Hand tensor `name`'s bytes over (once).
-    pub fn take(&mut self, m: &Manifest, name: &str) -> Result<Vec<u8>, SlmError> {
-        let i = m
-            .tensors
+    pub fn take(&mut self, tensors: &[TensorEntry], name: &str) -> Result<Vec<u8>, SlmError> {
+        let i = tensors
             .iter()
             .position(|t| t.name == name)
             .ok_or_else(|| SlmError::malformed(".slm", format!("tensor {name} is missing")))?;
         let b = std::mem::take(&mut self.bufs[i]);
-        if b.len() as u64 != m.tensors[i].length {
+        if b.len() as u64 != tensors[i].length {
             return Err(SlmError::malformed(
                 ".slm",
                 format!("tensor {name} is incomplete"),

@@ -13,7 +13,10 @@
 //!   plus the sampler's vocabulary-sized working set; `scratch_per_position` is the
 //!   attention-score row that grows with the context.
 //! - `text`: the manifest (which carries the tokenizer graph and template as text) and
-//!   the tokenizer built from it, at `TOKENIZER_EXPANSION` times its JSON size.
+//!   the tokenizer built from it, at `TOKENIZER_EXPANSION` times its JSON size. The
+//!   build itself peaks higher (about 20×: `tokenizers` buffers the model section as a
+//!   parse tree), which is why the worker builds the text side before reading any
+//!   weight (`Engine::with_text`): the weights then reuse that memory.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,11 +26,12 @@ use crate::quant::DType;
 /// The wasm32 address space: no wasm32 memory grows past 4 GiB.
 pub const WASM32_LIMIT: u64 = 4 << 30;
 
-/// In-memory size of a built `tokenizers` tokenizer per byte of its tokenizer.json
-/// (vocab and merges as hash maps and strings). Measured in Chromium as the growth of
-/// the worker's wasm memory across `Tokenizer::from_str`: SmolLM2 (2.1 MB of JSON,
-/// 49k vocab) and Qwen2.5 (7.0 MB, 151k vocab) both came out under 3×.
-pub const TOKENIZER_EXPANSION: u64 = 3;
+/// Memory a built `tokenizers` tokenizer keeps per byte of its tokenizer.json (vocab
+/// and merges as hash maps and strings), with what of its build peak the weights do
+/// not reuse. Fitted to the worker's wasm memory after loading in Chromium (file
+/// picker, context 2048), less weights, KV cache and scratch: 12.0 MB for SmolLM2's
+/// 1.56 MB of JSON (7.7×), 45.5 MB for Qwen2.5's 5.37 MB (8.5×).
+pub const TOKENIZER_EXPANSION: u64 = 8;
 
 /// Prefill batch the scratch buffers are sized for (`model::PREFILL_BATCH`).
 const BATCH: u64 = super::PREFILL_BATCH as u64;
