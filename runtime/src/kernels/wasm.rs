@@ -211,13 +211,6 @@ fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
     s.finish() + sm.finish()
 }
 
-/// Σw·x over block i, the 32 weights given as four i16x8 (elements 0..8, .., 24..32).
-#[inline]
-fn block_sum16(x: &Q8Row, i: usize, w: [v128; 4]) -> i32 {
-    let p = |k: usize| i32x4_dot_i16x8(w[k], load_v(x.v, 32 * i + 8 * k));
-    hsum_i32(i32x4_add(i32x4_add(p(0), p(1)), i32x4_add(p(2), p(3))))
-}
-
 /// A q5_0/q5_1 block's 32 quants (0..31) as i8x16 (elements 0..16, 16..32) from `at`
 /// = its u32 `qh` and 16 nibble bytes: the fifth bit of weight j is bit j of qh,
 /// spread to byte lanes by a compare with each lane's own bit.
@@ -275,26 +268,66 @@ fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
     dot_k4::<true>(w, x)
 }
 
-/// q4_k (`Q5` false) or q5_k, as the scalar `dot_k4`: sub-block j's quants times its
-/// 6-bit scale (exact in i16: 31·63) against the values, in `Lanes8` lane j; the min
-/// terms in a second accumulation.
+/// Lanes j of four vectors' horizontal sums: (Σv0, Σv1, Σv2, Σv3), exact (integers).
+#[inline]
+fn sums4([v0, v1, v2, v3]: [v128; 4]) -> v128 {
+    // t0 = (v0₀+v0₂, v1₀+v1₂, v0₁+v0₃, v1₁+v1₃), t1 likewise for v2, v3.
+    let t0 = i32x4_add(
+        i32x4_shuffle::<0, 4, 1, 5>(v0, v1),
+        i32x4_shuffle::<2, 6, 3, 7>(v0, v1),
+    );
+    let t1 = i32x4_add(
+        i32x4_shuffle::<0, 4, 1, 5>(v2, v3),
+        i32x4_shuffle::<2, 6, 3, 7>(v2, v3),
+    );
+    i32x4_add(
+        i32x4_shuffle::<0, 1, 4, 5>(t0, t1),
+        i32x4_shuffle::<2, 3, 6, 7>(t0, t1),
+    )
+}
+
+/// Four f32 (or i32) values from `v` at `at`.
+#[inline]
+fn load4<T: Copy>(v: &[T], at: usize) -> v128 {
+    assert!(at + 4 <= v.len() && core::mem::size_of::<T>() == 4);
+    // Safety: bounds checked above; the load has no alignment requirement.
+    unsafe { v128_load(v.as_ptr().add(at) as *const v128) }
+}
+
+/// `Lanes8` kept as two vectors (lanes 0..4, 4..8): its `reduce8` tree is the lane
+/// sum of their sum, ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7)).
+#[inline]
+fn reduce_lanes(a: [v128; 2]) -> f32 {
+    let v = f32x4_add(a[0], a[1]);
+    (f32x4_extract_lane::<0>(v) + f32x4_extract_lane::<1>(v))
+        + (f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v))
+}
+
+/// q4_k (`Q5` false) or q5_k, as the scalar `dot_k4`. A super-block's eight sub-block
+/// sums Σq·x stay in vectors and are gathered by `sums4` into lanes j (its `Lanes8`
+/// lanes), then times their 6-bit scales (the scalar dot's sc·isum, an exact i32),
+/// d·d_x and the min terms, four sub-blocks per vector op: the same integers, the same
+/// f32 products and adds per lane, the same tree.
 #[inline]
 fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
     let bs = if Q5 { 176 } else { 144 };
-    let (mut s, mut sm) = (Lanes8::new(), Lanes8::new());
+    let qs = if Q5 { 48 } else { 16 };
+    let (mut s, mut sm) = ([f32x4_splat(0.0); 2], [f32x4_splat(0.0); 2]);
     let low = u16x8_splat(0x0f);
     for k in 0..w.len() / bs {
         let b = &w[bs * k..bs * (k + 1)];
-        let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
-        let qs = if Q5 { 48 } else { 16 };
+        let (d, dmin) = (f32x4_splat(f16_at(b, 0)), f32x4_splat(f16_at(b, 2)));
+        let (mut sc, mut m) = ([0i32; 8], [0i32; 8]);
+        for j in 0..8 {
+            let (a, c) = crate::quant::scale_min_k4(j, &b[4..16]);
+            (sc[j], m[j]) = (a as i32, c as i32);
+        }
         let qh = [widen_u8(b, 16), widen_u8(b, 32)];
+        let mut sums = [i32x4_splat(0); 8];
         for g in 0..4 {
             let z = [widen_u8(b, qs + 32 * g), widen_u8(b, qs + 32 * g + 16)];
             for half in 0..2 {
                 let j = 2 * g + half;
-                let i = 8 * k + j;
-                let (sc, m) = crate::quant::scale_min_k4(j, &b[4..16]);
-                let scale = i16x8_splat(sc as i16);
                 let q = |e: usize| {
                     let z = z[e / 2][e % 2];
                     let mut q = if half == 0 {
@@ -306,30 +339,48 @@ fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
                         let bit = v128_and(u16x8_shr(qh[e / 2][e % 2], j as u32), u16x8_splat(1));
                         q = v128_or(q, i16x8_shl(bit, 4));
                     }
-                    i16x8_mul(q, scale)
+                    i32x4_dot_i16x8(q, load_v(x.v, 32 * (8 * k + j) + 8 * e))
                 };
-                let isum = block_sum16(x, i, [q(0), q(1), q(2), q(3)]);
-                s.push(isum as f32 * (d * x.d[i]));
-                sm.push((m as i32 * x.s[i]) as f32 * (dmin * x.d[i]));
+                sums[j] = i32x4_add(i32x4_add(q(0), q(1)), i32x4_add(q(2), q(3)));
             }
         }
+        for h in 0..2 {
+            let j = 4 * h;
+            let scale = i32x4(sc[j], sc[j + 1], sc[j + 2], sc[j + 3]);
+            let isum = i32x4_mul(
+                sums4([sums[j], sums[j + 1], sums[j + 2], sums[j + 3]]),
+                scale,
+            );
+            let dx = load4(x.d, 8 * k + j);
+            s[h] = f32x4_add(s[h], f32x4_mul(f32x4_convert_i32x4(isum), f32x4_mul(d, dx)));
+            let mins = i32x4_mul(
+                i32x4(m[j], m[j + 1], m[j + 2], m[j + 3]),
+                load4(x.s, 8 * k + j),
+            );
+            sm[h] = f32x4_add(
+                sm[h],
+                f32x4_mul(f32x4_convert_i32x4(mins), f32x4_mul(dmin, dx)),
+            );
+        }
     }
-    s.finish() - sm.finish()
+    reduce_lanes(s) - reduce_lanes(sm)
 }
 
-/// q6_k as the scalar `dot_q6_k`: sub-block j's weights q − 32 times the i8 scale of
-/// their 16-weight half (exact in i16: 32·128), in `Lanes8` lane j.
+/// q6_k as the scalar `dot_q6_k`, sub-blocks gathered into vectors as in `dot_k4`:
+/// sub-block j's two 16-weight halves summed apart (Σ(q − 32)·x, exact), times their
+/// i8 scales and added (the scalar dot's sc_a·Σ_a + sc_b·Σ_b), times d·d_x, in lane j.
 fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
-    let mut s = Lanes8::new();
+    let mut s = [f32x4_splat(0.0); 2];
     let (low, three, bias) = (u16x8_splat(0x0f), u16x8_splat(3), i16x8_splat(32));
     for k in 0..w.len() / 210 {
         let b = &w[210 * k..210 * (k + 1)];
-        let d = f16_at(b, 208);
+        let d = f32x4_splat(f16_at(b, 208));
+        // [half of the sub-block][sub-block j]
+        let mut sums = [[i32x4_splat(0); 8]; 2];
         for h in 0..2 {
             let qh = [widen_u8(b, 128 + 32 * h), widen_u8(b, 144 + 32 * h)];
             for c in 0..4 {
                 let j = 4 * h + c;
-                let i = 8 * k + j;
                 let at = 64 * h + 32 * (c % 2);
                 let ql = [widen_u8(b, at), widen_u8(b, at + 16)];
                 let q = |e: usize| {
@@ -341,15 +392,28 @@ fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
                     };
                     let hi = v128_and(u16x8_shr(qh[e / 2][e % 2], 2 * c as u32), three);
                     let q = i16x8_sub(v128_or(lo, i16x8_shl(hi, 4)), bias);
-                    // Elements 0..16 take the first half's scale, 16..32 the second's.
-                    i16x8_mul(q, i16x8_splat(b[192 + 2 * j + e / 2] as i8 as i16))
+                    i32x4_dot_i16x8(q, load_v(x.v, 32 * (8 * k + j) + 8 * e))
                 };
-                let isum = block_sum16(x, i, [q(0), q(1), q(2), q(3)]);
-                s.push(isum as f32 * (d * x.d[i]));
+                sums[0][j] = i32x4_add(q(0), q(1));
+                sums[1][j] = i32x4_add(q(2), q(3));
             }
         }
+        for g in 0..2 {
+            let j = 4 * g;
+            let sc = |half: usize| {
+                let s = |j: usize| b[192 + 2 * j + half] as i8 as i32;
+                i32x4(s(j), s(j + 1), s(j + 2), s(j + 3))
+            };
+            let part = |half: usize| {
+                let v = &sums[half];
+                i32x4_mul(sums4([v[j], v[j + 1], v[j + 2], v[j + 3]]), sc(half))
+            };
+            let isum = i32x4_add(part(0), part(1));
+            let dx = load4(x.d, 8 * k + j);
+            s[g] = f32x4_add(s[g], f32x4_mul(f32x4_convert_i32x4(isum), f32x4_mul(d, dx)));
+        }
     }
-    s.finish()
+    reduce_lanes(s)
 }
 
 /// `Rows8` over `interleave8` groups: a chunk's low 8 bytes widened are two weights of
