@@ -32,8 +32,8 @@ pub(super) static SIMD128: Kernels = Kernels {
     tile_tokens: TOKENS,
     rows8_dtypes: super::ROWS8_ALL,
     rows8_spread: false,
-    k_tokens: None,
-    k_tokens_n: 0,
+    k_tokens: Some(k_tokens),
+    k_tokens_n: K_TOKENS,
 };
 
 #[inline]
@@ -303,16 +303,17 @@ fn reduce_lanes(a: [v128; 2]) -> f32 {
         + (f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v))
 }
 
-/// q4_k (`Q5` false) or q5_k, as the scalar `dot_k4`. A super-block's eight sub-block
-/// sums Σq·x stay in vectors and are gathered by `sums4` into lanes j (its `Lanes8`
-/// lanes), then times their 6-bit scales (the scalar dot's sc·isum, an exact i32),
-/// d·d_x and the min terms, four sub-blocks per vector op: the same integers, the same
-/// f32 products and adds per lane, the same tree.
-#[inline]
-fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
+/// q4_k (`Q5` false) or q5_k, as the scalar `dot_k4`, for `T` tokens at once (1 for
+/// decode, `K_TOKENS` for prefill: the row is unpacked once for all of them). A
+/// super-block's eight sub-block sums Σq·x stay in vectors and are gathered by `sums4`
+/// into lanes j (their `Lanes8` lanes), then times their 6-bit scales (the scalar dot's
+/// sc·isum, an exact i32), d·d_x and the min terms, four sub-blocks per vector op: per
+/// token the same integers, the same f32 products and adds per lane, the same tree.
+#[inline(always)]
+fn k4_tokens<const Q5: bool, const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; T] {
     let bs = if Q5 { 176 } else { 144 };
     let qs = if Q5 { 48 } else { 16 };
-    let (mut s, mut sm) = ([f32x4_splat(0.0); 2], [f32x4_splat(0.0); 2]);
+    let (mut s, mut sm) = ([[f32x4_splat(0.0); 2]; T], [[f32x4_splat(0.0); 2]; T]);
     let low = u16x8_splat(0x0f);
     for k in 0..w.len() / bs {
         let b = &w[bs * k..bs * (k + 1)];
@@ -323,12 +324,12 @@ fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
             (sc[j], m[j]) = (a as i32, c as i32);
         }
         let qh = [widen_u8(b, 16), widen_u8(b, 32)];
-        let mut sums = [i32x4_splat(0); 8];
+        let mut sums = [[i32x4_splat(0); 8]; T];
         for g in 0..4 {
             let z = [widen_u8(b, qs + 32 * g), widen_u8(b, qs + 32 * g + 16)];
             for half in 0..2 {
                 let j = 2 * g + half;
-                let q = |e: usize| {
+                let q: [v128; 4] = core::array::from_fn(|e| {
                     let z = z[e / 2][e % 2];
                     let mut q = if half == 0 {
                         v128_and(z, low)
@@ -339,51 +340,63 @@ fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
                         let bit = v128_and(u16x8_shr(qh[e / 2][e % 2], j as u32), u16x8_splat(1));
                         q = v128_or(q, i16x8_shl(bit, 4));
                     }
-                    i32x4_dot_i16x8(q, load_v(x.v, 32 * (8 * k + j) + 8 * e))
-                };
-                sums[j] = i32x4_add(i32x4_add(q(0), q(1)), i32x4_add(q(2), q(3)));
+                    q
+                });
+                for (t, x) in x.iter().enumerate() {
+                    let p = |e: usize| i32x4_dot_i16x8(q[e], load_v(x.v, 32 * (8 * k + j) + 8 * e));
+                    sums[t][j] = i32x4_add(i32x4_add(p(0), p(1)), i32x4_add(p(2), p(3)));
+                }
             }
         }
-        for h in 0..2 {
-            let j = 4 * h;
-            let scale = i32x4(sc[j], sc[j + 1], sc[j + 2], sc[j + 3]);
-            let isum = i32x4_mul(
-                sums4([sums[j], sums[j + 1], sums[j + 2], sums[j + 3]]),
-                scale,
-            );
-            let dx = load4(x.d, 8 * k + j);
-            s[h] = f32x4_add(s[h], f32x4_mul(f32x4_convert_i32x4(isum), f32x4_mul(d, dx)));
-            let mins = i32x4_mul(
-                i32x4(m[j], m[j + 1], m[j + 2], m[j + 3]),
-                load4(x.s, 8 * k + j),
-            );
-            sm[h] = f32x4_add(
-                sm[h],
-                f32x4_mul(f32x4_convert_i32x4(mins), f32x4_mul(dmin, dx)),
-            );
+        for (t, x) in x.iter().enumerate() {
+            for h in 0..2 {
+                let j = 4 * h;
+                let v = &sums[t];
+                let scale = i32x4(sc[j], sc[j + 1], sc[j + 2], sc[j + 3]);
+                let isum = i32x4_mul(sums4([v[j], v[j + 1], v[j + 2], v[j + 3]]), scale);
+                let dx = load4(x.d, 8 * k + j);
+                s[t][h] = f32x4_add(
+                    s[t][h],
+                    f32x4_mul(f32x4_convert_i32x4(isum), f32x4_mul(d, dx)),
+                );
+                let mins = i32x4_mul(
+                    i32x4(m[j], m[j + 1], m[j + 2], m[j + 3]),
+                    load4(x.s, 8 * k + j),
+                );
+                sm[t][h] = f32x4_add(
+                    sm[t][h],
+                    f32x4_mul(f32x4_convert_i32x4(mins), f32x4_mul(dmin, dx)),
+                );
+            }
         }
     }
-    reduce_lanes(s) - reduce_lanes(sm)
+    core::array::from_fn(|t| reduce_lanes(s[t]) - reduce_lanes(sm[t]))
 }
 
-/// q6_k as the scalar `dot_q6_k`, sub-blocks gathered into vectors as in `dot_k4`:
-/// sub-block j's two 16-weight halves summed apart (Σ(q − 32)·x, exact), times their
-/// i8 scales and added (the scalar dot's sc_a·Σ_a + sc_b·Σ_b), times d·d_x, in lane j.
-fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
-    let mut s = [f32x4_splat(0.0); 2];
+fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
+    k4_tokens::<Q5, 1>(w, [x])[0]
+}
+
+/// q6_k as the scalar `dot_q6_k`, for `T` tokens, sub-blocks gathered into vectors as
+/// in `k4_tokens`: sub-block j's two 16-weight halves summed apart (Σ(q − 32)·x,
+/// exact), times their i8 scales and added (the scalar dot's sc_a·Σ_a + sc_b·Σ_b),
+/// times d·d_x, in lane j.
+#[inline(always)]
+fn q6k_tokens<const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; T] {
+    let mut s = [[f32x4_splat(0.0); 2]; T];
     let (low, three, bias) = (u16x8_splat(0x0f), u16x8_splat(3), i16x8_splat(32));
     for k in 0..w.len() / 210 {
         let b = &w[210 * k..210 * (k + 1)];
         let d = f32x4_splat(f16_at(b, 208));
-        // [half of the sub-block][sub-block j]
-        let mut sums = [[i32x4_splat(0); 8]; 2];
+        // [token][half of the sub-block][sub-block j]
+        let mut sums = [[[i32x4_splat(0); 8]; 2]; T];
         for h in 0..2 {
             let qh = [widen_u8(b, 128 + 32 * h), widen_u8(b, 144 + 32 * h)];
             for c in 0..4 {
                 let j = 4 * h + c;
                 let at = 64 * h + 32 * (c % 2);
                 let ql = [widen_u8(b, at), widen_u8(b, at + 16)];
-                let q = |e: usize| {
+                let q: [v128; 4] = core::array::from_fn(|e| {
                     let z = ql[e / 2][e % 2];
                     let lo = if c < 2 {
                         v128_and(z, low)
@@ -391,29 +404,57 @@ fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
                         u16x8_shr(z, 4)
                     };
                     let hi = v128_and(u16x8_shr(qh[e / 2][e % 2], 2 * c as u32), three);
-                    let q = i16x8_sub(v128_or(lo, i16x8_shl(hi, 4)), bias);
-                    i32x4_dot_i16x8(q, load_v(x.v, 32 * (8 * k + j) + 8 * e))
-                };
-                sums[0][j] = i32x4_add(q(0), q(1));
-                sums[1][j] = i32x4_add(q(2), q(3));
+                    i16x8_sub(v128_or(lo, i16x8_shl(hi, 4)), bias)
+                });
+                for (t, x) in x.iter().enumerate() {
+                    let p = |e: usize| i32x4_dot_i16x8(q[e], load_v(x.v, 32 * (8 * k + j) + 8 * e));
+                    sums[t][0][j] = i32x4_add(p(0), p(1));
+                    sums[t][1][j] = i32x4_add(p(2), p(3));
+                }
             }
         }
-        for g in 0..2 {
-            let j = 4 * g;
-            let sc = |half: usize| {
-                let s = |j: usize| b[192 + 2 * j + half] as i8 as i32;
-                i32x4(s(j), s(j + 1), s(j + 2), s(j + 3))
-            };
-            let part = |half: usize| {
-                let v = &sums[half];
-                i32x4_mul(sums4([v[j], v[j + 1], v[j + 2], v[j + 3]]), sc(half))
-            };
-            let isum = i32x4_add(part(0), part(1));
-            let dx = load4(x.d, 8 * k + j);
-            s[g] = f32x4_add(s[g], f32x4_mul(f32x4_convert_i32x4(isum), f32x4_mul(d, dx)));
+        for (t, x) in x.iter().enumerate() {
+            for g in 0..2 {
+                let j = 4 * g;
+                let sc = |half: usize| {
+                    let s = |j: usize| b[192 + 2 * j + half] as i8 as i32;
+                    i32x4(s(j), s(j + 1), s(j + 2), s(j + 3))
+                };
+                let part = |half: usize| {
+                    let v = &sums[t][half];
+                    i32x4_mul(sums4([v[j], v[j + 1], v[j + 2], v[j + 3]]), sc(half))
+                };
+                let isum = i32x4_add(part(0), part(1));
+                let dx = load4(x.d, 8 * k + j);
+                s[t][g] = f32x4_add(
+                    s[t][g],
+                    f32x4_mul(f32x4_convert_i32x4(isum), f32x4_mul(d, dx)),
+                );
+            }
         }
     }
-    reduce_lanes(s)
+    core::array::from_fn(|t| reduce_lanes(s[t]))
+}
+
+fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
+    q6k_tokens::<1>(w, [x])[0]
+}
+
+/// Tokens per `k_tokens` call (prefill).
+const K_TOKENS: usize = 4;
+
+/// `KTokens`: one k-quant row against `K_TOKENS` tokens, unpacked once; per token the
+/// row dot's bits.
+fn k_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+    assert!(x.len() == K_TOKENS && out.len() == K_TOKENS);
+    let xs: [&Q8Row; K_TOKENS] = core::array::from_fn(|t| &x[t]);
+    let r = match dtype {
+        DType::Q4K => k4_tokens::<false, K_TOKENS>(w, xs),
+        DType::Q5K => k4_tokens::<true, K_TOKENS>(w, xs),
+        DType::Q6K => q6k_tokens::<K_TOKENS>(w, xs),
+        _ => unreachable!("k_tokens takes k-quants only"),
+    };
+    out.copy_from_slice(&r);
 }
 
 /// `Rows8` over `interleave8` groups: a chunk's low 8 bytes widened are two weights of
