@@ -131,17 +131,12 @@ async fn head(
     let head = parse_head(bytes, size)?;
     // The manifest's own plan decides (the catalog's copy was only shown): nothing
     // is stored for a model that cannot be loaded here.
-    if let Some(why) = crate::protocol::memory_refusal(
+    super::check_memory(
         &MemoryNeeds::of(&head.manifest),
         context,
-        super::device_memory(),
-    ) {
-        return Err(Failure {
-            kind: "memory".into(),
-            message: format!("{} {why}: not downloaded", e.name),
-            chunk: None,
-        });
-    }
+        &e.name,
+        "not downloaded",
+    )?;
     let remaining = size as f64;
     if let (Some(usage), Some(quota)) = estimate().await {
         if usage + remaining > quota {

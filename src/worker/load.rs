@@ -112,17 +112,12 @@ pub async fn load(
     };
     // Planned from the manifest before any weight is read: a model that cannot fit is
     // refused here, with the numbers, instead of failing an allocation half way.
-    if let Some(why) = crate::protocol::memory_refusal(
+    super::check_memory(
         &MemoryNeeds::of(&head.manifest),
         context,
-        super::device_memory(),
-    ) {
-        return Err(Failure {
-            kind: "memory".into(),
-            message: format!("{name} {why}: choose a smaller context or a smaller model"),
-            chunk: None,
-        });
-    }
+        &name,
+        "choose a smaller context or a smaller model",
+    )?;
     // The tokenizer's build peak before the weights arrive (`Engine::with_text`).
     let text = slm_runtime::engine::TextSide::new(head.manifest.clone())?;
     // Already kept and verified: load from the file without touching the stored copy.

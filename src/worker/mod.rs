@@ -79,6 +79,24 @@ fn wasm_memory() -> u64 {
         .byte_length() as u64
 }
 
+/// Refuse `what` (the model or context named in the message) when `needs` at
+/// `context` positions cannot fit in this browser; `then` says what happens instead.
+pub fn check_memory(
+    needs: &slm_runtime::model::memory::MemoryNeeds,
+    context: usize,
+    what: &str,
+    then: &str,
+) -> Result<(), Failure> {
+    match crate::protocol::memory_refusal(needs, context, device_memory()) {
+        None => Ok(()),
+        Some(why) => Err(Failure {
+            kind: "memory".into(),
+            message: format!("{what} {why}: {then}"),
+            chunk: None,
+        }),
+    }
+}
+
 /// `navigator.deviceMemory` (GiB) where the browser exposes it.
 pub fn device_memory() -> Option<f64> {
     Reflect::get(&scope().navigator(), &"deviceMemory".into())
@@ -329,17 +347,11 @@ async fn chat(
         {
             // A new context size: a new KV cache (the old one freed first), the
             // transcript kept and prefilled again at the next turn.
-            if let Some(why) =
-                crate::protocol::memory_refusal(&l.card.needs, st.context, device_memory())
+            let what = format!("a context of {} positions", st.context);
+            if let Err(f) =
+                check_memory(&l.card.needs, st.context, &what, "the context is unchanged")
             {
-                post_failure(
-                    "chat",
-                    Failure {
-                        kind: "memory".into(),
-                        message: format!("a context of {} positions {why}", st.context),
-                        chunk: None,
-                    },
-                );
+                post_failure("chat", f);
                 continue;
             }
             let messages = std::mem::take(&mut session.messages);
