@@ -129,6 +129,9 @@ pub enum Command {
         #[serde(default)]
         sampler: Option<slm_runtime::sampling::SamplerConfig>,
     },
+    /// Abort the worker, as an allocation failure would (the e2e suite's check that
+    /// the page replaces a dead worker).
+    Crash,
     /// Prefill `prompt_tokens` and decode `gen_tokens` (EOS suppressed) in a fresh
     /// context, single thread: the browser benchmark.
     Bench {

@@ -1,7 +1,10 @@
 //! The page's end of the worker: start it, hold commands until it says it is ready
 //! (a worker drops messages that arrive before its wasm installs a handler), and route
-//! its events into `State`. Also a small window hook (`window.tinyrustlm.probe`) that
-//! the e2e suite uses to compare the browser with the native CLI.
+//! its events into `State`. A worker that dies (a trap: an allocation failure, a
+//! panic) is replaced by a fresh one, and the page says what was lost: the loaded
+//! model, never the transcript on the page or what IndexedDB holds. Also a small window
+//! hook (`window.tinyrustlm.probe`) that the e2e suite uses to compare the browser with
+//! the native CLI.
 
 use std::cell::RefCell;
 
@@ -19,12 +22,80 @@ struct Client {
     queue: Vec<JsValue>,
 }
 
+/// Workers started after a crash, and when the last one was (`performance.now`).
+/// Crashes closer than `CRASH_WINDOW_MS` in a row past `MAX_RESPAWNS` stop the cycle:
+/// a worker that dies at startup would otherwise restart forever.
+struct Respawns {
+    count: u32,
+    last_ms: f64,
+}
+
+const MAX_RESPAWNS: u32 = 3;
+const CRASH_WINDOW_MS: f64 = 10_000.0;
+
 thread_local! {
     static CLIENT: RefCell<Option<Client>> = const { RefCell::new(None) };
     static PROBE: RefCell<Option<(Function, Function)>> = const { RefCell::new(None) };
+    static RESPAWNS: RefCell<Respawns> = const { RefCell::new(Respawns { count: 0, last_ms: f64::NEG_INFINITY }) };
+}
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
 }
 
 pub fn start(state: State) {
+    spawn(state);
+    install_probe_hook();
+}
+
+/// The worker died: say so, forget what it held (the model; a pending probe), and
+/// start a new one unless it keeps dying.
+fn on_crash(state: State, message: String) {
+    CLIENT.with_borrow_mut(|c| {
+        if let Some(c) = c.take() {
+            c.worker.terminate();
+        }
+    });
+    reject_probe(&format!("the worker failed: {message}"));
+    let had_model = state.card.get_untracked().is_some();
+    state.generating.set(false);
+    state.working.set(None);
+    state.progress.set(None);
+    state.prefill.set(None);
+    state.worker_ready.set(false);
+    state.card.set(None);
+    state.kv.set((0, 0));
+    let now = now_ms();
+    let again = RESPAWNS.with_borrow_mut(|r| {
+        r.count = if now - r.last_ms < CRASH_WINDOW_MS {
+            r.count + 1
+        } else {
+            1
+        };
+        r.last_ms = now;
+        r.count <= MAX_RESPAWNS
+    });
+    let next = if !again {
+        format!("it failed {MAX_RESPAWNS} times in a row, so it was not restarted: reload the page")
+    } else if had_model {
+        "a new worker was started: load the model again (the transcript and the models stored in this browser are kept)".to_string()
+    } else {
+        "a new worker was started".to_string()
+    };
+    state.error.set(Some(super::state::ErrorView {
+        during: "worker".into(),
+        kind: "crash".into(),
+        message: format!("the inference worker failed ({message}); {next}"),
+        chunk: None,
+    }));
+    if again {
+        spawn(state);
+    }
+}
+
+fn spawn(state: State) {
     let worker = match web_sys::Worker::new("./worker_loader.js") {
         Ok(w) => w,
         Err(e) => {
@@ -68,14 +139,8 @@ pub fn start(state: State) {
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     let on_error = Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
-        state.generating.set(false);
-        state.working.set(None);
-        state.error.set(Some(super::state::ErrorView {
-            during: "worker".into(),
-            kind: "crash".into(),
-            message: format!("the inference worker failed: {}", e.message()),
-            chunk: None,
-        }));
+        e.prevent_default();
+        on_crash(state, e.message());
     });
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
@@ -86,7 +151,6 @@ pub fn start(state: State) {
             queue: vec![],
         })
     });
-    install_probe_hook();
     send(&Command::List);
 }
 
@@ -155,11 +219,16 @@ fn install_probe_hook() {
                 });
             })
         });
+    // `window.tinyrustlm.crash()`: the worker aborts, as it would on an allocation
+    // failure, so that the e2e suite can check that the page recovers.
+    let crash = Closure::<dyn Fn()>::new(|| send(&Command::Crash));
     let hook = Object::new();
     let _ = Reflect::set(&hook, &"probe".into(), probe.as_ref());
     let _ = Reflect::set(&hook, &"bench".into(), bench.as_ref());
+    let _ = Reflect::set(&hook, &"crash".into(), crash.as_ref());
     probe.forget();
     bench.forget();
+    crash.forget();
     if let Some(w) = web_sys::window() {
         let _ = Reflect::set(&w, &"tinyrustlm".into(), &hook);
     }

@@ -140,6 +140,8 @@ pub fn start() {
                 .and_then(|v| v.dyn_into::<web_sys::File>().ok());
             match serde_json::from_str::<Command>(&json) {
                 Ok(Command::Stop) => flag.store(true, Ordering::Relaxed),
+                // A trap, as `handle_alloc_error` ends a wasm worker.
+                Ok(Command::Crash) => std::process::abort(),
                 Ok(c) => {
                     let _ = tx.unbounded_send((c, file));
                 }
