@@ -33,11 +33,11 @@ pub struct CatalogEntry {
 /// and at most half the device's memory where the browser says how much it has
 /// (`navigator.deviceMemory`, in GiB); the other half is the browser's and the OS's.
 pub fn memory_limit(device_memory_gib: Option<f64>) -> (u64, String) {
+    let half = |g: f64| g / 2.0 * (1u64 << 30) as f64;
     match device_memory_gib.filter(|g| g.is_finite() && *g > 0.0) {
-        Some(g) if ((g / 2.0) * (1u64 << 30) as f64) < WASM32_LIMIT as f64 => (
-            ((g / 2.0) * (1u64 << 30) as f64) as u64,
-            format!("half of this device's {g} GiB"),
-        ),
+        Some(g) if half(g) < WASM32_LIMIT as f64 => {
+            (half(g) as u64, format!("half of this device's {g} GiB"))
+        }
         _ => (WASM32_LIMIT, "the 4 GiB a wasm32 worker can address".into()),
     }
 }
@@ -322,7 +322,6 @@ pub struct ModelCard {
     pub kv_heads: usize,
     pub vocab: usize,
     pub context: usize,
-    pub session_capacity: usize,
     pub quant: String,
     pub source_kind: String,
     pub source_files: Vec<(String, String)>,
@@ -334,9 +333,8 @@ pub struct ModelCard {
     pub file_sha256: String,
     pub data_sha256: String,
     pub chunks: usize,
-    pub weight_bytes: u64,
-    pub kv_bytes: u64,
-    /// The plan at the session's capacity, from the manifest.
+    /// The plan at the context the model was loaded with (`plan.context`: the
+    /// session's first capacity), from the manifest.
     pub plan: MemoryPlan,
     pub needs: MemoryNeeds,
     /// The worker's wasm memory once the model and its session were built: the load

@@ -827,16 +827,10 @@ fn chat(
     let opts = gen.options(&eng.text)?;
     let mut session = Session::new(&eng, ctx);
     if let Some(t) = tools {
-        let v: Value = serde_json::from_slice(
-            &std::fs::read(t).map_err(|e| SlmError::io(t.display().to_string(), e))?,
-        )
-        .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", t.display())))?;
-        if !v.as_array().is_some_and(|a| a.iter().all(Value::is_object)) {
-            return Err(SlmError::Invalid(format!(
-                "{}: tools must be a JSON list of function schemas",
-                t.display()
-            )));
-        }
+        let v: Value = serde_json::from_str(&read_text_file(t)?)
+            .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", t.display())))?;
+        slm_runtime::tool_calls::check_tools(&v)
+            .map_err(|e| SlmError::Invalid(format!("{}: {e}", t.display())))?;
         session.tools = Some(v);
     }
     if let Some(sys) = system {
@@ -877,17 +871,10 @@ fn chat(
                 let turn = match text.strip_prefix("/tool ") {
                     // The answer to the last reply's tool calls, as a `tool` message.
                     Some(result) => {
-                        let calls = session
-                            .messages
-                            .last()
-                            .and_then(|m| m["tool_calls"].as_array());
-                        if calls.is_none_or(|c| c.is_empty()) {
-                            eprintln!("error: the last reply made no tool call to answer");
+                        if let Err(e) = session.add_tool_result(result) {
+                            eprintln!("error: {e}");
                             continue;
                         }
-                        session
-                            .messages
-                            .push(json!({"role": "tool", "content": result}));
                         let t = session.reply(&opts, now_unix(), &mut on_text);
                         if t.is_err() {
                             session.messages.pop();

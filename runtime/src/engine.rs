@@ -257,19 +257,14 @@ impl Engine {
         manifest: Manifest,
         read: &mut dyn FnMut(&str) -> Result<Vec<u8>>,
     ) -> Result<Engine> {
-        crate::kernels::requested()?;
-        let model = Model::load(&manifest, read)?;
-        Ok(Engine {
-            text: TextSide::new(manifest)?,
-            model,
-        })
+        Self::with_text(TextSide::new(manifest)?, read)
     }
 
-    /// `load` with the text side built first, before any weight is read: building a
-    /// tokenizer passes through a parse tree many times its JSON's size (about 20×
-    /// for Qwen2.5's 5.4 MB: 100 MB), and in a wasm memory, which never shrinks, that
-    /// peak is best reached while the weights are not yet in memory, so that they reuse
-    /// it.
+    /// `load` from a text side already built. The text side comes first, before any
+    /// weight is read: building a tokenizer passes through a parse tree many times its
+    /// JSON's size (about 20× for Qwen2.5's 5.4 MB: 100 MB), and in a wasm memory,
+    /// which never shrinks, that peak is best reached while the weights are not yet in
+    /// memory, so that they reuse it.
     pub fn with_text(
         text: TextSide,
         read: &mut dyn FnMut(&str) -> Result<Vec<u8>>,

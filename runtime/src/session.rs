@@ -69,6 +69,23 @@ impl<'e> Session<'e> {
         }
     }
 
+    /// Answer the last reply's tool calls with a `tool` message (`reply` then generates
+    /// what follows). Refused when the transcript does not end with a call.
+    pub fn add_tool_result(&mut self, content: &str) -> Result<()> {
+        let calls = self
+            .messages
+            .last()
+            .and_then(|m| m["tool_calls"].as_array());
+        if calls.is_none_or(|c| c.is_empty()) {
+            return Err(SlmError::Invalid(
+                "the last reply made no tool call to answer".into(),
+            ));
+        }
+        self.messages
+            .push(json!({"role": "tool", "content": content}));
+        Ok(())
+    }
+
     /// The tool-call syntax replies are parsed with: only when tools were given and
     /// the template renders calls.
     pub fn tool_syntax(&self) -> Option<ToolCallSyntax> {

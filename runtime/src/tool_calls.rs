@@ -106,22 +106,28 @@ fn call_from(v: &Value, args_key: &str) -> Result<ToolCall, String> {
     })
 }
 
+/// A reply that is one JSON call as a whole (`call` parsed from it): the call, or the
+/// text kept, with why it is not one.
+fn whole_reply(text: &str, call: Result<ToolCall, String>) -> ParsedReply {
+    match call {
+        Ok(call) => ParsedReply {
+            content: String::new(),
+            calls: vec![call],
+            errors: vec![],
+        },
+        Err(e) => ParsedReply {
+            content: text.trim().to_string(),
+            calls: vec![],
+            errors: vec![format!("a JSON reply is not a tool call: {e}")],
+        },
+    }
+}
+
 fn parse_hermes(text: &str) -> ParsedReply {
     if !text.contains(OPEN) {
         let bare = serde_json::from_str::<Value>(text.trim()).ok();
         if let Some(v) = bare.filter(|v| v.get("name").is_some() && v.get("arguments").is_some()) {
-            return match call_from(&v, "arguments") {
-                Ok(call) => ParsedReply {
-                    content: String::new(),
-                    calls: vec![call],
-                    errors: vec![],
-                },
-                Err(e) => ParsedReply {
-                    content: text.trim().to_string(),
-                    calls: vec![],
-                    errors: vec![format!("a JSON reply is not a tool call: {e}")],
-                },
-            };
+            return whole_reply(text, call_from(&v, "arguments"));
         }
     }
     let mut out = ParsedReply::default();
@@ -159,28 +165,25 @@ fn parse_hermes(text: &str) -> ParsedReply {
 fn parse_llama_json(text: &str) -> ParsedReply {
     let body = text.trim();
     let body = body.strip_prefix(PYTHON_TAG).unwrap_or(body).trim();
-    let plain = ParsedReply {
-        content: text.trim().to_string(),
-        ..Default::default()
-    };
     if !body.starts_with('{') {
-        return plain;
+        return ParsedReply {
+            content: text.trim().to_string(),
+            ..Default::default()
+        };
     }
     let parsed = serde_json::from_str::<Value>(body).map_err(|e| format!("not JSON: {e}"));
     let key = match parsed.as_ref().ok().and_then(Value::as_object) {
         Some(o) if o.contains_key("parameters") => "parameters",
         _ => "arguments",
     };
-    match parsed.and_then(|v| call_from(&v, key)) {
-        Ok(call) => ParsedReply {
-            content: String::new(),
-            calls: vec![call],
-            errors: vec![],
-        },
-        Err(e) => ParsedReply {
-            errors: vec![format!("a JSON reply is not a tool call: {e}")],
-            ..plain
-        },
+    whole_reply(text, parsed.and_then(|v| call_from(&v, key)))
+}
+
+/// Tools as a chat template takes them: a JSON list of function schemas (objects).
+pub fn check_tools(tools: &Value) -> Result<(), String> {
+    match tools.as_array() {
+        Some(a) if a.iter().all(Value::is_object) => Ok(()),
+        _ => Err("the tools must be a JSON list of function schemas (objects)".into()),
     }
 }
 

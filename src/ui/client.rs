@@ -59,14 +59,7 @@ fn on_crash(state: State, message: String) {
         }
     });
     reject_probe(&format!("the worker failed: {message}"));
-    let had_model = state.card.get_untracked().is_some();
-    state.generating.set(false);
-    state.working.set(None);
-    state.progress.set(None);
-    state.prefill.set(None);
-    state.worker_ready.set(false);
-    state.card.set(None);
-    state.kv.set((0, 0));
+    let had_model = state.worker_lost();
     let now = now_ms();
     let again = RESPAWNS.with_borrow_mut(|r| {
         r.count = if now - r.last_ms < CRASH_WINDOW_MS {

@@ -48,7 +48,7 @@ fn ModelCard() -> impl IntoView {
                         <dt>"Architecture"</dt><dd>{format!("{} · {} layers · hidden {}", c.architecture, c.layers, c.hidden)}</dd>
                         <dt>"Heads / KV heads"</dt><dd>{format!("{} / {}", c.heads, c.kv_heads)}</dd>
                         <dt>"Vocabulary"</dt><dd>{c.vocab}</dd>
-                        <dt>"Context"</dt><dd>{format!("{} (this session allocates {})", c.context, c.session_capacity)}</dd>
+                        <dt>"Context"</dt><dd>{move || format!("{} (this session allocates {})", c.context, state.kv.get().1)}</dd>
                         <dt>"Quant"</dt><dd>{c.quant.clone()}</dd>
                         <dt>"EOS ids"</dt><dd>{format!("{:?}", c.eos_ids)}</dd>
                         <dt>"Source"</dt><dd>{c.source_kind.clone()}</dd>

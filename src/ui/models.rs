@@ -145,11 +145,12 @@ fn CatalogList() -> impl IntoView {
                     let id = entry.id.clone();
                     let id2 = entry.id.clone();
                     let e = entry.clone();
-                    let e2 = entry.clone();
-                    let e3 = entry.clone();
-                    let e4 = entry.clone();
-                    let refused = move || plan_text(state, &e3).and_then(|(_, r)| r);
-                    let refused_too = move || plan_text(state, &e4).and_then(|(_, r)| r);
+                    // The plan at the chosen context, and why it cannot load here.
+                    let plan = {
+                        let e = entry.clone();
+                        Memo::new(move |_| plan_text(state, &e))
+                    };
+                    let refused = move || plan.get().and_then(|(_, r)| r);
                     view! {
                         <li class="catalog-entry" data-id=entry.id.clone()>
                             <div class="entry-name">{entry.name.clone()}</div>
@@ -157,11 +158,11 @@ fn CatalogList() -> impl IntoView {
                                 {format!("{} · {} · {} · {}", entry.quant, mb(entry.size as f64), entry.license, entry.source)}
                             </div>
                             <div class="entry-url" title=entry.url.clone()>{entry.url.clone()}</div>
-                            <div class="entry-memory" data-testid="entry-memory">{move || plan_text(state, &e2).map_or_else(|| "memory: unknown until its manifest is read".to_string(), |(t, _)| t)}</div>
+                            <div class="entry-memory" data-testid="entry-memory">{move || plan.get().map_or_else(|| "memory: unknown until its manifest is read".to_string(), |(t, _)| t)}</div>
                             {move || refused().map(|r| view! { <div class="memory-refusal" role="alert">{format!("Too big for this browser: {r}")}</div> })}
                             <div class="entry-status">{move || status(&id).unwrap_or_else(|| "not downloaded".into())}</div>
                             <button
-                                disabled=move || state.working.get().is_some() || status(&id2).as_deref() == Some("cached") || refused_too().is_some()
+                                disabled=move || state.working.get().is_some() || status(&id2).as_deref() == Some("cached") || refused().is_some()
                                 on:click=move |_| start_download(state, e.clone())
                             >"Download"</button>
                         </li>

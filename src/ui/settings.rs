@@ -14,10 +14,8 @@ pub fn parse_tools(text: &str) -> Result<Option<serde_json::Value>, String> {
     }
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("the tools are not JSON: {e}"))?;
-    match v.as_array() {
-        Some(a) if a.iter().all(|t| t.is_object()) => Ok(Some(v)),
-        _ => Err("the tools must be a JSON list of function schemas (objects)".into()),
-    }
+    slm_runtime::tool_calls::check_tools(&v)?;
+    Ok(Some(v))
 }
 
 /// What the next turn is generated with (validated by the worker's runtime too), or

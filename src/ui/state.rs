@@ -139,6 +139,20 @@ impl Default for State {
 }
 
 impl State {
+    /// The worker died with what it held: no model is loaded, nothing runs. The
+    /// transcript and the stored models stay. Whether a model was loaded.
+    pub fn worker_lost(&self) -> bool {
+        let had_model = self.card.get_untracked().is_some();
+        self.generating.set(false);
+        self.working.set(None);
+        self.progress.set(None);
+        self.prefill.set(None);
+        self.worker_ready.set(false);
+        self.card.set(None);
+        self.kv.set((0, 0));
+        had_model
+    }
+
     pub fn new() -> State {
         State {
             worker_ready: RwSignal::new(false),
@@ -229,7 +243,7 @@ impl State {
             Event::Loaded { card } => {
                 self.working.set(None);
                 self.progress.set(None);
-                self.kv.set((0, card.session_capacity));
+                self.kv.set((0, card.plan.context as usize));
                 self.transcript.set(vec![]);
                 self.tokens.set(vec![]);
                 self.prompt.set(None);

@@ -250,8 +250,6 @@ fn card(
     let c = &e.model.cfg;
     let needs = MemoryNeeds::of(m);
     let plan = needs.at(context as u64);
-    let capacity = plan.context as usize;
-    let kv_bytes = plan.kv;
     ModelCard {
         id: id.to_string(),
         name: name.to_string(),
@@ -262,7 +260,6 @@ fn card(
         kv_heads: c.num_kv_heads,
         vocab: c.vocab_size,
         context: e.context_len(),
-        session_capacity: capacity,
         quant: m.provenance.quant.clone(),
         source_kind: serde_json::to_value(m.provenance.source_kind)
             .ok()
@@ -280,8 +277,6 @@ fn card(
         file_sha256,
         data_sha256: m.data.sha256.clone(),
         chunks: m.data.chunk_sha256.len(),
-        weight_bytes: m.weight_bytes(),
-        kv_bytes,
         plan,
         needs,
         memory_measured: 0,

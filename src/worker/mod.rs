@@ -366,8 +366,7 @@ async fn chat(
         }
         match msg.0 {
             Command::Send { text, settings } => {
-                set_system(&mut session, &settings.system);
-                session.tools = settings.tools.clone();
+                apply(&mut session, &settings);
                 session
                     .messages
                     .push(json!({"role": "user", "content": text}));
@@ -376,22 +375,11 @@ async fn chat(
                 }
             }
             Command::ToolResult { content, settings } => {
-                let answers_calls = session
-                    .messages
-                    .last()
-                    .is_some_and(|m| m["tool_calls"].as_array().is_some_and(|c| !c.is_empty()));
-                if !answers_calls {
-                    post_failure(
-                        "chat",
-                        Failure::from("the last reply made no tool call to answer".to_string()),
-                    );
+                if let Err(e) = session.add_tool_result(&content) {
+                    post_failure("chat", e.into());
                     continue;
                 }
-                set_system(&mut session, &settings.system);
-                session.tools = settings.tools.clone();
-                session
-                    .messages
-                    .push(json!({"role": "tool", "content": content}));
+                apply(&mut session, &settings);
                 if !turn(engine, &mut session, &settings, abort).await {
                     session.messages.pop();
                 }
@@ -404,8 +392,7 @@ async fn chat(
                 } else {
                     None
                 };
-                set_system(&mut session, &settings.system);
-                session.tools = settings.tools.clone();
+                apply(&mut session, &settings);
                 if !turn(engine, &mut session, &settings, abort).await {
                     session.messages.extend(dropped);
                 }
@@ -442,6 +429,12 @@ async fn chat(
             other => storage(store, other).await,
         }
     }
+}
+
+/// What a turn's settings say of the transcript: its system prompt and its tools.
+fn apply(s: &mut Session, settings: &ChatSettings) {
+    set_system(s, &settings.system);
+    s.tools = settings.tools.clone();
 }
 
 /// The editable system prompt is the transcript's first message (when non-empty).
@@ -552,12 +545,15 @@ async fn turn(
         post(ev);
     }
     let g = &t.generation;
-    let reply = t.reply.clone().unwrap_or_default();
+    let reply = t
+        .reply
+        .clone()
+        .unwrap_or_else(|| slm_runtime::tool_calls::ParsedReply {
+            content: g.text.clone(),
+            ..Default::default()
+        });
     post(Event::Done {
-        content: match &t.reply {
-            Some(r) => r.content.clone(),
-            None => g.text.clone(),
-        },
+        content: reply.content,
         tool_calls: reply.calls,
         tool_errors: reply.errors,
         text: g.text.clone(),

@@ -294,15 +294,6 @@ fn load4<T: Copy>(v: &[T], at: usize) -> v128 {
     unsafe { v128_load(v.as_ptr().add(at) as *const v128) }
 }
 
-/// `Lanes8` kept as two vectors (lanes 0..4, 4..8): its `reduce8` tree is the lane
-/// sum of their sum, ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7)).
-#[inline]
-fn reduce_lanes(a: [v128; 2]) -> f32 {
-    let v = f32x4_add(a[0], a[1]);
-    (f32x4_extract_lane::<0>(v) + f32x4_extract_lane::<1>(v))
-        + (f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v))
-}
-
 /// q4_k (`Q5` false) or q5_k, as the scalar `dot_k4`, for `T` tokens at once (1 for
 /// decode, `K_TOKENS` for prefill: the row is unpacked once for all of them). A
 /// super-block's eight sub-block sums Σq·x stay in vectors and are gathered by `sums4`
@@ -370,7 +361,7 @@ fn k4_tokens<const Q5: bool, const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; 
             }
         }
     }
-    core::array::from_fn(|t| reduce_lanes(s[t]) - reduce_lanes(sm[t]))
+    core::array::from_fn(|t| finish(&s[t]) - finish(&sm[t]))
 }
 
 fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
@@ -433,7 +424,7 @@ fn q6k_tokens<const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; T] {
             }
         }
     }
-    core::array::from_fn(|t| reduce_lanes(s[t]))
+    core::array::from_fn(|t| finish(&s[t]))
 }
 
 fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
@@ -648,6 +639,9 @@ fn acc8(acc: &mut [v128; 2], a: &[f32], b: &[f32]) {
     }
 }
 
+/// The lane sum of two vectors' sum, ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7))
+/// for lanes 0..4 and 4..8: `reduce8`'s tree, so also `Lanes8::finish` kept as two
+/// vectors (the k-quant dots).
 #[inline]
 fn finish(acc: &[v128; 2]) -> f32 {
     let v = f32x4_add(acc[0], acc[1]);

@@ -21,6 +21,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::format::manifest::Manifest;
+use crate::model::config::ModelConfig;
 use crate::quant::DType;
 
 /// The wasm32 address space: no wasm32 memory grows past 4 GiB.
@@ -35,6 +36,26 @@ pub const TOKENIZER_EXPANSION: u64 = 8;
 
 /// Prefill batch the scratch buffers are sized for (`model::PREFILL_BATCH`).
 const BATCH: u64 = super::PREFILL_BATCH as u64;
+
+/// Vocabulary-sized f32 rows of a step: the logits (`Scratch`), and the sampler's
+/// candidates (an id and a value each) and probabilities.
+const VOCAB_ROWS: u64 = 4;
+
+/// The forward pass's buffers for `c`, in bytes: (KV cache per position, scratch at a
+/// full prefill batch, scratch per position). What `KvCache::new` and `Scratch::new`
+/// allocate (a test below holds them together).
+fn buffers(c: &ModelConfig) -> (u64, u64, u64) {
+    let n = |x: usize| x as u64;
+    let kv_per_position = 2 * n(c.num_layers) * n(c.num_kv_heads) * n(c.head_dim) * 4;
+    let per_token = 2 * n(c.hidden_size)
+        + 2 * n(c.q_dim())
+        + 2 * n(c.kv_dim())
+        + 2 * n(c.intermediate_size)
+        + n(c.head_dim);
+    let scratch = 4 * (BATCH * per_token + VOCAB_ROWS * n(c.vocab_size));
+    let scratch_per_position = 4 * n(c.num_heads / c.num_kv_heads.max(1));
+    (kv_per_position, scratch, scratch_per_position)
+}
 
 /// The parts of a model's memory that depend only on its manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,16 +93,7 @@ impl MemoryNeeds {
             .map(|t| t.length)
             .max()
             .unwrap_or(0);
-        let kv_per_position = 2 * n(c.num_layers) * n(c.num_kv_heads) * n(c.head_dim) * 4;
-        let per_token = 2 * n(c.hidden_size)
-            + 2 * n(c.q_dim())
-            + 2 * n(c.kv_dim())
-            + 2 * n(c.intermediate_size)
-            + n(c.head_dim);
-        // Logits, plus the sampler's candidates (id and value per entry) and its
-        // probabilities: about four vocabulary-sized f32 rows.
-        let scratch = 4 * (BATCH * per_token + 4 * n(c.vocab_size));
-        let scratch_per_position = 4 * n(c.num_heads / c.num_kv_heads.max(1));
+        let (kv_per_position, scratch, scratch_per_position) = buffers(c);
         let tj = n(m.tokenizer.tokenizer_json.len());
         let template = m.tokenizer.chat_template.as_ref().map_or(0, |t| n(t.len()));
         let text = tj * TOKENIZER_EXPANSION + tj + template;
@@ -152,6 +164,48 @@ mod tests {
             text: 50,
             max_context: 64,
         }
+    }
+
+    /// The plan's buffers are what the KV cache and the scratch really allocate (plus
+    /// the sampler's rows), so that neither can change without the plan.
+    #[test]
+    fn the_plan_counts_what_kv_cache_and_scratch_allocate() {
+        use crate::model::config::Architecture;
+        use crate::model::kv_cache::KvCache;
+        use crate::model::Scratch;
+        let c = ModelConfig {
+            architecture: Architecture::Qwen2,
+            vocab_size: 1000,
+            hidden_size: 64,
+            intermediate_size: 176,
+            num_layers: 3,
+            num_heads: 8,
+            num_kv_heads: 2,
+            head_dim: 8,
+            max_position_embeddings: 4096,
+            rms_norm_eps: 1e-6,
+            rope_theta: 1e6,
+            rope_scaling: None,
+            tie_word_embeddings: true,
+            attention_bias: true,
+        };
+        let (kv, scratch, per_position) = buffers(&c);
+        let cap = 300;
+        let cache = KvCache::new(c.num_layers, cap, c.num_kv_heads, c.head_dim);
+        assert_eq!(cache.bytes() as u64, kv * cap as u64);
+        let s = Scratch::new(&c, cap);
+        let floats = [
+            &s.x, &s.xn, &s.q, &s.k, &s.v, &s.att, &s.gate, &s.up, &s.cos, &s.sin, &s.scores,
+        ]
+        .iter()
+        .map(|l| l.len())
+        .sum::<usize>()
+            + s.logits.len();
+        let sampler = (VOCAB_ROWS - 1) * 4 * c.vocab_size as u64;
+        assert_eq!(
+            scratch + per_position * cap as u64,
+            4 * floats as u64 + sampler
+        );
     }
 
     #[test]
