@@ -1,9 +1,10 @@
-// Browser speed comparison, 1 thread, in Chromium via Playwright: TinyRustLM (the built
-// app in dist/, `window.tinyrustlm.bench`) vs wllama 3.13.0 (llama.cpp in wasm, served
-// without COOP/COEP so it runs single-threaded), SmolLM2-135M-Instruct Q8_0 and Q4_0,
-// runs alternated.
+// Browser speed comparison in Chromium via Playwright: TinyRustLM (the built app in
+// dist/, `window.tinyrustlm.bench`) vs wllama 3.13.0 (llama.cpp in wasm), on the same
+// GGUF weights (SmolLM2-135M-Instruct Q8_0 and Q4_0 by default), runs alternated.
+// --threads 1 (the default): wllama served without COOP/COEP, so single-threaded, and
+// TinyRustLM's Threads setting at 1. --threads N: both cross-origin isolated, on N.
 //
-//   node bench/browser.mjs [--rounds 3] [--prompt 128] [--gen 128] [--out bench/results]
+//   node bench/browser.mjs [--threads 1] [--rounds 3] [--prompt 128] [--gen 128] [--out bench/results]
 //
 // Same weights (bench/make_gguf.py GGUFs; the .slm files are lossless conversions), same
 // 128-token prompt (wllama gets the text that tokenizes to exactly those ids), greedy,
@@ -27,6 +28,7 @@ const PROMPT = Number(argOpt(args, '--prompt', 128));
 const GEN = Number(argOpt(args, '--gen', 128));
 const OUT = resolve(argOpt(args, '--out', join(here, 'results')));
 const QUANTS = argOpt(args, '--quants', 'Q8_0,Q4_0').split(',');
+const THREADS = Number(argOpt(args, '--threads', 1));
 // Results go to <out>/<name>.{json,md}.
 const BASE = argOpt(args, '--name', 'browser');
 const APP_PORT = 8131;
@@ -81,6 +83,7 @@ process.on('SIGINT', () => { cleanup(); process.exit(130); });
 await serve(process.execPath, [join(repo, 'scripts/serve.mjs'), '--root', join(repo, 'dist'), '--slm', SLM,
   '--port', String(APP_PORT), ...QUANTS.flatMap((q) => ['--model', `${models[q].slm}=bench-${q.toLowerCase()}`])], APP_PORT);
 await serve(process.execPath, [join(here, 'serve_wllama.mjs'), '--port', String(WL_PORT),
+  ...(THREADS > 1 ? ['--isolated'] : []),
   ...QUANTS.flatMap((q) => ['--model', models[q].gguf])], WL_PORT);
 
 const browser = await chromium.launch({
@@ -110,6 +113,9 @@ async function openApp(q) {
   }
   await page.getByLabel('Choose a .slm file').setInputFiles(models[q].slm);
   await page.locator('.card').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+  const threads = page.getByRole('combobox', { name: 'Threads' });
+  await threads.selectOption(String(THREADS));
+  await page.waitForFunction((n) => document.querySelector('select[aria-label="Threads"]')?.value === String(n), THREADS);
   return { ctx, page };
 }
 
@@ -117,16 +123,18 @@ async function openWllama(q) {
   const { ctx, page } = await newPage(`http://127.0.0.1:${WL_PORT}/`);
   await page.waitForFunction(() => window.wbenchReady === true);
   const file = models[q].gguf.split('/').pop();
-  const info = await page.evaluate(([f, n]) => window.wbench.load(`/models/${f}`, n), [file, 512]);
-  if (info.multithread || info.threads !== 1 || info.isolated) {
-    throw new Error(`wllama is not single-threaded: ${JSON.stringify(info)}`);
+  const info = await page.evaluate(([f, n, t]) => window.wbench.load(`/models/${f}`, n, t), [file, 512, THREADS]);
+  const want = THREADS === 1 ? { multithread: false, threads: 1, isolated: false }
+    : { multithread: true, threads: THREADS, isolated: true };
+  if (info.multithread !== want.multithread || info.threads !== want.threads || info.isolated !== want.isolated) {
+    throw new Error(`wllama is not on ${THREADS} thread(s): ${JSON.stringify(info)}`);
   }
   return { ctx, page, info };
 }
 
 const runApp = async (page) => {
   const r = await page.evaluate(([p, g]) => window.tinyrustlm.bench(p, g), [PROMPT, GEN]);
-  if (r.prompt_tokens !== PROMPT || r.gen_tokens !== GEN) throw new Error(`TinyRustLM bench: ${JSON.stringify(r)}`);
+  if (r.prompt_tokens !== PROMPT || r.gen_tokens !== GEN || r.threads !== THREADS) throw new Error(`TinyRustLM bench: ${JSON.stringify(r)}`);
   return { prefill_tok_s: r.prefill_tok_s, decode_tok_s: r.decode_tok_s, simd128: r.simd128 };
 };
 const runWllama = async (page) => {
@@ -151,9 +159,9 @@ const results = {
   date: new Date().toISOString(),
   machine: { cores: cpus().length, cpu: cpus()[0]?.model, cpu_flags: cpuFlags, loadavg_start: loadavg() },
   setup: {
-    threads: 1, prompt_tokens: PROMPT, gen_tokens: GEN, rounds: ROUNDS,
-    browser: `Chromium ${browserVersion} headless`, wllama: '@wllama/wllama 3.13.0 (libllama b12211-7d7f028; default JSPI + Memory64 build, single-thread: no COOP/COEP; CPU, n_gpu_layers 0)',
-    tinyrustlm: 'dist/ (scripts/build-web.sh, simd128)',
+    threads: THREADS, prompt_tokens: PROMPT, gen_tokens: GEN, rounds: ROUNDS,
+    browser: `Chromium ${browserVersion} headless`, wllama: `@wllama/wllama 3.13.0 (libllama b12211-7d7f028; default JSPI + Memory64 build, ${THREADS === 1 ? 'single-thread: no COOP/COEP' : `${THREADS} threads, COOP/COEP`}; CPU, n_gpu_layers 0)`,
+    tinyrustlm: `dist/ (scripts/build-web.sh, simd128; threaded worker, ${THREADS} thread(s))`,
   },
   repo: provenance(REPO_DIR),
   quants: {},
@@ -189,7 +197,7 @@ cleanup();
 const f1 = (x) => x.toFixed(1);
 const f2 = (x) => x.toFixed(2);
 const modelNames = [...new Set(QUANTS.map((q) => models[q].name))].join(' and ');
-let md = `Browser (${results.setup.browser}), 1 thread, ${modelNames}, pp${PROMPT}/tg${GEN}, median of ${ROUNDS} alternated rounds (${results.date.slice(0, 10)}); ${results.machine.cpu} [${cpuFlags.join(' ')}]\n\n`;
+let md = `Browser (${results.setup.browser}), ${THREADS} thread(s), ${modelNames}, pp${PROMPT}/tg${GEN}, median of ${ROUNDS} alternated rounds (${results.date.slice(0, 10)}); ${results.machine.cpu} [${cpuFlags.join(' ')}]\n\n`;
 md += '| quant | TinyRustLM prefill | wllama prefill | ratio | TinyRustLM decode | wllama decode | ratio |\n';
 md += '|---|---:|---:|---:|---:|---:|---:|\n';
 for (const [q, r] of Object.entries(results.quants)) {

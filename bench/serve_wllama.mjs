@@ -6,7 +6,8 @@
 // - /wllama/...  : node_modules/@wllama/wllama (esm/index.js, esm/wasm/wllama.wasm)
 // - /models/<f>  : the GGUFs given with --model (HTTP Range supported)
 // No COOP/COEP headers, so the page is not cross-origin isolated: no SharedArrayBuffer,
-// and wllama runs its wasm single-threaded.
+// and wllama runs its wasm single-threaded. With --isolated, every response carries
+// them, and wllama runs its pthreads build with the threads `load` asks for.
 import { createServer } from 'node:http';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, normalize, resolve } from 'node:path';
@@ -15,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const port = Number(args.includes('--port') ? args[args.indexOf('--port') + 1] : 8132);
+const isolated = args.includes('--isolated');
 const models = new Map();
 args.forEach((a, i) => { if (a === '--model') models.set(basename(args[i + 1]), resolve(args[i + 1])); });
 const wllamaRoot = join(here, 'node_modules/@wllama/wllama');
@@ -24,11 +26,11 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>wllama bench</title>
 import { Wllama } from '/wllama/esm/index.js';
 let w = null;
 window.wbench = {
-  async load(url, nCtx) {
+  async load(url, nCtx, nThreads = 1) {
     if (w) { await w.exit(); w = null; }
     w = new Wllama({ default: '/wllama/esm/wasm/wllama.wasm' }, { suppressNativeLog: true });
     await w.loadModelFromUrl(new URL(url, location.href).href, {
-      n_ctx: nCtx, n_batch: 512, n_ubatch: 512, n_threads: 1, n_gpu_layers: 0,
+      n_ctx: nCtx, n_batch: 512, n_ubatch: 512, n_threads: nThreads, n_gpu_layers: 0,
     });
     return { multithread: w.isMultithread(), threads: w.getNumThreads(),
              isolated: self.crossOriginIsolated, info: w.getLoadedContextInfo().n_ctx };
@@ -65,6 +67,10 @@ function sendFile(req, res, path, type) {
 }
 
 createServer((req, res) => {
+  if (isolated) {
+    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+    res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+  }
   const url = new URL(req.url, 'http://x');
   const p = decodeURIComponent(url.pathname);
   if (p === '/' || p === '/index.html') {

@@ -29,10 +29,12 @@ export default defineConfig({
     screenshot: 'only-on-failure',
     trace: 'off',
   },
-  webServer: {
-    command: `node ../scripts/serve.mjs --test-hooks --root ../dist --port ${port} --slm ${process.env.E2E_SLM} --model ${model}=smollm2-135m-instruct --model ${qwen}=qwen2.5-coder-0.5b-instruct --model ${corrupt}=corrupt-smollm2`,
-    url: `http://127.0.0.1:${port}/`,
+  // The app cross-origin isolated (the threaded worker), and on port + 1 without
+  // COOP/COEP (one thread).
+  webServer: [['', port], ['--no-isolation', port + 1]].map(([flag, p]) => ({
+    command: `node ../scripts/serve.mjs --test-hooks ${flag} --root ../dist --port ${p} --slm ${process.env.E2E_SLM} --model ${model}=smollm2-135m-instruct --model ${qwen}=qwen2.5-coder-0.5b-instruct --model ${corrupt}=corrupt-smollm2`,
+    url: `http://127.0.0.1:${p}/`,
     reuseExistingServer: false,
     timeout: 60 * 1000,
-  },
+  })),
 });

@@ -11,6 +11,9 @@
 //   SHA-256 computed here; tensor types and memory needs from `slm --json inspect`,
 //   the runtime's own plan) replace catalog entries with the same id, so the page
 //   works with no outside network.
+// - Every response is cross-origin isolated (COOP same-origin, COEP require-corp), so
+//   the page gets shared memory and runs the threaded worker; --no-isolation leaves
+//   the headers off (the page then runs on one thread and says why).
 // - With --test-hooks only (the e2e suite): /__test/cut?after=N cuts the next model
 //   response after N bytes (the download must resume and still verify), and
 //   /__test/log lists the Range requests served.
@@ -33,6 +36,7 @@ const root = resolve(opt('--root', 'dist'));
 const port = Number(opt('--port', '8080'));
 const host = opt('--host', '127.0.0.1');
 const testHooks = args.includes('--test-hooks');
+const isolated = !args.includes('--no-isolation');
 const slm = opt('--slm', null);
 const models = [];
 args.forEach((a, i) => {
@@ -164,6 +168,10 @@ function serveModel(req, res, path) {
 const inside = (file) => file === root || file.startsWith(root + sep);
 
 function handle(req, res) {
+  if (isolated) {
+    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+    res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+  }
   // The Host header plays no part: a malformed one cannot break the parse.
   let url, p;
   try {

@@ -111,6 +111,11 @@ pub enum Command {
     },
     /// Handled as soon as it arrives, even mid-generation.
     Stop,
+    /// Run the products on `count` threads (answered by `Event::Threads`). With a
+    /// model loaded, its transcript is kept and prefilled again at the next turn.
+    Threads {
+        count: usize,
+    },
     ResetContext,
     ClearTranscript,
     /// Check a quality-gate evidence record (`slm gate` output) against the loaded
@@ -148,6 +153,13 @@ pub type Candidate = (u32, String, f32);
 pub enum Event {
     /// The worker's wasm is running and its message handler installed.
     Ready,
+    /// The threads products run on now, the most this page can have, and why not more
+    /// (None when the limit is the browser's core count).
+    Threads {
+        count: usize,
+        available: usize,
+        note: Option<String>,
+    },
     Cached {
         models: Vec<CachedModel>,
         usage: Option<f64>,
@@ -243,6 +255,8 @@ pub enum Event {
         prefill_tok_s: f64,
         decode_tok_s: f64,
         simd128: bool,
+        /// The threads the products ran on.
+        threads: usize,
     },
     Error {
         /// What was being done: download, load, chat, …

@@ -8,10 +8,14 @@
 
 use crate::error::{Result, SlmError};
 
+/// What a pool thread runs (`Threads::spawned`).
+#[cfg(pool)]
+pub use rayon::ThreadBuilder;
+
 /// Threads for the forward pass: 1 means the calling thread only (no pool).
 pub struct Threads {
     n: usize,
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(pool)]
     pool: Option<rayon::ThreadPool>,
 }
 
@@ -36,38 +40,68 @@ impl Threads {
     pub fn one() -> Threads {
         Threads {
             n: 1,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(pool)]
             pool: None,
         }
     }
 
-    /// `n` threads in all (the caller and n − 1 workers). In wasm (no threads yet) only
-    /// 1 is possible.
+    /// `n` threads in all (the caller and n − 1 workers). In wasm only 1: a pool there
+    /// needs its threads started by the page (`spawned`).
     pub fn new(n: usize) -> Result<Threads> {
+        if Threads::counted(n)? == 1 {
+            return Ok(Threads::one());
+        }
+        #[cfg(target_arch = "wasm32")]
+        return Err(SlmError::Invalid(format!(
+            "threads = {n}: {}",
+            if cfg!(pool) {
+                "a wasm pool's threads are Web Workers (`Threads::spawned`)"
+            } else {
+                "this build runs on one thread"
+            }
+        )));
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let b = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("slm-worker-{i}"));
+            Threads::built(n, b.num_threads(n - 1).build())
+        }
+    }
+
+    /// `n` threads whose n − 1 pool threads `spawn` starts: each `ThreadBuilder` must
+    /// end up in `ThreadBuilder::run` on a thread of its own sharing this memory. In
+    /// wasm that is a Web Worker instantiating the same module on the same shared
+    /// memory; the embedder owns that, since the runtime has no web dependencies.
+    #[cfg(pool)]
+    pub fn spawned(
+        n: usize,
+        spawn: impl FnMut(ThreadBuilder) -> std::io::Result<()>,
+    ) -> Result<Threads> {
+        if Threads::counted(n)? == 1 {
+            return Ok(Threads::one());
+        }
+        let b = rayon::ThreadPoolBuilder::new().spawn_handler(spawn);
+        Threads::built(n, b.num_threads(n - 1).build())
+    }
+
+    fn counted(n: usize) -> Result<usize> {
         if n == 0 || n > MAX_THREADS {
             return Err(SlmError::Invalid(format!(
                 "threads = {n}: must be 1..={MAX_THREADS}"
             )));
         }
-        if n == 1 {
-            return Ok(Threads::one());
-        }
-        #[cfg(target_arch = "wasm32")]
-        return Err(SlmError::Invalid(format!(
-            "threads = {n}: this build runs on one thread"
-        )));
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(n - 1)
-                .thread_name(|i| format!("slm-worker-{i}"))
-                .build()
-                .map_err(|e| SlmError::Invalid(format!("threads = {n}: {e}")))?;
-            Ok(Threads {
-                n,
-                pool: Some(pool),
-            })
-        }
+        Ok(n)
+    }
+
+    #[cfg(pool)]
+    fn built(
+        n: usize,
+        pool: std::result::Result<rayon::ThreadPool, rayon::ThreadPoolBuildError>,
+    ) -> Result<Threads> {
+        let pool = pool.map_err(|e| SlmError::Invalid(format!("threads = {n}: {e}")))?;
+        Ok(Threads {
+            n,
+            pool: Some(pool),
+        })
     }
 
     /// All cores this process may use.
@@ -84,7 +118,7 @@ impl Threads {
     /// returns when all are done. Each thread (the caller too) takes the next task
     /// not yet taken, so uneven tasks (attention's later tokens cost more) balance.
     pub fn run(&self, tasks: usize, f: impl Fn(usize) + Sync) {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(pool)]
         if let (Some(pool), true) = (&self.pool, tasks > 1) {
             use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
             let next = AtomicUsize::new(0);
@@ -147,6 +181,27 @@ mod tests {
             assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
             t.run(0, |_| panic!("no tasks"));
         }
+    }
+
+    #[test]
+    fn a_pool_runs_on_threads_its_embedder_starts() {
+        let started = std::sync::Arc::new(AtomicUsize::new(0));
+        let s = started.clone();
+        let t = Threads::spawned(3, move |b| {
+            s.fetch_add(1, Ordering::Relaxed);
+            std::thread::spawn(move || b.run());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((t.count(), started.load(Ordering::Relaxed)), (3, 2));
+        let on: std::sync::Mutex<std::collections::HashSet<_>> = Default::default();
+        t.run(64, |_| {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            on.lock().unwrap().insert(std::thread::current().id());
+        });
+        assert!(on.lock().unwrap().len() > 1, "the tasks ran on one thread");
+        let e = Threads::spawned(2, |_| Err(std::io::Error::other("no workers"))).unwrap_err();
+        assert!(e.to_string().contains("no workers"), "{e}");
     }
 
     #[test]

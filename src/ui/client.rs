@@ -89,7 +89,15 @@ fn on_crash(state: State, message: String) {
 }
 
 fn spawn(state: State) {
-    let worker = match web_sys::Worker::new("./worker_loader.js") {
+    // Shared memory (so threads) only where the page is cross-origin isolated.
+    let isolated = js_sys::Reflect::get(&js_sys::global(), &"crossOriginIsolated".into())
+        .is_ok_and(|v| v.is_truthy());
+    let loader = if isolated {
+        "./worker_mt_loader.js"
+    } else {
+        "./worker_loader.js"
+    };
+    let worker = match web_sys::Worker::new(loader) {
         Ok(w) => w,
         Err(e) => {
             state.error.set(Some(super::state::ErrorView {

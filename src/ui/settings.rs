@@ -78,6 +78,35 @@ fn ContextField() -> impl IntoView {
     }
 }
 
+/// The threads setting: 1..=what the worker can have, with why not more.
+#[component]
+fn ThreadsField() -> impl IntoView {
+    let state = expect_context::<State>();
+    let view = move || state.threads.get();
+    let available = move || view().map_or(1, |t| t.available);
+    let count = move || view().map_or(1, |t| t.count);
+    view! {
+        <label class="field">
+            <span>"Threads"</span>
+            <select aria-label="Threads" prop:value=move || count().to_string()
+                disabled=move || available() <= 1 || state.generating.get()
+                on:change=move |ev| {
+                    if let Ok(n) = event_target_value(&ev).parse::<usize>() {
+                        state.threads_wanted.set(Some(n));
+                        super::client::send(&crate::protocol::Command::Threads { count: n });
+                    }
+                }>
+                {move || (1..=available()).map(|n| {
+                    view! { <option value=n.to_string() selected=move || count() == n>{n.to_string()}</option> }
+                }).collect_view()}
+            </select>
+            <span class="threads-note" data-testid="threads-note">
+                {move || view().and_then(|t| t.note)}
+            </span>
+        </label>
+    }
+}
+
 fn apply_preset(state: State, name: &str) {
     state.preset.set(name.to_string());
     let seed = state.sampler.get_untracked().seed;
@@ -133,6 +162,7 @@ pub fn SettingsPanel() -> impl IntoView {
                 </select>
             </label>
             <ContextField/>
+            <ThreadsField/>
             <details class="advanced">
                 <summary>"Advanced sampling"</summary>
                 {number_field(state, "Temperature", "0.05", |c| c.temperature as f64, |c, v| c.temperature = v as f32)}

@@ -25,6 +25,16 @@ impl ChatMessage {
     }
 }
 
+/// The threads the worker's products run on (the worker's report).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadsView {
+    pub count: usize,
+    /// The most this page can have.
+    pub available: usize,
+    /// Why not more, when the limit is not the core count.
+    pub note: Option<String>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ErrorView {
     pub during: String,
@@ -128,6 +138,10 @@ pub struct State {
     /// The tools JSON as typed (a list of function schemas); empty: no tools.
     pub tools: RwSignal<String>,
     pub keep_file: RwSignal<bool>,
+    /// The worker's threads, and the count the person chose (asked again of a
+    /// replacement worker).
+    pub threads: RwSignal<Option<ThreadsView>>,
+    pub threads_wanted: RwSignal<Option<usize>>,
     /// The reply a Regenerate replaced, put back if the worker refuses the turn.
     pub replaced_reply: RwSignal<Option<ChatMessage>>,
 }
@@ -181,6 +195,8 @@ impl State {
             tools: RwSignal::new(String::new()),
             context: RwSignal::new(DEFAULT_CONTEXT),
             keep_file: RwSignal::new(false),
+            threads: RwSignal::new(None),
+            threads_wanted: RwSignal::new(None),
             replaced_reply: RwSignal::new(None),
         }
     }
@@ -188,7 +204,21 @@ impl State {
     /// Apply one worker event.
     pub fn apply(self, ev: Event) {
         match ev {
-            Event::Ready => self.worker_ready.set(true),
+            Event::Ready => {
+                self.worker_ready.set(true);
+                if let Some(count) = self.threads_wanted.get_untracked() {
+                    super::client::send(&crate::protocol::Command::Threads { count });
+                }
+            }
+            Event::Threads {
+                count,
+                available,
+                note,
+            } => self.threads.set(Some(ThreadsView {
+                count,
+                available,
+                note,
+            })),
             Event::Cached {
                 models,
                 usage,

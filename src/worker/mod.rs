@@ -9,6 +9,7 @@
 pub mod download;
 pub mod idb;
 pub mod load;
+pub mod pool;
 pub mod source;
 
 use std::cell::RefCell;
@@ -22,6 +23,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use slm_runtime::engine::{Engine, GenerateOptions};
 use slm_runtime::format::layout::hex;
+use slm_runtime::parallel::Threads;
 use slm_runtime::sampling::StepTrace;
 use slm_runtime::session::{Session, Turn};
 use slm_runtime::stopping::LoopConfig;
@@ -174,6 +176,9 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
     };
     let mut loaded: Option<Loaded> = None;
     let mut next: Option<Msg> = None;
+    // The threads, held here while no model is loaded and by the model while one is.
+    let mut threads = Threads::one();
+    set_threads(&mut threads, pool::default_count()).await;
     loop {
         let msg = match next.take() {
             Some(m) => m,
@@ -193,6 +198,10 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
                 post_failure("evidence", Failure::from("no model is loaded".to_string()));
                 continue;
             }
+            (Command::Threads { count }, _) => {
+                set_threads(&mut threads, count).await;
+                continue;
+            }
             (cmd, _) if is_chat(&cmd) => {
                 // The page's probe/bench promises wait for a "probe" answer.
                 let during = match cmd {
@@ -208,12 +217,16 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
             }
         };
         let kept = matches!(origin, Origin::File { keep: true, .. });
-        drop(loaded.take()); // free the old model before building the new one
+        // Free the old model before building the new one; its threads stay.
+        if let Some(mut old) = loaded.take() {
+            threads = std::mem::take(&mut old.engine.model.threads);
+        }
         loaded = load_model(store.as_ref(), origin, context).await;
         if kept {
             list(store.as_ref()).await;
         }
-        if let Some(l) = &loaded {
+        if let Some(l) = &mut loaded {
+            l.engine.model.threads = std::mem::take(&mut threads);
             next = chat(l, context, &mut rx, store.as_ref(), &abort).await;
         }
     }
@@ -322,14 +335,13 @@ async fn storage(store: Option<&Store>, cmd: Command) {
 /// model arrives (returned) or the page goes away (None). Posts the model's card
 /// first, with the memory measured once the session exists.
 async fn chat(
-    l: &Loaded,
+    l: &mut Loaded,
     context: usize,
     rx: &mut UnboundedReceiver<Msg>,
     store: Option<&Store>,
     abort: &Arc<AtomicBool>,
 ) -> Option<Msg> {
-    let engine = &l.engine;
-    let mut session = Session::new(engine, context);
+    let mut session = Session::new(&l.engine, context);
     let mut card = l.card.clone();
     card.memory_measured = wasm_memory();
     post(Event::Loaded {
@@ -338,6 +350,26 @@ async fn chat(
     post_context(&session);
     loop {
         let msg = rx.next().await?;
+        if let Command::Threads { count } = msg.0 {
+            if count == l.engine.model.threads.count() {
+                post_threads(&l.engine.model.threads);
+                continue;
+            }
+            // The session borrows the model: set it aside, keeping its transcript.
+            let (capacity, messages, tools) = (
+                session.capacity(),
+                std::mem::take(&mut session.messages),
+                session.tools.take(),
+            );
+            drop(session);
+            set_threads(&mut l.engine.model.threads, count).await;
+            session = Session::new(&l.engine, capacity);
+            session.messages = messages;
+            session.tools = tools;
+            post_context(&session);
+            continue;
+        }
+        let engine = &l.engine;
         let settings = match &msg.0 {
             Command::Send { settings, .. }
             | Command::Regenerate { settings }
@@ -429,6 +461,26 @@ async fn chat(
             other => storage(store, other).await,
         }
     }
+}
+
+/// Replace `current` by a pool of `count` threads, and report the threads in use; a
+/// pool that cannot start is reported, and `current` kept.
+async fn set_threads(current: &mut Threads, count: usize) {
+    if count != current.count() {
+        match pool::start(count).await {
+            Ok(t) => *current = t,
+            Err(f) => post_failure("threads", f),
+        }
+    }
+    post_threads(current);
+}
+
+fn post_threads(current: &Threads) {
+    post(Event::Threads {
+        count: current.count(),
+        available: pool::available(),
+        note: pool::limit_note(),
+    });
 }
 
 /// What a turn's settings say of the transcript: its system prompt and its tools.
@@ -633,6 +685,7 @@ fn bench(engine: &Engine, prompt_tokens: usize, gen_tokens: usize) -> slm_runtim
         prefill_tok_s: g.timings.prefill_tok_s,
         decode_tok_s: g.timings.decode_tok_s,
         simd128: cfg!(target_feature = "simd128"),
+        threads: engine.model.threads.count(),
     });
     Ok(())
 }
