@@ -368,3 +368,78 @@ fn tempdir() -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+// ---- the template sandbox ----
+
+fn render(template: &str) -> Result<String, SlmError> {
+    slm_runtime::template::ChatTemplate::new(template)?.render(
+        &serde_json::json!([{"role": "user", "content": "hi"}]),
+        None,
+        true,
+        &serde_json::Map::new(),
+        0,
+    )
+}
+
+/// A template error that says `what`, with no panic on the way.
+fn refused(template: &str, what: &str) {
+    match render(template) {
+        Err(SlmError::Template(m)) => assert!(m.contains(what), "{m}"),
+        other => panic!("{:?}", other.map(|s| s.len())),
+    }
+}
+
+#[test]
+fn template_chains_that_overflow_the_compiler_are_refused_by_line() {
+    // 10^5 chained filters overflowed the stack while compiling (even `tokenize` died).
+    let chain = format!("hello\n{{{{ 'x'{} }}}}", "|e".repeat(100_000));
+    refused(&chain, "line 2 of the chat template has 200000 tokens");
+    let attrs = format!("{{{{ messages{} }}}}", ".a".repeat(100_000));
+    refused(&attrs, "tokens");
+    let ops = format!(
+        "{{% if {} %}}{{% endif %}}",
+        vec!["x"; 50_000].join(" and ")
+    );
+    refused(&ops, "tokens");
+    // What real templates do passes: a long string literal is no chain.
+    let literal = format!("{{{{ '{}' }}}}", "a|b.c ".repeat(20_000));
+    assert_eq!(render(&literal).unwrap().len(), 120_000);
+    // A chain at the limit compiles and renders within wasm's 1 MiB stack.
+    let at_limit = format!("{{{{ 'x'{} }}}}", "|trim".repeat(512));
+    let small_stack = std::thread::Builder::new().stack_size(1 << 20);
+    let out = small_stack
+        .spawn(move || render(&at_limit).unwrap())
+        .unwrap();
+    assert_eq!(out.join().unwrap(), "x");
+}
+
+#[test]
+fn template_output_and_source_are_bounded() {
+    // 100 MB of output in 10^5 loop steps (well within fuel).
+    refused(
+        "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}",
+        "output is over the sandbox's 16777216 byte limit",
+    );
+    refused(
+        &" ".repeat(2 << 20),
+        "over the sandbox's 1048576 byte limit",
+    );
+}
+
+#[test]
+fn template_batch_with_a_huge_count_is_no_allocation() {
+    // Stock minijinja reserved `count` slots first: batch(10**18) aborted.
+    assert_eq!(
+        render("{{ [1, 2, 3]|batch(10**18)|list }}").unwrap(),
+        "[[1, 2, 3]]"
+    );
+    assert_eq!(
+        render("{{ [1, 2, 3]|batch(2, 0)|list }}").unwrap(),
+        "[[1, 2], [3, 0]]"
+    );
+    refused(
+        "{{ [1]|batch(10**18, 0)|list }}",
+        "batch of 1000000000000000000",
+    );
+    refused("{{ [1]|batch(0)|list }}", "count cannot be 0");
+}

@@ -9,6 +9,7 @@
 //! whitespace, float and string `repr`. Rendering is bounded by fuel so a hostile
 //! template cannot hang the UI.
 
+pub mod limits;
 pub mod python;
 
 use minijinja::value::{Kwargs, Value, ValueKind};
@@ -177,6 +178,7 @@ pub struct ChatTemplate {
 
 impl ChatTemplate {
     pub fn new(source: &str) -> Result<ChatTemplate> {
+        limits::check_source(source).map_err(SlmError::Template)?;
         let mut env = Environment::new();
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
@@ -189,6 +191,7 @@ impl ChatTemplate {
             out.write_str(&python::py_str(value)).map_err(Error::from)
         });
         env.add_filter("tojson", tojson);
+        env.add_filter("batch", limits::batch);
         env.add_test("none", |v: Value| is_py_none(&v));
         env.add_filter("string", |v: Value| Value::from(python::py_str(&v)));
         // jinja2's trim is `str(value).strip(chars)`: undefined trims to "".
@@ -246,7 +249,10 @@ impl ChatTemplate {
             strftime_now => Value::from_function(move |fmt: String| -> std::result::Result<String, Error> { Ok(strftime(now, &fmt)) }),
         };
         ctx = minijinja::context! { ..extra, ..ctx };
-        tmpl.render(ctx).map_err(template_err)
+        let mut out = limits::Bounded(String::new());
+        tmpl.render_captured_to(ctx, &mut out)
+            .map_err(template_err)?;
+        Ok(out.0)
     }
 }
 
@@ -304,6 +310,11 @@ fn template_err(e: Error) -> SlmError {
     if let Some(d) = e.detail() {
         msg.push_str(": ");
         msg.push_str(d);
+    }
+    // A write failure's reason (the sandbox's output bound) is its source.
+    if let Some(src) = std::error::Error::source(&e) {
+        msg.push_str(": ");
+        msg.push_str(&src.to_string());
     }
     if let Some(line) = e.line() {
         msg.push_str(&format!(" (line {line})"));
