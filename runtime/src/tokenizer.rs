@@ -10,10 +10,62 @@ pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
 }
 
+/// How much a tokenizer's normalizers may grow a text before it is split: real ones
+/// grow it at most 3× (SentencePiece's `Replace(" ", "▁")`), and chained `Replace`s
+/// multiply, so a file can make a short prompt take gigabytes.
+pub const MAX_NORMALIZER_GROWTH: usize = 64;
+
+/// Refuse normalizers whose worst-case growth is over `MAX_NORMALIZER_GROWTH`: each
+/// `Replace` grows a text by at most its content over its shortest match (a regex is
+/// taken to match one byte; an empty pattern inserts at every position).
+fn check_normalizer_growth(json: &str) -> Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        normalizer: Option<serde_json::Value>,
+    }
+    fn growth(n: &serde_json::Value) -> usize {
+        match n["type"].as_str() {
+            Some("Sequence") => n["normalizers"].as_array().map_or(1, |v| {
+                v.iter().fold(1usize, |g, n| g.saturating_mul(growth(n)))
+            }),
+            Some("Replace") => {
+                let content = n["content"].as_str().map_or(0, str::len);
+                let shortest = n["pattern"]["String"].as_str().map_or(1, str::len);
+                if shortest == 0 {
+                    content + 1
+                } else {
+                    content.div_ceil(shortest).max(1)
+                }
+            }
+            _ => 1,
+        }
+    }
+    // Unknown fields are skipped, not built: the vocabulary costs no memory here.
+    let head: Head = serde_json::from_str(json)
+        .map_err(|e| SlmError::Tokenizer(format!("tokenizer.json: {e}")))?;
+    let g = head.normalizer.as_ref().map_or(1, growth);
+    if g > MAX_NORMALIZER_GROWTH {
+        return Err(SlmError::Tokenizer(format!(
+            "tokenizer.json: the normalizer can grow a text {g}× (its Replace steps \
+             multiply), over the limit of {MAX_NORMALIZER_GROWTH}×"
+        )));
+    }
+    Ok(())
+}
+
 impl Tokenizer {
     pub fn from_json(json: &str) -> Result<Tokenizer> {
-        let inner = tokenizers::Tokenizer::from_str(json)
+        check_normalizer_growth(json)?;
+        let mut inner = tokenizers::Tokenizer::from_str(json)
             .map_err(|e| SlmError::Tokenizer(format!("tokenizer.json: {e}")))?;
+        // transformers turns the file's padding and truncation off for every call that
+        // does not ask for them (`set_truncation_and_padding`), as a chat prompt does
+        // not: kept, they would cut a prompt silently, and a `Fixed(2^40)` padding
+        // would allocate terabytes.
+        inner.with_padding(None);
+        inner
+            .with_truncation(None)
+            .map_err(|e| SlmError::Tokenizer(format!("tokenizer.json truncation: {e}")))?;
         Ok(Tokenizer { inner })
     }
 

@@ -213,9 +213,34 @@ fn slm_forged_hashes_and_chunk_sizes_are_refused_on_open() {
             serde_json::json!(1u64 << 40),
             "over the limit",
         ),
+        (
+            "a layer aliasing another's bytes",
+            "/tensors/-",
+            serde_json::Value::Null,
+            "overlap in the data section",
+        ),
+        (
+            "a tensor listed twice",
+            "/tensors/=",
+            serde_json::Value::Null,
+            "is listed twice",
+        ),
     ] {
         let mut forged = m.clone();
-        *forged.pointer_mut(path).unwrap() = v;
+        let tensors = forged["tensors"].as_array_mut().unwrap();
+        match path {
+            // Another entry on tensor 0's extent, under a name of its own.
+            "/tensors/-" => {
+                let mut t = tensors[0].clone();
+                t["name"] = serde_json::json!("model.layers.9999.self_attn.q_proj.weight");
+                tensors.push(t);
+            }
+            "/tensors/=" => {
+                let t = tensors[0].clone();
+                tensors.push(t);
+            }
+            _ => *forged.pointer_mut(path).unwrap() = v,
+        }
         let text = serde_json::to_vec(&forged).unwrap();
         let hdr = Header {
             version: 1,
@@ -442,4 +467,52 @@ fn template_batch_with_a_huge_count_is_no_allocation() {
         "batch of 1000000000000000000",
     );
     refused("{{ [1]|batch(0)|list }}", "count cannot be 0");
+}
+
+// ---- tokenizer.json sizes ----
+
+/// SmolLM2's real tokenizer.json, as its .slm carries it.
+fn smol_tokenizer_json() -> serde_json::Value {
+    let b = smol_bytes();
+    let h = Header::decode(&b, Some(b.len() as u64)).unwrap();
+    let text = &b[HEADER_LEN as usize..(HEADER_LEN + h.manifest_len) as usize];
+    let m = parse_manifest(&h, text, None).unwrap();
+    serde_json::from_str(&m.tokenizer.tokenizer_json).unwrap()
+}
+
+#[test]
+fn tokenizer_padding_and_truncation_from_the_file_never_apply() {
+    use slm_runtime::tokenizer::Tokenizer;
+    let plain = Tokenizer::from_json(&smol_tokenizer_json().to_string()).unwrap();
+    let want = plain
+        .encode("The quick brown fox jumps over the lazy dog", false)
+        .unwrap();
+    let mut j = smol_tokenizer_json();
+    // A padding of 2^40 allocated terabytes; a truncation would cut the prompt silently.
+    j["padding"] = serde_json::json!({"strategy": {"Fixed": 1u64 << 40}, "direction": "Right",
+        "pad_to_multiple_of": null, "pad_id": 0, "pad_type_id": 0, "pad_token": "<|endoftext|>"});
+    j["truncation"] = serde_json::json!({"direction": "Right", "max_length": 3,
+        "strategy": "LongestFirst", "stride": 0});
+    let t = Tokenizer::from_json(&j.to_string()).unwrap();
+    assert_eq!(
+        t.encode("The quick brown fox jumps over the lazy dog", false)
+            .unwrap(),
+        want
+    );
+}
+
+#[test]
+fn tokenizer_normalizers_that_multiply_a_text_are_refused() {
+    use slm_runtime::tokenizer::Tokenizer;
+    let mut j = smol_tokenizer_json();
+    let step =
+        serde_json::json!({"type": "Replace", "pattern": {"String": "a"}, "content": "aaaa"});
+    j["normalizer"] =
+        serde_json::json!({"type": "Sequence", "normalizers": vec![step.clone(); 20]});
+    let e = Tokenizer::from_json(&j.to_string()).err().expect("refused");
+    assert!(e.to_string().contains("grow a text 1099511627776×"), "{e}");
+    // SentencePiece's own step (3 bytes for 1) and a couple of them pass.
+    let sp = serde_json::json!({"type": "Replace", "pattern": {"String": " "}, "content": "▁"});
+    j["normalizer"] = serde_json::json!({"type": "Sequence", "normalizers": [sp.clone(), step]});
+    assert!(Tokenizer::from_json(&j.to_string()).is_ok());
 }

@@ -188,5 +188,31 @@ pub fn parse_manifest(h: &Header, bytes: &[u8], data_len: Option<u64>) -> Result
             ));
         }
     }
+    let mut names: Vec<&str> = m.tensors.iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(SlmError::malformed(
+            ".slm manifest",
+            format!("tensor {} is listed twice", w[0]),
+        ));
+    }
+    // Each tensor owns its bytes: forged entries that alias one extent (thousands of
+    // layers on the same weights) would multiply the memory a load takes while every
+    // chunk still verifies. Sorted by offset, each must end before the next starts.
+    let mut extents: Vec<(u64, u64, &str)> = m
+        .tensors
+        .iter()
+        .map(|t| (t.offset, t.offset + t.length, t.name.as_str()))
+        .collect();
+    extents.sort_unstable();
+    if let Some(w) = extents.windows(2).find(|w| w[1].0 < w[0].1) {
+        return Err(SlmError::malformed(
+            ".slm manifest",
+            format!(
+                "tensors {} and {} overlap in the data section (bytes {}..{} and {}..{})",
+                w[0].2, w[1].2, w[0].0, w[0].1, w[1].0, w[1].1
+            ),
+        ));
+    }
     Ok(m)
 }
