@@ -97,6 +97,15 @@ fn gguf_forged_counts_do_not_allocate() {
         .unwrap_err()
         .to_string()
         .contains("exceeds the file"));
+    // A count the bytes left could hold at one byte per item, but not at a string's
+    // 8-byte length each: it reserved 32 bytes per item before (32x the file).
+    forged = b.clone();
+    let left = (b.len() - arr - 8) as u64;
+    forged[arr..arr + 8].copy_from_slice(&(left / 2).to_le_bytes());
+    assert!(parse(&forged)
+        .unwrap_err()
+        .to_string()
+        .contains("exceeds the file"));
     forged = b.clone();
     forged[pos..pos + 8].copy_from_slice(&(1u64 << 62).to_le_bytes());
     assert!(parse(&forged).is_err());
