@@ -31,3 +31,6 @@ wasm-bindgen --target no-modules --no-typescript --out-dir dist --out-name worke
 wasm-opt -O3 --enable-threads --enable-simd --enable-bulk-memory --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-sign-ext \
   dist/worker_mt_bg.wasm -o dist/worker_mt_bg.wasm
+
+# The Content-Security-Policy as a meta tag, with the hash of Trunk's inline script.
+node scripts/csp.mjs dist/index.html

@@ -14,6 +14,8 @@
 // - Every response is cross-origin isolated (COOP same-origin, COEP require-corp), so
 //   the page gets shared memory and runs the threaded worker; --no-isolation leaves
 //   the headers off (the page then runs on one thread and says why).
+// - Every response carries the app's Content-Security-Policy (scripts/csp.mjs, with
+//   the hash of the inline script in the served index.html).
 // - With --test-hooks only (the e2e suite): /__test/cut?after=N cuts the next model
 //   response after N bytes (the download must resume and still verify), and
 //   /__test/log lists the Range requests served.
@@ -26,6 +28,7 @@ import { createServer } from 'node:http';
 import { createReadStream, readFileSync, statSync, existsSync, openSync, readSync, closeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { basename, extname, join, normalize, resolve, sep } from 'node:path';
+import { policy } from './csp.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -167,7 +170,19 @@ function serveModel(req, res, path) {
 // Whether `file` is `root` or inside it (a plain prefix test would admit /dist2).
 const inside = (file) => file === root || file.startsWith(root + sep);
 
+// The policy of the index.html being served, recomputed when the file changes.
+let csp = { mtime: -1, value: null };
+function cspHeader() {
+  const index = join(root, 'index.html');
+  if (!existsSync(index)) return null;
+  const mtime = statSync(index).mtimeMs;
+  if (mtime !== csp.mtime) csp = { mtime, value: policy(readFileSync(index, 'utf8'), { header: true }) };
+  return csp.value;
+}
+
 function handle(req, res) {
+  const policyHeader = cspHeader();
+  if (policyHeader) res.setHeader('Content-Security-Policy', policyHeader);
   if (isolated) {
     res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
     res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
