@@ -5,6 +5,7 @@ mod chat;
 mod client;
 mod diagnostics;
 mod models;
+mod saved;
 mod settings;
 mod state;
 
@@ -30,6 +31,7 @@ fn register_service_worker() {
 fn App() -> impl IntoView {
     let state = State::new();
     provide_context(state);
+    saved::keep(state);
     client::start(state);
     models::fetch_catalog(state);
     view! {

@@ -124,6 +124,16 @@ fn apply_preset(state: State, name: &str) {
     state.sampler.set(cfg);
 }
 
+/// A sampler value as typed: whole numbers as they are (seeds), fractions as the
+/// shortest text of their f32 (0.35, not 0.3499999940395355).
+fn shown(v: f64) -> String {
+    if v.fract() == 0.0 {
+        v.to_string()
+    } else {
+        (v as f32).to_string()
+    }
+}
+
 /// A number field bound to one sampler parameter.
 fn number_field(
     state: State,
@@ -136,7 +146,7 @@ fn number_field(
         <label class="field">
             <span>{label}</span>
             <input type="number" step=step aria-label=label
-                prop:value=move || state.sampler.with(|c| get(c).to_string())
+                prop:value=move || state.sampler.with(|c| shown(get(c)))
                 on:change=move |ev| {
                     if let Ok(v) = event_target_value(&ev).parse::<f64>() {
                         state.sampler.update(|c| set(c, v));

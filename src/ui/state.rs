@@ -142,6 +142,8 @@ pub struct State {
     /// replacement worker).
     pub threads: RwSignal<Option<ThreadsView>>,
     pub threads_wanted: RwSignal<Option<usize>>,
+    /// This worker was asked for `threads_wanted` already.
+    pub threads_asked: RwSignal<bool>,
     /// The reply a Regenerate replaced, put back if the worker refuses the turn.
     pub replaced_reply: RwSignal<Option<ChatMessage>>,
 }
@@ -197,6 +199,7 @@ impl State {
             keep_file: RwSignal::new(false),
             threads: RwSignal::new(None),
             threads_wanted: RwSignal::new(None),
+            threads_asked: RwSignal::new(false),
             replaced_reply: RwSignal::new(None),
         }
     }
@@ -206,19 +209,27 @@ impl State {
         match ev {
             Event::Ready => {
                 self.worker_ready.set(true);
-                if let Some(count) = self.threads_wanted.get_untracked() {
-                    super::client::send(&crate::protocol::Command::Threads { count });
-                }
+                self.threads_asked.set(false);
             }
             Event::Threads {
                 count,
                 available,
                 note,
-            } => self.threads.set(Some(ThreadsView {
-                count,
-                available,
-                note,
-            })),
+            } => {
+                // A new worker starts with its default: ask it once for the count the
+                // person chose, when this page can have it.
+                if let Some(want) = self.threads_wanted.get_untracked() {
+                    if want != count && want <= available && !self.threads_asked.get_untracked() {
+                        self.threads_asked.set(true);
+                        super::client::send(&crate::protocol::Command::Threads { count: want });
+                    }
+                }
+                self.threads.set(Some(ThreadsView {
+                    count,
+                    available,
+                    note,
+                }))
+            }
             Event::Cached {
                 models,
                 usage,

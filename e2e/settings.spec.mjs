@@ -1,0 +1,34 @@
+import { test, expect } from '@playwright/test';
+import { open } from './helpers.mjs';
+
+// Settings survive a reload (localStorage), and a new worker is asked for the
+// thread count the person chose.
+test('settings are kept across a reload, the thread count included', async ({ page }) => {
+  await open(page);
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  await page.getByRole('textbox', { name: 'System prompt' }).fill('Answer like a pirate.');
+  await page.getByRole('textbox', { name: 'System prompt' }).dispatchEvent('change');
+  await page.getByRole('combobox', { name: 'Preset' }).selectOption('precise');
+  await page.getByRole('combobox', { name: 'Context' }).selectOption('1024');
+  const threads = page.getByRole('combobox', { name: 'Threads' });
+  if (cores > 1) {
+    await expect(threads).toBeEnabled();
+    await threads.selectOption('1');
+    await expect(threads).toHaveValue('1');
+  }
+  await page.locator('details.advanced summary').click();
+  const temperature = page.getByRole('spinbutton', { name: 'Temperature' });
+  await temperature.fill('0.35');
+  await temperature.dispatchEvent('change');
+
+  await page.reload();
+  await expect(page.getByText('worker ready')).toBeVisible();
+  await expect(page.getByRole('textbox', { name: 'System prompt' })).toHaveValue('Answer like a pirate.');
+  // A sampler edit makes the preset "custom"; both come back.
+  await expect(page.getByRole('combobox', { name: 'Preset' })).toHaveValue('custom');
+  await expect(page.getByRole('combobox', { name: 'Context' })).toHaveValue('1024');
+  await page.locator('details.advanced summary').click();
+  await expect(page.getByRole('spinbutton', { name: 'Temperature' })).toHaveValue('0.35');
+  // The new worker started with its default and was asked for 1.
+  if (cores > 1) await expect(threads).toHaveValue('1');
+});
