@@ -45,6 +45,12 @@ pub struct Session<'e> {
     scratch: Scratch,
 }
 
+/// A session's messages and tools, apart from its cache (`Session::into_transcript`).
+pub struct Transcript {
+    pub messages: Vec<Value>,
+    pub tools: Option<Value>,
+}
+
 #[derive(Debug, Serialize)]
 pub struct Turn {
     pub generation: Generation,
@@ -67,6 +73,25 @@ impl<'e> Session<'e> {
             cache: engine.model.new_cache(cap),
             scratch: Scratch::new(&engine.model.cfg, cap),
         }
+    }
+
+    /// The transcript (messages, tools) without the KV cache and buffers, which are
+    /// freed here: what `resume` rebuilds a session from, on another context size or
+    /// after the engine's threads changed.
+    pub fn into_transcript(self) -> Transcript {
+        Transcript {
+            messages: self.messages,
+            tools: self.tools,
+        }
+    }
+
+    /// A session of `capacity` positions on a kept transcript, prefilled again at its
+    /// next turn.
+    pub fn resume(engine: &'e Engine, capacity: usize, t: Transcript) -> Session<'e> {
+        let mut s = Session::new(engine, capacity);
+        s.messages = t.messages;
+        s.tools = t.tools;
+        s
     }
 
     /// Answer the last reply's tool calls with a `tool` message (`reply` then generates

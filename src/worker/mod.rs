@@ -356,16 +356,10 @@ async fn chat(
                 continue;
             }
             // The session borrows the model: set it aside, keeping its transcript.
-            let (capacity, messages, tools) = (
-                session.capacity(),
-                std::mem::take(&mut session.messages),
-                session.tools.take(),
-            );
-            drop(session);
+            let capacity = session.capacity();
+            let kept = session.into_transcript();
             set_threads(&mut l.engine.model.threads, count).await;
-            session = Session::new(&l.engine, capacity);
-            session.messages = messages;
-            session.tools = tools;
+            session = Session::resume(&l.engine, capacity, kept);
             post_context(&session);
             continue;
         }
@@ -388,12 +382,8 @@ async fn chat(
                 post_failure("chat", f);
                 continue;
             }
-            let messages = std::mem::take(&mut session.messages);
-            let tools = session.tools.take();
-            drop(session);
-            session = Session::new(engine, st.context);
-            session.messages = messages;
-            session.tools = tools;
+            let kept = session.into_transcript();
+            session = Session::resume(engine, st.context, kept);
             post_context(&session);
         }
         match msg.0 {
