@@ -68,6 +68,11 @@ pub struct ChatSettings {
     /// Context positions the session allocates; a change takes effect at the next turn
     /// (the KV cache is rebuilt and the transcript prefilled again).
     pub context: usize,
+    /// Record every sampler stage and stop check of each token (the token console is
+    /// open), and the turn's generation record (`Event::Done::trace`). Off, decoding
+    /// does no extra work.
+    #[serde(default)]
+    pub trace: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -192,6 +197,9 @@ pub enum Event {
         pieces: Vec<String>,
         reused: usize,
         capacity: usize,
+        /// The ids begin with the BOS, which the template wrote (a chat prompt is
+        /// encoded without the post-processor).
+        template_added_bos: bool,
     },
     /// Prompt tokens prefilled so far, of `total` (without a reused prefix): posted
     /// after every part (`engine::PREFILL_STEP` tokens), so the page shows progress
@@ -209,6 +217,17 @@ pub enum Event {
         draw: Option<f64>,
         top: Vec<Candidate>,
         kv_len: usize,
+        /// Context position of the token.
+        position: usize,
+        /// With `ChatSettings::trace`: every sampler stage, in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        stages: Vec<slm_runtime::sampling::Stage>,
+        /// With `ChatSettings::trace`: the stop rules after this token.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_check: Option<slm_runtime::stopping::StopCheck>,
+        /// The text of every id the stages list.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        stage_pieces: Vec<(u32, String)>,
     },
     Done {
         text: String,
@@ -232,6 +251,10 @@ pub enum Event {
         tool_errors: Vec<String>,
         /// The reply's text without its call blocks (the transcript's content).
         content: String,
+        /// With `ChatSettings::trace`: the turn's generation record, the schema of
+        /// `slm generate --trace` (`slm_runtime::trace::record`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace: Option<Value>,
     },
     /// The session after a reset or clear.
     Context {
@@ -358,4 +381,6 @@ pub struct ModelCard {
     pub has_template: bool,
     pub generation_config: Value,
     pub load_ms: f64,
+    pub execution: slm_runtime::facts::ExecutionFacts,
+    pub tokenizer: slm_runtime::facts::TokenizerFacts,
 }

@@ -12,9 +12,11 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
 use slm_runtime::engine::{Engine, GenerateOptions, TextSide};
+use slm_runtime::facts::{ExecutionFacts, TokenizerFacts};
 use slm_runtime::format::reader::SlmFile;
 use slm_runtime::format::writer::{self, QuantPolicy};
 use slm_runtime::model::memory::{mb, MemoryNeeds};
+use slm_runtime::parallel::Threads;
 use slm_runtime::sampling::SamplerConfig;
 use slm_runtime::stopping::LoopConfig;
 use slm_runtime::{import, Result, SlmError};
@@ -490,6 +492,8 @@ fn run(cli: Cli) -> Result<()> {
                 // What loading it takes (the page's catalog carries this `needs`).
                 let needs = MemoryNeeds::of(m);
                 v["memory"] = json!({"needs": needs, "plan": needs.at(needs.max_context)});
+                v["execution"] = json!(ExecutionFacts::of_manifest(m, Threads::all_count()));
+                v["tokenizer_facts"] = json!(TokenizerFacts::of(&TextSide::new(m.clone())?));
                 print_json(&v)
             } else {
                 let c = &m.model;
@@ -567,6 +571,34 @@ fn run(cli: Cli) -> Result<()> {
                     m.data.chunk_size,
                     m.data.sha256
                 );
+                let x = ExecutionFacts::of_manifest(m, Threads::all_count());
+                println!("rope applied  {}", x.rope);
+                println!("activations   {}", x.activations);
+                println!("kernels       {} on {} threads", x.kernels, x.threads);
+                let t = TokenizerFacts::of(&TextSide::new(m.clone())?);
+                println!("tok. model    {}", t.model);
+                println!("normalizer    {}", t.normalizer);
+                println!("pre-tokenizer {}", t.pre_tokenizer);
+                println!("decoder       {}", t.decoder);
+                let it = |x: &Option<slm_runtime::facts::IdText>| {
+                    x.as_ref()
+                        .map_or("none".into(), |x| format!("{} {:?}", x.id, x.text))
+                };
+                println!(
+                    "bos / pad / unk {} / {} / {}; add_bos_token {}; clean-up {:?} (applied: {})",
+                    it(&t.bos),
+                    it(&t.pad),
+                    it(&t.unk),
+                    t.add_bos_token,
+                    t.clean_up_config,
+                    t.clean_up_applied
+                );
+                for a in &t.added_tokens {
+                    println!(
+                        "  added       {} {:?} special={} lstrip={} rstrip={} normalized={} single_word={}",
+                        a.id, a.content, a.special, a.lstrip, a.rstrip, a.normalized, a.single_word
+                    );
+                }
                 Ok(())
             }
         }
@@ -788,7 +820,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             })?;
             if let Some(path) = &gen.trace {
-                let record = generation_record(&eng, &rendered, &ids, &opts, &g);
+                let record = slm_runtime::trace::record(&eng, &rendered, &ids, &opts.sampler, &g);
                 std::fs::write(path, serde_json::to_vec_pretty(&record).unwrap())
                     .map_err(|e| SlmError::io(path.display(), e))?;
             }
@@ -925,54 +957,4 @@ fn chat(
         }
     }
     Ok(())
-}
-
-/// The diagnostics record of one generation (issue 3): model identity, the exact
-/// prompt, every sampling step, the stop reason, timings and memory.
-fn generation_record(
-    eng: &Engine,
-    rendered: &str,
-    ids: &[u32],
-    opts: &GenerateOptions,
-    g: &slm_runtime::engine::Generation,
-) -> Value {
-    use slm_runtime::format::layout::sha256_hex;
-    let m = &eng.text.manifest;
-    let tok: Value = serde_json::from_str(&m.tokenizer.tokenizer_json).unwrap_or(Value::Null);
-    let special: std::collections::BTreeSet<u64> = tok["added_tokens"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter(|t| t["special"] == true)
-                .filter_map(|t| t["id"].as_u64())
-                .collect()
-        })
-        .unwrap_or_default();
-    let used: Vec<Value> = ids
-        .iter()
-        .filter(|i| special.contains(&(**i as u64)))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .map(|&i| json!({"id": i, "text": eng.text.tokenizer.piece(i)}))
-        .collect();
-    let kv_len = g.prompt_tokens + g.ids.len();
-    json!({
-        "model": {
-            "data_sha256": m.data.sha256,
-            "tokenizer_sha256": sha256_hex(m.tokenizer.tokenizer_json.as_bytes()),
-            "source_files": m.provenance.source_files,
-            "architecture": m.model.architecture,
-            "num_heads": m.model.num_heads,
-            "num_kv_heads": m.model.num_kv_heads,
-            "quant": m.provenance.quant,
-        },
-        "prompt": {"rendered_sha256": sha256_hex(rendered.as_bytes()), "ids": ids, "special_tokens_used": used},
-        "sampler": opts.sampler,
-        "steps": g.steps,
-        "stop_reason": g.stop_reason,
-        "stop_detail": g.stop_detail,
-        "timings": g.timings,
-        "kv_len": kv_len,
-        "memory": {"weight_bytes": eng.model.weight_bytes(), "kv_bytes_per_token": eng.model.cfg.num_layers * eng.model.cfg.kv_dim() * 8},
-    })
 }

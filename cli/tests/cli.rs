@@ -797,7 +797,15 @@ fn seeded_cli_runs_repeat_and_write_a_trace() {
         .any(|s| s["text"] == "<|im_start|>"));
     let step = &t["steps"][0];
     assert_eq!(step["position"], case["ids"].as_array().unwrap().len());
-    assert_eq!(step["top_logits_raw"].as_array().unwrap().len(), 10);
+    let stages: Vec<&str> = step["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages[..3], ["raw", "penalized", "temperature"]);
+    assert!(step["stages"][0]["top"].as_array().unwrap().len() <= 8);
+    assert!(step["stop_check"].is_object());
     assert!(step["draw"].is_number() && step["candidates"].is_array());
     assert!(t["steps"].as_array().unwrap().len() >= va["ids"].as_array().unwrap().len());
 }

@@ -7,7 +7,7 @@ use crate::format::manifest::Manifest;
 use crate::model::kv_cache::KvCache;
 use crate::model::{Model, Scratch};
 use crate::sampling::{Sampler, SamplerConfig, StepTrace};
-use crate::stopping::{LoopConfig, StopReason, TextStream};
+use crate::stopping::{LoopConfig, StopCheck, StopReason, TextStream};
 use crate::template::{ChatTemplate, RenderInput};
 use crate::tokenizer::Tokenizer;
 
@@ -125,6 +125,11 @@ impl TextSide {
     /// Ids of a rendered prompt: the template already placed every special token.
     pub fn encode_rendered(&self, rendered: &str) -> Result<Vec<u32>> {
         self.tokenizer.encode(rendered, false)
+    }
+
+    /// Whether `decode` applies transformers' `clean_up_tokenization`.
+    pub fn cleans_up(&self) -> bool {
+        self.clean_up
     }
 
     pub fn is_eos(&self, id: u32) -> bool {
@@ -474,58 +479,94 @@ impl Decoding<'_> {
             return Some((StopReason::MaxTokens, json!({"max_tokens": max})));
         }
         let text_side = &self.engine.text;
-        let step = self.sampler.sample(&s.logits, &self.context);
+        let mut step = self.sampler.sample(&s.logits, &self.context);
         let tok = step.token;
-        if self.opts.trace {
-            self.steps.push(step.clone());
-        }
-        if text_side.is_eos(tok) {
-            return Some((StopReason::EosToken, json!({"token": tok})));
-        }
-        if self.opts.stop_token_ids.contains(&tok) {
-            return Some((StopReason::StopTokenId, json!({"token": tok})));
+        let end = if text_side.is_eos(tok) {
+            Some((StopReason::EosToken, json!({"token": tok})))
+        } else if self.opts.stop_token_ids.contains(&tok) {
+            Some((StopReason::StopTokenId, json!({"token": tok})))
+        } else {
+            None
+        };
+        if end.is_some() {
+            self.keep_step(step, &end);
+            return end;
         }
         self.out.push(tok);
         self.context.push(tok);
         self.text = match text_side.tokenizer.decode(&self.out, true) {
             Ok(t) => t,
             // Keep what was generated; the record says why it ended.
-            Err(e) => return Some((StopReason::Error, json!({"message": e.to_string()}))),
+            Err(e) => {
+                let end = Some((StopReason::Error, json!({"message": e.to_string()})));
+                self.keep_step(step, &end);
+                return end;
+            }
         };
         if let Some(m) = self.stream.find_stop(&self.text) {
             self.text.truncate(m.start);
-            return Some((StopReason::StopString, serde_json::to_value(&m).unwrap()));
+            let end = Some((StopReason::StopString, serde_json::to_value(&m).unwrap()));
+            self.keep_step(step, &end);
+            return end;
         }
         let piece = self.stream.advance(&self.text);
-        on_text(&piece, &step);
-        if let Some(l) = self
+        let looped = self
             .opts
             .loop_detection
             .as_ref()
-            .and_then(|c| c.check(&self.out))
-        {
+            .and_then(|c| c.check(&self.out));
+        let end = if let Some(l) = looped {
             let pattern_text = text_side
                 .tokenizer
                 .decode(&l.pattern, false)
                 .unwrap_or_default();
-            return Some((
+            Some((
                 StopReason::LoopDetected,
                 json!({"pattern": l.pattern, "pattern_text": pattern_text, "repeats": l.repeats}),
-            ));
-        }
-        if self.out.len() >= max {
-            return Some((StopReason::MaxTokens, json!({"max_tokens": max})));
-        }
-        if cache.len >= cache.capacity {
-            return Some((
+            ))
+        } else if self.out.len() >= max {
+            Some((StopReason::MaxTokens, json!({"max_tokens": max})))
+        } else if cache.len >= cache.capacity {
+            Some((
                 StopReason::ContextFull,
                 json!({"context": self.engine.context_len(), "used": cache.len}),
-            ));
+            ))
+        } else {
+            None
+        };
+        if self.opts.trace {
+            step.stop_check = Some(self.stop_check(&end));
+            self.steps.push(step.clone());
+        }
+        on_text(&piece, &step);
+        if end.is_some() {
+            return end;
         }
         if let Err(e) = self.engine.model.forward(tok, cache, s, true) {
             return Some((StopReason::Error, json!({"message": e.to_string()})));
         }
         None
+    }
+
+    /// The stop rules after the latest token, for a traced step.
+    fn stop_check(&self, end: &Option<(StopReason, serde_json::Value)>) -> StopCheck {
+        StopCheck {
+            stopped: end.as_ref().map(|(r, _)| r.as_str().to_string()),
+            held_back: self.stream.held_back(&self.text).to_string(),
+            repeat: self
+                .opts
+                .loop_detection
+                .as_ref()
+                .and_then(|c| c.strongest(&self.out)),
+        }
+    }
+
+    /// Keep a traced step that ended generation before its text was shown.
+    fn keep_step(&mut self, mut step: StepTrace, end: &Option<(StopReason, serde_json::Value)>) {
+        if self.opts.trace {
+            step.stop_check = Some(self.stop_check(end));
+            self.steps.push(step);
+        }
     }
 
     /// Flush held-back text and build the record. A generation finished before it

@@ -14,10 +14,13 @@
 //! - [`stopping`]: stop reasons, stop strings, loop detection, UTF-8-safe streaming;
 //! - [`engine`]: the pieces above assembled for a loaded `.slm` (render → ids → logits → greedy);
 //! - [`gate`]: the staged quality gate against a golden pack, and its evidence record;
+//! - [`facts`]: the tokenizer and execution facts the views state;
+//! - [`trace`]: the generation record (`slm generate --trace`, the page's export);
 //! - [`error`]: the one error type.
 
 pub mod engine;
 pub mod error;
+pub mod facts;
 pub mod format;
 pub mod gate;
 pub mod import;
@@ -31,6 +34,7 @@ pub mod stopping;
 pub mod template;
 pub mod tokenizer;
 pub mod tool_calls;
+pub mod trace;
 
 pub use error::{Result, SlmError};
 

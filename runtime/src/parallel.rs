@@ -127,8 +127,14 @@ impl Threads {
 
     /// All cores this process may use.
     pub fn all() -> Threads {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Threads::new(n.min(MAX_THREADS)).unwrap_or_else(|_| Threads::one())
+        Threads::new(Self::all_count()).unwrap_or_else(|_| Threads::one())
+    }
+
+    /// How many threads `all` starts.
+    pub fn all_count() -> usize {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_THREADS)
     }
 
     pub fn count(&self) -> usize {

@@ -18,10 +18,20 @@
 //! Steps 5–9 are HF's warper order (`GenerationMixin._get_logits_processor`).
 //! Non-finite logits are treated as removed; if nothing survives, the step falls back
 //! to the argmax of the raw logits (or id 0 if none is finite) and says so.
+//!
+//! With `Sampler::record`, a step also keeps each stage's view ([`Stage`]): the best
+//! `STAGE_TOP` candidates with their renormalized probabilities, how many survive, which
+//! later stage cut each listed candidate, and where the chosen token stood. Recording
+//! costs a few passes over the vocabulary per step and allocates nothing vocabulary-sized
+//! per step (one reused buffer keeps the penalized logits); off, it costs nothing.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SlmError};
+// e^x with the same bits on every target (the model's own `exp`): the platform's f32
+// `exp` differs between glibc and the wasm libm by an ulp here and there, which would
+// make the browser's probabilities, and in a near tie its draws, differ from the CLI's.
+use crate::model::exp;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SamplerConfig {
@@ -216,6 +226,137 @@ impl Rng {
     }
 }
 
+/// Candidates listed per recorded stage.
+pub const STAGE_TOP: usize = 8;
+
+/// One stage of a recorded step, as the token console and `--trace` show it.
+///
+/// `raw` and `penalized` list logits with their softmax at temperature 1 over every
+/// finite logit (summed in f64, in id order). From `temperature` on, the values are the
+/// scaled logits and the probabilities are renormalized over the stage's survivors in
+/// f32, summed best first: exactly how the draw computes them, so the last stage's
+/// probabilities equal the step's `top` bit for bit. `greedy` is the argmax (prob 1).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    pub stage: String,
+    /// Finite candidates alive after this stage.
+    pub count: usize,
+    /// The best of them by value (lowest id on ties), at most `STAGE_TOP`.
+    pub top: Vec<StageCandidate>,
+    /// The chosen token's rank among this stage's survivors (0 = best) and its
+    /// probability here; None where the stage had already lost it (a fallback step).
+    pub pick: Option<(usize, f32)>,
+    /// How this stage's probabilities were normalized: the max, the sum of
+    /// `exp(v − max)` (an f32 sum is kept exactly) and whether it is an f32 sum.
+    #[serde(skip)]
+    norm: (f32, f64, bool),
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageCandidate {
+    pub id: u32,
+    /// The value at this stage: the logit, penalized or divided by the temperature.
+    pub logit: f32,
+    pub prob: f32,
+    /// The later stage that removed this candidate; None if it reached the draw.
+    pub cut_by: Option<String>,
+}
+
+impl Stage {
+    /// A temperature-1 view of `x` over every finite value (the `raw` and `penalized`
+    /// stages): one pass keeping a small sorted list, one pass for the sum.
+    fn softmax_view(name: &str, x: &[f32]) -> Stage {
+        let best = best_n(x, STAGE_TOP);
+        let max = best.first().map_or(0.0, |b| b.1);
+        let z: f64 = x
+            .iter()
+            .filter(|v| v.is_finite())
+            .map(|&v| exp(v - max) as f64)
+            .sum();
+        Stage {
+            stage: name.into(),
+            count: x.iter().filter(|v| v.is_finite()).count(),
+            top: best
+                .iter()
+                .map(|&(id, v)| StageCandidate {
+                    id,
+                    logit: v,
+                    prob: (exp(v - max) as f64 / z) as f32,
+                    cut_by: None,
+                })
+                .collect(),
+            pick: None,
+            norm: (max, z, false),
+        }
+    }
+
+    /// The survivors of a stage from `temperature` on: the first `count` finite
+    /// entries of `order` (sorted best first), normalized as `softmax_sorted` does.
+    fn sorted_view(name: &str, work: &[f32], order: &[u32], count: usize) -> Stage {
+        let (mut max, mut sum, mut seen) = (NEG_INF, 0f32, 0);
+        let mut top = Vec::new();
+        for &i in order {
+            if seen == count {
+                break;
+            }
+            let v = work[i as usize];
+            if !v.is_finite() {
+                continue;
+            }
+            if seen == 0 {
+                max = v;
+            }
+            seen += 1;
+            sum += exp(v - max);
+            if top.len() < STAGE_TOP {
+                top.push((i, v));
+            }
+        }
+        Stage {
+            stage: name.into(),
+            count,
+            top: top
+                .iter()
+                .map(|&(id, v)| StageCandidate {
+                    id,
+                    logit: v,
+                    prob: exp(v - max) / sum,
+                    cut_by: None,
+                })
+                .collect(),
+            pick: None,
+            norm: (max, sum as f64, true),
+        }
+    }
+
+    fn prob_of(&self, v: f32) -> f32 {
+        let (max, sum, f32_sum) = self.norm;
+        if f32_sum {
+            exp(v - max) / sum as f32
+        } else {
+            (exp(v - max) as f64 / sum) as f32
+        }
+    }
+}
+
+/// Mark, in every stage recorded so far, the listed candidates that `stage` removed.
+fn mark_cuts(stages: &mut [Stage], alive: impl Fn(u32) -> bool, stage: &str) {
+    for c in stages.iter_mut().flat_map(|s| s.top.iter_mut()) {
+        if c.cut_by.is_none() && !alive(c.id) {
+            c.cut_by = Some(stage.to_string());
+        }
+    }
+}
+
+/// Rank of `id` among the finite values of `x` (0 = best, lowest id first on ties).
+fn rank_of(x: &[f32], id: u32) -> usize {
+    let v = x[id as usize];
+    x.iter()
+        .enumerate()
+        .filter(|&(i, &w)| w.is_finite() && (w > v || (w == v && (i as u32) < id)))
+        .count()
+}
+
 /// What one step did, for the token console and the generation record.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct StepTrace {
@@ -233,22 +374,27 @@ pub struct StepTrace {
     pub top: Vec<(u32, f32)>,
     /// Set when the defined fallback was used (non-finite logits, empty candidate set).
     pub fallback: Option<String>,
-    /// With `Sampler::record`: the top logits before and after bias/penalties.
+    /// With `Sampler::record`: every stage in processing order (`raw`, `penalized`,
+    /// then `greedy`, or `temperature` and each filter that ran).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub top_logits_raw: Vec<(u32, f32)>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub top_logits_penalized: Vec<(u32, f32)>,
+    pub stages: Vec<Stage>,
+    /// With a trace: the stop rules as they stood after this token (the decoder fills it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_check: Option<crate::stopping::StopCheck>,
 }
 
 /// Candidates recorded for a greedy step.
 const GREEDY_TOP: usize = 8;
 
-/// The `GREEDY_TOP` most probable ids under softmax(x), with their probabilities: one
-/// pass keeping a small sorted list (no vocabulary-sized buffer), one pass for the sum.
-fn softmax_top(x: &[f32], n: usize) -> Vec<(u32, f32)> {
-    let mut best: [(u32, f32); GREEDY_TOP] = [(0, f32::NEG_INFINITY); GREEDY_TOP];
-    let n = n.min(GREEDY_TOP);
+/// The `n` (≤ `STAGE_TOP`) largest finite values of `x` with their ids, best first,
+/// lowest id on ties: one pass keeping a small sorted list (no vocabulary-sized buffer).
+fn best_n(x: &[f32], n: usize) -> Vec<(u32, f32)> {
+    let mut best: [(u32, f32); STAGE_TOP] = [(0, f32::NEG_INFINITY); STAGE_TOP];
+    let n = n.min(STAGE_TOP);
     let mut len = 0;
+    if n == 0 {
+        return vec![];
+    }
     for (i, &v) in x.iter().enumerate() {
         // Strictly greater: the lower id wins ties, as in `top_n`.
         if !v.is_finite() || (len == n && v <= best[n - 1].1) {
@@ -262,18 +408,16 @@ fn softmax_top(x: &[f32], n: usize) -> Vec<(u32, f32)> {
         best[at] = (i as u32, v);
         len = (len + 1).min(n);
     }
-    if len == 0 {
-        return vec![];
-    }
-    let max = best[0].1;
-    let z: f64 = x
+    best[..len].to_vec()
+}
+
+/// The `GREEDY_TOP` most probable ids under softmax(x), with their probabilities.
+fn softmax_top(x: &[f32], n: usize) -> Vec<(u32, f32)> {
+    Stage::softmax_view("", x)
+        .top
         .iter()
-        .filter(|v| v.is_finite())
-        .map(|&v| ((v - max) as f64).exp())
-        .sum();
-    best[..len]
-        .iter()
-        .map(|&(i, v)| (i, (((v - max) as f64).exp() / z) as f32))
+        .take(n.min(GREEDY_TOP))
+        .map(|c| (c.id, c.prob))
         .collect()
 }
 
@@ -309,6 +453,8 @@ pub struct Sampler {
     counts: std::collections::HashMap<u32, u32>,
     /// Ids already penalized this step (reused, so sampling does not allocate).
     seen: std::collections::HashSet<u32>,
+    /// With `record`: the penalized logits, for the chosen token's rank there.
+    penalized: Vec<f32>,
 }
 
 const NEG_INF: f32 = f32::NEG_INFINITY;
@@ -326,6 +472,7 @@ impl Sampler {
             order: Vec::new(),
             counts: Default::default(),
             seen: Default::default(),
+            penalized: Vec::new(),
         })
     }
 
@@ -370,8 +517,27 @@ impl Sampler {
         work: &mut [f32],
         order: &mut Vec<u32>,
     ) -> Vec<(&'static str, usize)> {
+        Self::filter_recorded(cfg, work, order, None)
+    }
+
+    /// `filter`, pushing each stage's view onto `stages` when given.
+    fn filter_recorded(
+        cfg: &SamplerConfig,
+        work: &mut [f32],
+        order: &mut Vec<u32>,
+        mut stages: Option<&mut Vec<Stage>>,
+    ) -> Vec<(&'static str, usize)> {
         let mut counts = Vec::new();
-        let alive = |w: &[f32]| w.iter().filter(|v| v.is_finite()).count();
+        // Count a stage's survivors and, when recording, keep its view and mark what
+        // it removed from the views before it.
+        let mut done = |name: &'static str, work: &[f32], order: &[u32], counts: &mut Vec<_>| {
+            let n = work.iter().filter(|v| v.is_finite()).count();
+            counts.push((name, n));
+            if let Some(st) = stages.as_deref_mut() {
+                mark_cuts(st, |id| work[id as usize].is_finite(), name);
+                st.push(Stage::sorted_view(name, work, order, n));
+            }
+        };
         for v in work.iter_mut() {
             if !v.is_finite() {
                 *v = NEG_INF;
@@ -382,7 +548,6 @@ impl Sampler {
                 *v /= cfg.temperature;
             }
         }
-        counts.push(("temperature", alive(work)));
         // Sort once, descending (stable by id), then filter on the sorted view.
         order.clear();
         order.extend(0..work.len() as u32);
@@ -391,6 +556,7 @@ impl Sampler {
                 .total_cmp(&work[a as usize])
                 .then(a.cmp(&b))
         });
+        done("temperature", work, order, &mut counts);
         if cfg.top_k > 0 && cfg.top_k < work.len() {
             let kth = work[order[cfg.top_k - 1] as usize];
             for v in work.iter_mut() {
@@ -398,7 +564,7 @@ impl Sampler {
                     *v = NEG_INF;
                 }
             }
-            counts.push(("top_k", alive(work)));
+            done("top_k", work, order, &mut counts);
         }
         if cfg.top_p < 1.0 {
             let probs = softmax_sorted(work, order);
@@ -411,7 +577,7 @@ impl Sampler {
                     work[order[i] as usize] = NEG_INF;
                 }
             }
-            counts.push(("top_p", alive(work)));
+            done("top_p", work, order, &mut counts);
         }
         if cfg.min_p > 0.0 {
             let probs = softmax_sorted(work, order);
@@ -421,23 +587,26 @@ impl Sampler {
                     work[order[i] as usize] = NEG_INF;
                 }
             }
-            counts.push(("min_p", alive(work)));
+            done("min_p", work, order, &mut counts);
         }
         if cfg.typical_p < 1.0 {
+            // HF: log p by log-softmax (one log, of the sum), H = −Σ log p · e^(log p).
             let probs = softmax_sorted(work, order);
-            let ent: f32 = probs
+            let logp = log_softmax_sorted(work, order);
+            let ent: f32 = logp
                 .iter()
-                .filter(|p| **p > 0.0)
-                .map(|p| -p * p.ln())
+                .filter(|l| l.is_finite())
+                .map(|&l| -(l * exp(l)))
                 .sum();
             // Order by |−log p − H| ascending (ties by id), keep until mass ≥ p.
-            let mut idx: Vec<usize> = (0..probs.len()).filter(|&i| probs[i] > 0.0).collect();
+            let mut idx: Vec<usize> = (0..logp.len()).filter(|&i| logp[i].is_finite()).collect();
             if idx.is_empty() {
                 // Nothing finite is left to keep; the caller's fallback takes over.
-                counts.push(("typical_p", 0));
+                work.fill(NEG_INF);
+                done("typical_p", work, order, &mut counts);
                 return counts;
             }
-            let shift = |i: usize| (-probs[i].ln() - ent).abs();
+            let shift = |i: usize| (-logp[i] - ent).abs();
             idx.sort_by(|&a, &b| shift(a).total_cmp(&shift(b)).then(order[a].cmp(&order[b])));
             let mut cum = 0f32;
             let mut last = idx.len().saturating_sub(1);
@@ -454,7 +623,7 @@ impl Sampler {
                     work[order[i] as usize] = NEG_INF;
                 }
             }
-            counts.push(("typical_p", alive(work)));
+            done("typical_p", work, order, &mut counts);
         }
         counts
     }
@@ -469,9 +638,12 @@ impl Sampler {
             position: context.len(),
             ..Default::default()
         };
+        let mut stages = Vec::new();
         if self.record {
-            trace.top_logits_raw = top_n(logits, 10);
-            trace.top_logits_penalized = top_n(&work, 10);
+            stages.push(Stage::softmax_view("raw", logits));
+            stages.push(Stage::softmax_view("penalized", &work));
+            self.penalized.clear();
+            self.penalized.extend_from_slice(&work);
         }
         let fallback = |raw: &[f32], why: &str, trace: &mut StepTrace| {
             let best = raw.iter().enumerate().filter(|(_, v)| v.is_finite()).fold(
@@ -495,12 +667,32 @@ impl Sampler {
                     if self.greedy_candidates {
                         trace.top = softmax_top(&work, GREEDY_TOP);
                     }
+                    if self.record {
+                        mark_cuts(&mut stages, |c| c == id, "greedy");
+                        stages.push(Stage {
+                            stage: "greedy".into(),
+                            count: 1,
+                            top: vec![StageCandidate {
+                                id,
+                                logit: work[id as usize],
+                                prob: 1.0,
+                                cut_by: None,
+                            }],
+                            pick: Some((0, 1.0)),
+                            norm: (work[id as usize], 1.0, false),
+                        });
+                    }
                 }
                 None => fallback(logits, "no finite logit after penalties", &mut trace),
             }
         } else {
             let mut order = std::mem::take(&mut self.order);
-            trace.candidates = Self::filter(&self.cfg, &mut work, &mut order);
+            trace.candidates = Self::filter_recorded(
+                &self.cfg,
+                &mut work,
+                &mut order,
+                self.record.then_some(&mut stages),
+            );
             let probs = softmax_sorted(&work, &order);
             if probs.iter().all(|p| *p == 0.0 || !p.is_finite()) {
                 fallback(
@@ -537,10 +729,99 @@ impl Sampler {
             }
             self.order = order;
         }
+        if self.record {
+            self.place_pick(&mut stages, logits, &work, trace.token);
+            trace.stages = stages;
+        }
         self.work = work;
         self.accept(trace.token);
         trace
     }
+
+    /// Where the chosen token stood at each recorded stage. `work` holds the last
+    /// stage's values. Every stage from `temperature` up to `min_p` keeps a prefix of
+    /// `order` (the values sorted best first), so there the rank is the index in
+    /// `order`; typical-p, last, keeps any subset, so there it counts the survivors
+    /// ahead. A fallback pick was lost by some filter: those stages leave it unplaced.
+    fn place_pick(&self, stages: &mut [Stage], logits: &[f32], work: &[f32], id: u32) {
+        let at = |x: &[f32]| x.get(id as usize).copied().filter(|v| v.is_finite());
+        let alive = at(work);
+        let pos = self.order.iter().position(|&i| i == id);
+        for st in stages.iter_mut() {
+            st.pick = match st.stage.as_str() {
+                "raw" => at(logits).map(|v| (rank_of(logits, id), st.prob_of(v))),
+                "penalized" => {
+                    at(&self.penalized).map(|v| (rank_of(&self.penalized, id), st.prob_of(v)))
+                }
+                "greedy" => continue,
+                "typical_p" => alive.zip(pos).map(|(v, p)| {
+                    let ahead = self.order[..p]
+                        .iter()
+                        .filter(|&&i| work[i as usize].is_finite())
+                        .count();
+                    (ahead, st.prob_of(v))
+                }),
+                _ => alive
+                    .zip(pos)
+                    .filter(|&(_, p)| p < st.count)
+                    .map(|(v, p)| (p, st.prob_of(v))),
+            };
+        }
+    }
+}
+
+/// Log-softmax of `work` listed in `order` (descending), as torch's `log_softmax`:
+/// `v − max − ln Σ e^(v − max)`, −∞ for removed entries.
+fn log_softmax_sorted(work: &[f32], order: &[u32]) -> Vec<f32> {
+    let max = work
+        .iter()
+        .cloned()
+        .filter(|v| v.is_finite())
+        .fold(f32::NEG_INFINITY, f32::max);
+    let s: f32 = order
+        .iter()
+        .map(|&i| work[i as usize])
+        .filter(|v| v.is_finite())
+        .map(|v| exp(v - max))
+        .sum();
+    let log_s = ln(s);
+    order
+        .iter()
+        .map(|&i| {
+            let v = work[i as usize];
+            if v.is_finite() {
+                v - max - log_s
+            } else {
+                NEG_INF
+            }
+        })
+        .collect()
+}
+
+/// ln x for finite x > 0, with the same bits on every target (plain f64 adds,
+/// multiplies and divides): x = m·2^e with m in [√½, √2), ln m = 2·atanh(z) for
+/// z = (m − 1)/(m + 1), |z| ≤ 0.172, summed to z²¹ (error below 1e-17), rounded to f32.
+fn ln(x: f32) -> f32 {
+    if !(x > 0.0 && x.is_finite()) {
+        return if x == 0.0 { NEG_INF } else { f32::NAN };
+    }
+    let x = x as f64;
+    let bits = x.to_bits();
+    let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mut m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | (1023u64 << 52));
+    if m > std::f64::consts::SQRT_2 {
+        m /= 2.0;
+        e += 1;
+    }
+    let z = (m - 1.0) / (m + 1.0);
+    let z2 = z * z;
+    let mut term = z;
+    let mut sum = 0.0;
+    for k in 0..11 {
+        sum += term / (2 * k + 1) as f64;
+        term *= z2;
+    }
+    (e as f64 * std::f64::consts::LN_2 + 2.0 * sum) as f32
 }
 
 /// Softmax of `work` listed in `order` (descending), f32 like torch.
@@ -555,7 +836,7 @@ fn softmax_sorted(work: &[f32], order: &[u32]) -> Vec<f32> {
         .map(|&i| {
             let v = work[i as usize];
             if v.is_finite() {
-                (v - max).exp()
+                exp(v - max)
             } else {
                 0.0
             }
@@ -774,6 +1055,241 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A recorded step on logits ln(p): its stages by name.
+    fn recorded(c: SamplerConfig, probs: &[f32], context: &[u32]) -> StepTrace {
+        let mut s = Sampler::new(c).unwrap();
+        s.record = true;
+        let logits: Vec<f32> = probs.iter().map(|p| p.ln()).collect();
+        s.sample(&logits, context)
+    }
+
+    fn stage<'a>(t: &'a StepTrace, name: &str) -> &'a Stage {
+        t.stages
+            .iter()
+            .find(|s| s.stage == name)
+            .unwrap_or_else(|| panic!("no {name} in {:?}", t.stages))
+    }
+
+    /// (id, prob) of a stage's listed candidates, probabilities checked to 1e-4.
+    fn assert_listed(st: &Stage, want: &[(u32, f32)]) {
+        let got: Vec<u32> = st.top.iter().map(|c| c.id).collect();
+        let ids: Vec<u32> = want.iter().map(|w| w.0).collect();
+        assert_eq!(got, ids, "{}", st.stage);
+        for (c, w) in st.top.iter().zip(want) {
+            assert!(
+                (c.prob - w.1).abs() < 1e-4,
+                "{} id {}: {} vs {}",
+                st.stage,
+                c.id,
+                c.prob,
+                w.1
+            );
+        }
+    }
+
+    fn cuts(st: &Stage) -> Vec<(u32, Option<&str>)> {
+        st.top.iter().map(|c| (c.id, c.cut_by.as_deref())).collect()
+    }
+
+    #[test]
+    fn each_filter_records_its_survivors_renormalized() {
+        // P = 0.1, 0.2, 0.3, 0.4 (ids 0..3). Each row: the filter, its survivors with
+        // probabilities renormalized over them, and the id the filter cut first.
+        type Row<'a> = (&'a str, SamplerConfig, &'a [(u32, f32)]);
+        let rows: [Row; 4] = [
+            // 0.4/0.9, 0.3/0.9, 0.2/0.9
+            (
+                "top_k",
+                cfg(|c| c.top_k = 3),
+                &[(3, 0.4444), (2, 0.3333), (1, 0.2222)],
+            ),
+            // 0.4/0.7, 0.3/0.7
+            (
+                "top_p",
+                cfg(|c| c.top_p = 0.65),
+                &[(3, 0.5714), (2, 0.4286)],
+            ),
+            // cut 0.3 × 0.4 = 0.12 drops only 0.1
+            (
+                "min_p",
+                cfg(|c| c.min_p = 0.3),
+                &[(3, 0.4444), (2, 0.3333), (1, 0.2222)],
+            ),
+            // typical keeps 2 then 1 (see typical_p_table): 0.3/0.5, 0.2/0.5
+            (
+                "typical_p",
+                cfg(|c| c.typical_p = 0.45),
+                &[(2, 0.6), (1, 0.4)],
+            ),
+        ];
+        for (name, c, want) in rows {
+            let t = recorded(c, &P, &[]);
+            let names: Vec<&str> = t.stages.iter().map(|s| s.stage.as_str()).collect();
+            assert_eq!(names, ["raw", "penalized", "temperature", name]);
+            assert_listed(stage(&t, "raw"), &[(3, 0.4), (2, 0.3), (1, 0.2), (0, 0.1)]);
+            assert_listed(
+                stage(&t, "temperature"),
+                &[(3, 0.4), (2, 0.3), (1, 0.2), (0, 0.1)],
+            );
+            let last = stage(&t, name);
+            assert_eq!(last.count, want.len(), "{name}");
+            assert_listed(last, want);
+            // Every raw candidate the filter removed says so; the survivors reach the draw.
+            for (id, by) in cuts(stage(&t, "raw")) {
+                let kept = want.iter().any(|w| w.0 == id);
+                assert_eq!(by, (!kept).then_some(name), "{name} id {id}");
+            }
+            // The last stage is what the draw used, bit for bit.
+            let top: Vec<(u32, f32)> = last.top.iter().map(|c| (c.id, c.prob)).collect();
+            assert_eq!(top, t.top, "{name}");
+            let (rank, p) = last.pick.expect("the pick survives");
+            assert_eq!(p.to_bits(), t.prob.to_bits(), "{name}");
+            assert_eq!(last.top[rank].id, t.token, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_chain_records_where_each_candidate_was_cut() {
+        // top-k 3 → 0.444, 0.333, 0.222; top-p 0.6 drops 0.222 (cum ≤ 0.4) → 0.571,
+        // 0.429; min-p 0.8 cuts below 0.457 → id 3 alone, prob 1.
+        let c = cfg(|c| {
+            c.top_k = 3;
+            c.top_p = 0.6;
+            c.min_p = 0.8;
+        });
+        let t = recorded(c, &P, &[]);
+        let counts: Vec<(&str, usize)> = t
+            .stages
+            .iter()
+            .map(|s| (s.stage.as_str(), s.count))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("raw", 4),
+                ("penalized", 4),
+                ("temperature", 4),
+                ("top_k", 3),
+                ("top_p", 2),
+                ("min_p", 1)
+            ]
+        );
+        assert_listed(stage(&t, "top_p"), &[(3, 0.5714), (2, 0.4286)]);
+        assert_listed(stage(&t, "min_p"), &[(3, 1.0)]);
+        assert_eq!(
+            cuts(stage(&t, "temperature")),
+            [
+                (3, None),
+                (2, Some("min_p")),
+                (1, Some("top_p")),
+                (0, Some("top_k"))
+            ]
+        );
+        assert_eq!(
+            cuts(stage(&t, "top_k")),
+            [(3, None), (2, Some("min_p")), (1, Some("top_p"))]
+        );
+        assert_eq!(t.token, 3);
+        // The pick at each stage: rank 0 throughout, its probability renormalized.
+        let picks: Vec<(usize, f32)> = t.stages.iter().map(|s| s.pick.unwrap()).collect();
+        for ((rank, p), want) in picks.iter().zip([0.4, 0.4, 0.4, 0.4444, 0.5714, 1.0]) {
+            assert_eq!(*rank, 0);
+            assert!((p - want).abs() < 1e-4, "{p} vs {want}");
+        }
+    }
+
+    #[test]
+    fn temperature_stage_shows_scaled_logits_and_the_pick_lower_down() {
+        // T = 0.5: logits 2·ln p, probabilities ∝ p² (0.033, 0.133, 0.3, 0.533).
+        let mut c = cfg(|c| c.temperature = 0.5);
+        c.seed = 3;
+        let t = recorded(c, &P, &[]);
+        let st = stage(&t, "temperature");
+        assert_listed(st, &[(3, 0.5333), (2, 0.3), (1, 0.1333), (0, 0.0333)]);
+        assert!((st.top[0].logit - 2.0 * 0.4f32.ln()).abs() < 1e-6);
+        let (rank, p) = st.pick.unwrap();
+        assert_eq!(st.top[rank].id, t.token);
+        assert_eq!(p.to_bits(), t.prob.to_bits());
+        let (raw_rank, _) = stage(&t, "raw").pick.unwrap();
+        assert_eq!(
+            raw_rank, rank,
+            "the order is the same before and after scaling"
+        );
+    }
+
+    #[test]
+    fn greedy_records_penalties_and_the_argmax() {
+        // logits 1, 2, 3; repetition 2 on id 2 → 1, 2, 1.5: the argmax moves to id 1.
+        let mut c = SamplerConfig::preset("json").unwrap();
+        c.repetition_penalty = 2.0;
+        let mut s = Sampler::new(c).unwrap();
+        s.record = true;
+        let t = s.sample(&[1.0, 2.0, 3.0], &[2]);
+        assert_eq!(t.token, 1);
+        let names: Vec<&str> = t.stages.iter().map(|s| s.stage.as_str()).collect();
+        assert_eq!(names, ["raw", "penalized", "greedy"]);
+        // softmax(1, 2, 3) and softmax(1, 2, 1.5)
+        assert_listed(stage(&t, "raw"), &[(2, 0.6652), (1, 0.2447), (0, 0.0900)]);
+        assert_listed(
+            stage(&t, "penalized"),
+            &[(1, 0.5065), (2, 0.3072), (0, 0.1863)],
+        );
+        assert_eq!(
+            cuts(stage(&t, "raw")),
+            [(2, Some("greedy")), (1, None), (0, Some("greedy"))]
+        );
+        assert_eq!(stage(&t, "raw").pick.map(|p| p.0), Some(1));
+        assert_eq!(stage(&t, "penalized").pick.map(|p| p.0), Some(0));
+        assert_eq!(stage(&t, "greedy").pick, Some((0, 1.0)));
+    }
+
+    #[test]
+    fn recording_does_not_change_the_draws() {
+        let logits: Vec<f32> = (0..300).map(|i| ((i * 37 % 101) as f32) / 17.0).collect();
+        let run = |record| {
+            let mut s = Sampler::new(SamplerConfig {
+                seed: 9,
+                ..SamplerConfig::preset("creative").unwrap()
+            })
+            .unwrap();
+            s.record = record;
+            let mut ctx = vec![];
+            (0..50)
+                .map(|_| {
+                    let t = s.sample(&logits, &ctx);
+                    ctx.push(t.token);
+                    (t.token, t.prob.to_bits(), t.draw.map(f64::to_bits))
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(true), run(false));
+    }
+
+    #[test]
+    fn a_fallback_step_records_without_placing_the_pick_after_the_filters() {
+        let mut s = Sampler::new(cfg(|c| c.typical_p = 0.9)).unwrap();
+        s.record = true;
+        let t = s.sample(&[f32::NAN, f32::NAN], &[]);
+        assert!(t.fallback.is_some());
+        assert_eq!(stage(&t, "raw").count, 0);
+        assert!(t.stages.iter().all(|s| s.pick.is_none()));
+    }
+
+    #[test]
+    fn portable_ln_is_within_an_ulp_of_the_platform_one() {
+        let mut worst = 0u32;
+        let mut x = 1e-30f32;
+        while x < 1e30 {
+            let (got, want) = (ln(x), (x as f64).ln() as f32);
+            worst = worst.max(got.to_bits().abs_diff(want.to_bits()));
+            x *= 1.0137;
+        }
+        assert!(worst <= 1, "{worst} ulps");
+        assert_eq!(ln(1.0), 0.0);
+        assert_eq!(ln(0.0), f32::NEG_INFINITY);
+        assert!(ln(-1.0).is_nan());
     }
 
     #[test]

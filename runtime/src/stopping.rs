@@ -94,6 +94,45 @@ impl LoopConfig {
     }
 }
 
+impl LoopConfig {
+    /// The detector's state after `tokens`: the back-to-back repeat at the end that
+    /// covers the most tokens (pattern length, repeats), shortest pattern on ties; None
+    /// if nothing repeats. It fires once `repeats ≥ min_repeats` and the span reaches
+    /// `min_span`.
+    pub fn strongest(&self, tokens: &[u32]) -> Option<(usize, usize)> {
+        let tail = &tokens[tokens.len().saturating_sub(self.window)..];
+        let mut best: Option<(usize, usize)> = None;
+        for len in self.min_len.max(1)..=self.max_len.min(tail.len() / 2) {
+            let pat = &tail[tail.len() - len..];
+            let mut repeats = 1;
+            while let Some(start) = tail.len().checked_sub((repeats + 1) * len) {
+                if &tail[start..start + len] != pat {
+                    break;
+                }
+                repeats += 1;
+            }
+            if repeats >= 2 && best.is_none_or(|(l, r)| repeats * len > l * r) {
+                best = Some((len, repeats));
+            }
+        }
+        best
+    }
+}
+
+/// The stop rules as they stood after one generated token (a traced step's record).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StopCheck {
+    /// The rule that ended generation at this token (`eos_token`, `stop_token_id`,
+    /// `stop_string`, `loop_detected`, `max_tokens`, `context_full`), if one did.
+    pub stopped: Option<String>,
+    /// Generated text not yet shown: a partial character, or a tail that may begin a
+    /// stop string.
+    pub held_back: String,
+    /// The loop detector's strongest repeat at the end (pattern length, repeats), with
+    /// detection on.
+    pub repeat: Option<(usize, usize)>,
+}
+
 /// A stop string found in the generated text.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StopMatch {
@@ -161,10 +200,16 @@ impl TextStream {
         out
     }
 
+    /// The part of `text` (the full decoded generation) not handed out yet.
+    pub fn held_back<'t>(&self, text: &'t str) -> &'t str {
+        text.get(text.ceil_char_boundary(self.emitted.min(text.len()))..)
+            .unwrap_or("")
+    }
+
     /// Whatever remains unshown when generation ends without a stop string.
     pub fn finish(&mut self, text: &str) -> String {
         let t = text.trim_end_matches('\u{FFFD}');
-        let out = t.get(self.emitted..).unwrap_or("").to_string();
+        let out = self.held_back(t).to_string();
         self.emitted = t.len();
         out
     }
@@ -220,6 +265,32 @@ mod tests {
         let m = s.find_stop(full).unwrap();
         assert_eq!((m.start, m.end), (6, 12));
         assert_eq!(&full[..m.start], "Hello ");
+    }
+
+    #[test]
+    fn the_held_back_tail_is_what_advance_kept() {
+        let mut s = TextStream::new(vec!["</end>".into()]);
+        s.advance("Hello </en");
+        assert_eq!(s.held_back("Hello </en"), "</en");
+        s.advance("Hello </enx");
+        assert_eq!(s.held_back("Hello </enx"), "");
+    }
+
+    #[test]
+    fn the_strongest_repeat_is_reported_before_the_detector_fires() {
+        let cfg = LoopConfig::default();
+        assert_eq!(cfg.strongest(&[1, 2, 3]), None);
+        // "7 8" twice, then three times: below 4 repeats and 24 tokens, no loop yet.
+        assert_eq!(cfg.strongest(&[5, 7, 8, 7, 8]), Some((2, 2)));
+        assert_eq!(cfg.strongest(&[7, 8, 7, 8, 7, 8]), Some((2, 3)));
+        assert_eq!(cfg.check(&[7, 8, 7, 8, 7, 8]), None);
+        // A run of one id: the 1-token pattern covers as much as any, and is shortest.
+        assert_eq!(cfg.strongest(&[4; 6]), Some((1, 6)));
+        // Where the detector fires, the strongest repeat is at least as strong.
+        let looped: Vec<u32> = [1, 2, 3].repeat(9);
+        let found = cfg.check(&looped).unwrap();
+        let (len, reps) = cfg.strongest(&looped).unwrap();
+        assert!(len * reps >= found.pattern.len() * found.repeats);
     }
 
     #[test]

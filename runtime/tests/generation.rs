@@ -148,7 +148,27 @@ fn trace_records_every_step() {
         assert!(st.prob > 0.0 && st.prob <= 1.0);
         assert_eq!(st.candidates.first().map(|c| c.0), Some("temperature"));
         assert!(st.top.iter().any(|(t, _)| t == id));
+        // The stages in HF's order, each count matching the per-filter counts.
+        let names: Vec<&str> = st.stages.iter().map(|s| s.stage.as_str()).collect();
+        assert_eq!(
+            names,
+            ["raw", "penalized", "temperature", "top_k", "top_p", "min_p"]
+        );
+        for (s, (name, n)) in st.stages[2..].iter().zip(&st.candidates) {
+            assert_eq!((s.stage.as_str(), s.count), (*name, *n));
+        }
+        assert_eq!(
+            st.stages.last().unwrap().pick.unwrap().1.to_bits(),
+            st.prob.to_bits()
+        );
+        let check = st
+            .stop_check
+            .as_ref()
+            .expect("a traced step has its stop check");
+        assert!(check.stopped.is_none() || st.token == *g.ids.last().unwrap());
     }
+    let last = g.steps.last().unwrap().stop_check.as_ref().unwrap();
+    assert_eq!(last.stopped.as_deref(), Some(g.stop_reason.as_str()));
     assert!(g.timings.prefill_tok_s > 0.0);
 }
 

@@ -12,6 +12,8 @@ fn begin_turn(state: State) {
     state.error.set(None);
     state.notice.set(None);
     state.tokens.set(vec![]);
+    state.opened_token.set(None);
+    state.last_trace.set(None);
     state.stats.set(None);
     state.generating.set(true);
     state

@@ -63,6 +63,7 @@ fn ModelCard() -> impl IntoView {
                             mb(c.memory_measured as f64), (c.memory_measured as f64 / c.plan.total.max(1) as f64 - 1.0) * 100.0)}</dd>
                         <dt>"Load time"</dt><dd>{format!("{:.2} s", c.load_ms / 1e3)}</dd>
                     </dl>
+                    <ExecutionFacts facts=c.execution.clone()/>
                 </div>
             }
         })
@@ -143,6 +144,32 @@ fn StopAndSpeed() -> impl IntoView {
     }
 }
 
+/// How the forward pass runs this model, as the runtime applies it.
+#[component]
+fn ExecutionFacts(facts: slm_runtime::facts::ExecutionFacts) -> impl IntoView {
+    let state = expect_context::<State>();
+    let x = facts;
+    view! {
+        <details class="execution" data-testid="execution-facts">
+            <summary>"Execution"</summary>
+            <dl>
+                <dt>"RoPE"</dt><dd>{x.rope.clone()}</dd>
+                <dt>"Heads"</dt><dd>{format!("{} query heads, {} KV heads ({} per KV head), head_dim {}", x.heads, x.kv_heads, x.heads / x.kv_heads.max(1), x.head_dim)}</dd>
+                <dt>"Layers"</dt><dd>{format!("{} · hidden {} · MLP {}", x.layers, x.hidden, x.intermediate)}</dd>
+                <dt>"Norm eps"</dt><dd>{x.rms_norm_eps.to_string()}</dd>
+                <dt>"LM head"</dt><dd>{if x.tied_head { "tied to the embeddings" } else { "its own matrix" }}</dd>
+                <dt>"QKV bias"</dt><dd>{x.attention_bias.to_string()}</dd>
+                <dt>"Weights"</dt><dd>{x.weights.clone()}</dd>
+                <dt>"Activations"</dt><dd>{x.activations.clone()}</dd>
+                <dt>"Kernels"</dt><dd data-testid="kernel-path">{move || {
+                    let n = state.threads.get().map_or(x.threads, |t| t.count);
+                    format!("{} on {n} thread{}", x.kernels, if n == 1 { "" } else { "s" })
+                }}</dd>
+            </dl>
+        </details>
+    }
+}
+
 #[component]
 fn PromptView() -> impl IntoView {
     let state = expect_context::<State>();
@@ -159,31 +186,262 @@ fn PromptView() -> impl IntoView {
                             view! { <span class="tok" class:reused=reused title=format!("#{i} id {id}")>{format!("{id}:{piece:?}")}</span> }
                         }).collect_view()}
                     </div>
+                    {move || state.card.get().map(|c| view! { <TokenizerFacts facts=c.tokenizer bos_added=p.template_added_bos/> })}
                 </details>
             }
         })
     }
 }
 
+/// What explains the ids: the tokenizer's stages, its special tokens and their flags.
+#[component]
+fn TokenizerFacts(facts: slm_runtime::facts::TokenizerFacts, bos_added: bool) -> impl IntoView {
+    let t = facts;
+    let it = |x: &Option<slm_runtime::facts::IdText>| {
+        x.as_ref()
+            .map_or("none".to_string(), |x| format!("{} {:?}", x.id, x.text))
+    };
+    let eos = t
+        .eos
+        .iter()
+        .map(|e| format!("{} {:?}", e.id, e.text))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let bos_note = match (&t.bos, bos_added) {
+        (None, _) => "this model has no BOS".to_string(),
+        (Some(_), true) => {
+            "yes: the template wrote it (chat prompts are encoded without the post-processor)"
+                .into()
+        }
+        (Some(_), false) => {
+            "no: the template did not write it, and the post-processor does not run on chat prompts"
+                .into()
+        }
+    };
+    view! {
+        <div class="tokenizer-facts" data-testid="tokenizer-facts">
+            <h4>"Tokenizer"</h4>
+            <dl>
+                <dt>"Model"</dt><dd>{t.model.clone()}</dd>
+                <dt>"Normalizer"</dt><dd data-testid="normalizer">{t.normalizer.clone()}</dd>
+                <dt>"Pre-tokenizer"</dt><dd data-testid="pre-tokenizer">{t.pre_tokenizer.clone()}</dd>
+                <dt>"Post-processor"</dt><dd>{format!("{} (plain text only)", t.post_processor)}</dd>
+                <dt>"Decoder"</dt><dd>{t.decoder.clone()}</dd>
+                <dt>"BOS"</dt><dd data-testid="bos">{it(&t.bos)}</dd>
+                <dt>"Template added BOS"</dt><dd data-testid="bos-added">{bos_note}</dd>
+                <dt>"EOS (stop table)"</dt><dd data-testid="eos">{format!("{eos} — {}", t.eos_source)}</dd>
+                <dt>"PAD"</dt><dd>{format!("{} (generation never pads)", it(&t.pad))}</dd>
+                <dt>"UNK"</dt><dd>{it(&t.unk)}</dd>
+                <dt>"add_bos_token / add_eos_token"</dt><dd>{format!("{} / {}", t.add_bos_token, t.add_eos_token)}</dd>
+                <dt>"clean_up_tokenization_spaces"</dt><dd data-testid="clean-up">{format!(
+                    "{} in the config; {}",
+                    t.clean_up_config.map_or("absent".to_string(), |b| b.to_string()),
+                    if t.clean_up_applied { "applied when decoding" } else { "not applied (transformers skips it for BPE, or the config does not ask)" })}</dd>
+            </dl>
+            <table class="added-tokens" data-testid="added-tokens">
+                <thead><tr><th>"id"</th><th>"token"</th><th>"special"</th><th>"lstrip"</th><th>"rstrip"</th><th>"normalized"</th><th>"single_word"</th></tr></thead>
+                <tbody>
+                    {t.added_tokens.iter().map(|a| {
+                        let b = |v: bool| if v { "yes" } else { "·" };
+                        view! { <tr><td>{a.id}</td><td class="piece">{format!("{:?}", a.content)}</td><td>{b(a.special)}</td><td>{b(a.lstrip)}</td><td>{b(a.rstrip)}</td><td>{b(a.normalized)}</td><td>{b(a.single_word)}</td></tr> }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+/// Console rows are this tall (CSS `.token-row`), so that only the rows in view are
+/// in the DOM: a long reply does not grow the page.
+const ROW_PX: f64 = 22.0;
+/// Rows the panel shows at once (its height).
+const PANEL_ROWS: f64 = 14.0;
+/// Rows rendered beyond the visible ones, each side, so that scrolling stays smooth.
+const OVERSCAN: usize = 6;
+
 #[component]
 fn TokenConsole() -> impl IntoView {
     let state = expect_context::<State>();
+    let panel = NodeRef::<leptos::html::Div>::new();
+    let scroll = RwSignal::new(0.0f64);
+    // Follow the newest token while the reader is at the bottom.
+    let follow = RwSignal::new(true);
+    Effect::new(move |_| {
+        let n = state.tokens.with(|t| t.len());
+        if follow.get_untracked() {
+            if let Some(el) = panel.get_untracked() {
+                let bottom = (n as f64 * ROW_PX - PANEL_ROWS * ROW_PX).max(0.0);
+                el.set_scroll_top(bottom as i32);
+                scroll.set(bottom);
+            }
+        }
+    });
+    let on_scroll = move |_| {
+        if let Some(el) = panel.get_untracked() {
+            let top = el.scroll_top() as f64;
+            scroll.set(top);
+            follow.set(top + el.client_height() as f64 >= el.scroll_height() as f64 - ROW_PX);
+        }
+    };
+    let visible = move || {
+        let first = ((scroll.get() / ROW_PX) as usize).saturating_sub(OVERSCAN);
+        let last = first + PANEL_ROWS as usize + 2 * OVERSCAN;
+        state.tokens.with(|t| {
+            t.iter()
+                .skip(first)
+                .take(last - first)
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    };
     view! {
-        <h2>"Token console"</h2>
-        <table class="console">
-            <thead><tr><th>"#"</th><th>"id"</th><th>"piece"</th><th>"p"</th><th>"draw"</th><th>"top candidates"</th></tr></thead>
-            <tbody>
-                <For each=move || state.tokens.get() key=|r| r.index let:r>
-                    <tr class="token-row">
-                        <td>{r.index}</td>
-                        <td class="token-id">{r.id}</td>
-                        <td class="piece">{format!("{:?}", r.piece)}</td>
-                        <td>{format!("{:.3}", r.prob)}</td>
-                        <td>{r.draw.map(|d| format!("{d:.4}")).unwrap_or_else(|| "greedy".into())}</td>
-                        <td class="top">{r.top.iter().map(|(id, piece, p)| format!("{piece:?} ({id}) {p:.3}")).collect::<Vec<_>>().join(" · ")}</td>
-                    </tr>
+        <div class="console-head">
+            <h2>"Token console"</h2>
+            <span class="token-count" data-testid="token-count">{move || format!("{} tokens", state.tokens.with(|t| t.len()))}</span>
+            <ExportTrace/>
+        </div>
+        <div class="console-cols token-grid" aria-hidden="true">
+            <span>"#"</span><span>"id"</span><span>"piece"</span><span>"p"</span><span>"draw"</span><span>"top candidates"</span>
+        </div>
+        <div class="console-scroll" node_ref=panel on:scroll=on_scroll role="list" aria-label="Generated tokens"
+            style=format!("height: {}px", PANEL_ROWS * ROW_PX)>
+            <div class="console-spacer" style=move || format!("height: {}px", state.tokens.with(|t| t.len()) as f64 * ROW_PX)>
+                <For each=visible key=|r| r.index let:r>
+                    {
+                        let i = r.index;
+                        view! {
+                            <div class="token-row token-grid" role="listitem" style=format!("top: {}px", i as f64 * ROW_PX)
+                                class:open=move || state.opened_token.get() == Some(i)
+                                title="Open this token's sampler stages"
+                                on:click=move |_| state.opened_token.update(|o| *o = if *o == Some(i) { None } else { Some(i) })>
+                                <span>{i}</span>
+                                <span class="token-id">{r.id}</span>
+                                <span class="piece">{format!("{:?}", r.piece)}</span>
+                                <span>{format!("{:.3}", r.prob)}</span>
+                                <span>{r.draw.map(|d| format!("{d:.4}")).unwrap_or_else(|| "greedy".into())}</span>
+                                <span class="top">{r.top.iter().map(|(id, piece, p)| format!("{piece:?} ({id}) {p:.3}")).collect::<Vec<_>>().join(" · ")}</span>
+                            </div>
+                        }
+                    }
                 </For>
-            </tbody>
-        </table>
+            </div>
+        </div>
+        <TokenStages/>
     }
+}
+
+/// The opened token's sampler stages, in processing order: each stage's survivors with
+/// renormalized probabilities, where each listed candidate was cut, and where the pick
+/// stood; then the stop rules as they stood after it.
+#[component]
+fn TokenStages() -> impl IntoView {
+    let state = expect_context::<State>();
+    move || {
+        let i = state.opened_token.get()?;
+        let r = state.tokens.with(|t| t.get(i).cloned())?;
+        let text = |id: u32| {
+            r.stage_pieces
+                .iter()
+                .find(|p| p.0 == id)
+                .map_or(String::new(), |p| format!("{:?}", p.1))
+        };
+        let pick = r.id;
+        Some(view! {
+            <div class="token-stages" data-testid="token-stages" aria-label="Sampler stages">
+                <h3>{format!("Token #{i} · position {} · id {} {:?} · p {:.4}{}", r.position, r.id, r.piece, r.prob,
+                    r.draw.map(|d| format!(" · draw {d:.6}")).unwrap_or_default())}</h3>
+                {r.stages.is_empty().then(|| view! {
+                    <p class="note">"No stages were recorded for this turn: the diagnostics were closed while it ran."</p>
+                })}
+                <ol class="stages">
+                    {r.stages.iter().map(|s| {
+                        let placed = match s.pick {
+                            Some((rank, p)) => format!("pick kept at rank {rank}, p {p:.4}"),
+                            None if s.stage == "raw" || s.stage == "penalized" => "pick not finite here".into(),
+                            None => "pick was not in this stage's set (fallback)".into(),
+                        };
+                        view! {
+                            <li class="stage" data-stage=s.stage.clone() data-count=s.count.to_string()>
+                                <span class="stage-name">{s.stage.clone()}</span>
+                                <span class="stage-count">{format!("{} left", s.count)}</span>
+                                <span class="stage-pick">{placed}</span>
+                                <ul class="cands">
+                                    {s.top.iter().map(|c| {
+                                        let cut = c.cut_by.clone();
+                                        let is_cut = cut.is_some();
+                                        let data_cut = cut.clone().unwrap_or_default();
+                                        view! {
+                                            <li class="cand" class:pick=c.id == pick class:cut=is_cut
+                                                data-id=c.id.to_string() data-prob=c.prob.to_string() data-cut=data_cut>
+                                                {format!("{} ({}) {:.4} [{:.3}]", text(c.id), c.id, c.prob, c.logit)}
+                                                {cut.map(|by| view! { <em class="cut-by">{format!(" cut by {by}")}</em> })}
+                                            </li>
+                                        }
+                                    }).collect_view()}
+                                </ul>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ol>
+                {r.stop_check.clone().map(|c| view! {
+                    <p class="stop-check" data-testid="stop-check">{format!(
+                        "After this token: {}; held back {:?}; loop detector {}",
+                        c.stopped.map_or("generation went on".to_string(), |s| format!("stopped ({s})")),
+                        c.held_back,
+                        c.repeat.map_or("sees no repeat".to_string(), |(len, reps)| format!(
+                            "sees a {len}-token pattern repeated {reps}× ({} tokens; it fires at 4 repeats over 24 tokens)", len * reps))
+                    )}</p>
+                })}
+            </div>
+        })
+    }
+}
+
+/// Save the last turn's generation record as JSON, in `slm generate --trace`'s schema
+/// and formatting, so that the CLI's tooling can open it and compare.
+#[component]
+fn ExportTrace() -> impl IntoView {
+    let state = expect_context::<State>();
+    let save = move |_| {
+        let Some(record) = state.last_trace.get_untracked() else {
+            return;
+        };
+        let sha = record["prompt"]["rendered_sha256"]
+            .as_str()
+            .unwrap_or("turn")
+            .chars()
+            .take(12)
+            .collect::<String>();
+        let text = serde_json::to_string_pretty(&record).unwrap_or_default();
+        if let Err(e) = download(&format!("trace-{sha}.json"), &text) {
+            state
+                .notice
+                .set(Some(format!("The trace could not be saved: {e}")));
+        }
+    };
+    view! {
+        <button class="export-trace" disabled=move || state.last_trace.with(|t| t.is_none())
+            title="The last turn's record: prompt ids, every sampler stage per token, stop reason"
+            on:click=save>"Export trace"</button>
+    }
+}
+
+/// Offer `text` as a file download (a Blob URL on a temporary link).
+fn download(name: &str, text: &str) -> Result<(), String> {
+    use wasm_bindgen::JsCast;
+    let err = |e: wasm_bindgen::JsValue| format!("{e:?}");
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type("application/json");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).map_err(err)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(err)?;
+    let doc = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
+    let a: web_sys::HtmlAnchorElement = doc.create_element("a").map_err(err)?.unchecked_into();
+    a.set_href(&url);
+    a.set_download(name);
+    a.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
 }

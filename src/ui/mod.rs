@@ -39,6 +39,11 @@ fn App() -> impl IntoView {
             <h1>"TinyRustLM"</h1>
             <span class="tagline">"A small instruct model, running in this tab. Nothing leaves your machine."</span>
             <span class="worker-state">{move || if state.worker_ready.get() { "worker ready" } else { "starting worker…" }}</span>
+            <button class="diag-toggle" aria-pressed=move || state.diagnostics_open.get().to_string()
+                title="Closed, turns record no sampler stages, so decoding does no extra work"
+                on:click=move |_| state.diagnostics_open.update(|o| *o = !*o)>
+                {move || if state.diagnostics_open.get() { "Hide diagnostics" } else { "Show diagnostics" }}
+            </button>
         </header>
         {move || state.error.get().map(|e| view! {
             <div class="error" role="alert">
@@ -48,16 +53,18 @@ fn App() -> impl IntoView {
                 <button class="dismiss" on:click=move |_| state.error.set(None)>"Dismiss"</button>
             </div>
         })}
-        <main class="layout">
+        <main class="layout" class:no-diag=move || !state.diagnostics_open.get()>
             <section class="column models-column" aria-label="Models">
                 <models::ModelsPanel/>
             </section>
             <section class="column chat-column" aria-label="Chat">
                 <chat::ChatPanel/>
             </section>
-            <section class="column diag-column" aria-label="Diagnostics panels">
-                <diagnostics::DiagnosticsPanel/>
-            </section>
+            <Show when=move || state.diagnostics_open.get()>
+                <section class="column diag-column" aria-label="Diagnostics panels">
+                    <diagnostics::DiagnosticsPanel/>
+                </section>
+            </Show>
         </main>
     }
 }

@@ -1,5 +1,5 @@
 //! The person's settings, kept in `localStorage` across reloads: system prompt, preset
-//! and sampler, limits, context, tools and threads. (Conversations are another
+//! and sampler, limits, context, tools, threads and whether the diagnostics are open. (Conversations are another
 //! matter: they belong in IndexedDB with the chats.)
 
 use leptos::prelude::*;
@@ -22,6 +22,7 @@ struct Saved {
     context: Option<usize>,
     tools: String,
     threads: Option<usize>,
+    diagnostics_open: Option<bool>,
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -54,6 +55,9 @@ pub fn keep(state: State) {
     }
     state.tools.set(saved.tools);
     state.threads_wanted.set(saved.threads);
+    if let Some(d) = saved.diagnostics_open {
+        state.diagnostics_open.set(d);
+    }
     Effect::new(move |_| {
         let now = Saved {
             system: state.system.get(),
@@ -65,6 +69,7 @@ pub fn keep(state: State) {
             context: Some(state.context.get()),
             tools: state.tools.get(),
             threads: state.threads_wanted.get(),
+            diagnostics_open: Some(state.diagnostics_open.get()),
         };
         let Ok(text) = serde_json::to_string(&now) else {
             return;

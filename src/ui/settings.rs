@@ -35,6 +35,7 @@ pub fn current(state: State) -> Result<ChatSettings, String> {
             .collect(),
         loop_detection: state.loop_detection.get_untracked(),
         context: state.context.get_untracked(),
+        trace: state.diagnostics_open.get_untracked(),
     })
 }
 

@@ -76,6 +76,13 @@ pub struct TokenRow {
     pub prob: f32,
     pub draw: Option<f64>,
     pub top: Vec<(u32, String, f32)>,
+    /// Context position of the token.
+    pub position: usize,
+    /// Every sampler stage (empty when the console was closed during the turn).
+    pub stages: Vec<slm_runtime::sampling::Stage>,
+    pub stop_check: Option<slm_runtime::stopping::StopCheck>,
+    /// The text of every id the stages list.
+    pub stage_pieces: Vec<(u32, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -85,6 +92,7 @@ pub struct PromptView {
     pub ids: Vec<u32>,
     pub pieces: Vec<String>,
     pub reused: usize,
+    pub template_added_bos: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +154,13 @@ pub struct State {
     pub threads_asked: RwSignal<bool>,
     /// The reply a Regenerate replaced, put back if the worker refuses the turn.
     pub replaced_reply: RwSignal<Option<ChatMessage>>,
+    /// The diagnostics column is open. Closed, turns record no sampler stages, so
+    /// decoding does no extra work.
+    pub diagnostics_open: RwSignal<bool>,
+    /// The token console row opened to its stages.
+    pub opened_token: RwSignal<Option<usize>>,
+    /// The last turn's generation record (`slm generate --trace`'s schema), if traced.
+    pub last_trace: RwSignal<Option<Value>>,
 }
 
 impl Default for State {
@@ -201,6 +216,9 @@ impl State {
             threads_wanted: RwSignal::new(None),
             threads_asked: RwSignal::new(false),
             replaced_reply: RwSignal::new(None),
+            diagnostics_open: RwSignal::new(true),
+            opened_token: RwSignal::new(None),
+            last_trace: RwSignal::new(None),
         }
     }
 
@@ -319,6 +337,7 @@ impl State {
                 pieces,
                 reused,
                 capacity,
+                template_added_bos,
             } => {
                 self.kv.set((reused, capacity));
                 let total = ids.len().saturating_sub(reused);
@@ -329,6 +348,7 @@ impl State {
                     ids,
                     pieces,
                     reused,
+                    template_added_bos,
                 }));
             }
             Event::Prefill { done, total } => {
@@ -342,6 +362,10 @@ impl State {
                 draw,
                 top,
                 kv_len,
+                position,
+                stages,
+                stop_check,
+                stage_pieces,
             } => {
                 self.prefill.set(None);
                 if !text.is_empty() {
@@ -361,6 +385,10 @@ impl State {
                             prob,
                             draw,
                             top,
+                            position,
+                            stages,
+                            stop_check,
+                            stage_pieces,
                         });
                     });
                     self.kv.update(|kv| kv.0 = kv_len);
@@ -384,7 +412,9 @@ impl State {
                 capacity,
                 divergence,
                 memory_bytes,
+                trace,
             } => {
+                self.last_trace.set(trace);
                 self.generating.set(false);
                 self.prefill.set(None);
                 self.transcript.update(|t| {

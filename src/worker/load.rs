@@ -285,5 +285,7 @@ fn card(
             || !m.tokenizer.named_chat_templates.is_empty(),
         generation_config: serde_json::Value::Object(m.generation_config.clone()),
         load_ms,
+        execution: slm_runtime::facts::ExecutionFacts::of(&e.model, &e.text),
+        tokenizer: slm_runtime::facts::TokenizerFacts::of(&e.text),
     }
 }

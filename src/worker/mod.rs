@@ -523,7 +523,7 @@ async fn turn(
         stop_strings: st.stop_strings.clone(),
         stop_token_ids: vec![],
         loop_detection: st.loop_detection.then(LoopConfig::default),
-        trace: false,
+        trace: st.trace,
         candidates: true,
         abort: Some(abort.clone()),
     };
@@ -547,14 +547,15 @@ async fn turn(
     let ids = p.prompt_ids().to_vec();
     post(Event::Prompt {
         sha256: hex(&Sha256::digest(rendered.as_bytes())),
-        rendered,
+        template_added_bos: slm_runtime::facts::template_added_bos(&engine.text, &ids),
+        rendered: rendered.clone(),
         pieces: ids
             .iter()
             .map(|&i| engine.text.tokenizer.piece(i).unwrap_or_default())
             .collect(),
         reused: session.kv_len(),
         capacity: session.capacity(),
-        ids,
+        ids: ids.clone(),
     });
     let pending = RefCell::new(Vec::<Event>::new());
     let mut first_token_ms = None;
@@ -615,6 +616,9 @@ async fn turn(
         capacity: session.capacity(),
         divergence: t.divergence.and_then(|d| serde_json::to_value(d).ok()),
         memory_bytes: wasm_memory() as f64,
+        trace: st
+            .trace
+            .then(|| slm_runtime::trace::record(engine, &rendered, &ids, &st.sampler, g)),
     });
     true
 }
@@ -650,6 +654,19 @@ fn token_event(engine: &Engine, text: &str, step: &StepTrace) -> Event {
             .map(|&(id, p)| (id, piece(id), p))
             .collect(),
         kv_len: 0,
+        position: step.position,
+        stage_pieces: {
+            let mut ids: Vec<u32> = step
+                .stages
+                .iter()
+                .flat_map(|s| s.top.iter().map(|c| c.id))
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids.into_iter().map(|id| (id, piece(id))).collect()
+        },
+        stages: step.stages.clone(),
+        stop_check: step.stop_check.clone(),
     }
 }
 
