@@ -20,6 +20,7 @@ cargo clippy --release --locked -p tinyrustlm-web --target wasm32-unknown-unknow
 RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/simd128" \
   cargo clippy --release --locked -p slm-runtime --target wasm32-unknown-unknown -- -D warnings
 cargo test --release --locked -p slm-runtime --lib
+cargo test --release --locked -p tinyrustlm-web --lib
 node scripts/serve-test.mjs
 
 scripts/fetch-models.sh

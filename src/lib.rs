@@ -2,6 +2,7 @@
 //! worker (`worker`), which talk through `protocol`. The worker is the only place the
 //! runtime runs; the page never blocks on inference.
 
+pub mod markdown;
 pub mod protocol;
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

@@ -123,6 +123,8 @@ pub enum Command {
     },
     ResetContext,
     ClearTranscript,
+    /// Drop the model, its session and KV cache (answered by `Event::Unloaded`).
+    Unload,
     /// Check a quality-gate evidence record (`slm gate` output) against the loaded
     /// model; the card then shows it, or why it was rejected.
     AttachEvidence {
@@ -255,6 +257,11 @@ pub enum Event {
         /// `slm generate --trace` (`slm_runtime::trace::record`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         trace: Option<Value>,
+    },
+    /// No model is loaded any more. `memory_bytes`: the worker's wasm memory, which
+    /// never shrinks; what the model held is free for the next one.
+    Unloaded {
+        memory_bytes: f64,
     },
     /// The session after a reset or clear.
     Context {

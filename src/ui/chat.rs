@@ -96,6 +96,76 @@ fn regenerate(state: State) {
     send(&Command::Regenerate { settings });
 }
 
+/// One transcript entry: Markdown (`crate::markdown`), or the exact text with Raw on.
+#[component]
+fn Message(i: usize) -> impl IntoView {
+    let state = expect_context::<State>();
+    let msg = Memo::new(move |_| state.transcript.with(|t| t.get(i).cloned()));
+    let raw = RwSignal::new(false);
+    move || {
+        msg.get().map(|m| {
+            let class = format!("msg {}", m.role);
+            let html = crate::markdown::to_html(&m.content);
+            let text = m.content.clone();
+            let copy = m.content.clone();
+            view! {
+                <li class=class data-role=m.role.clone()>
+                    <span class="role">{m.role.clone()}</span>
+                    <span class="msg-tools">
+                        <button class="small" aria-pressed=move || raw.get().to_string()
+                            title="The exact text the model produced, as the token console explains it"
+                            on:click=move |_| raw.update(|r| *r = !*r)>"Raw"</button>
+                        <button class="small" on:click=move |ev| copy_text(&ev, &copy)>"Copy"</button>
+                    </span>
+                    {move || if raw.get() {
+                        view! { <pre class="content raw">{text.clone()}</pre> }.into_any()
+                    } else {
+                        view! { <div class="content markdown" inner_html=html.clone()></div> }.into_any()
+                    }}
+                    {m.tool_calls.into_iter().map(|c| view! {
+                        <div class="tool-call" data-testid="tool-call" data-name=c.name.clone()>
+                            <span class="tool-name">{format!("calls {}", c.name)}</span>
+                            <pre class="tool-args">{serde_json::to_string_pretty(&c.arguments).unwrap_or_default()}</pre>
+                        </div>
+                    }).collect_view()}
+                </li>
+            }
+        })
+    }
+}
+
+/// Put `text` on the clipboard, and say so on the button that asked.
+fn copy_text(ev: &web_sys::MouseEvent, text: &str) {
+    use wasm_bindgen::JsCast;
+    let Some(w) = web_sys::window() else { return };
+    let _ = w.navigator().clipboard().write_text(text);
+    if let Some(b) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    {
+        b.set_text_content(Some("Copied"));
+    }
+}
+
+/// A code block's Copy button (markup from `crate::markdown`, so one handler on the
+/// transcript serves them all): copy that block's code.
+fn copy_code(ev: web_sys::MouseEvent) {
+    use wasm_bindgen::JsCast;
+    let Some(button) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .filter(|e| e.class_list().contains("copy-code"))
+    else {
+        return;
+    };
+    let code = button
+        .parent_element()
+        .and_then(|block| block.query_selector("code").ok().flatten())
+        .and_then(|c| c.text_content())
+        .unwrap_or_default();
+    copy_text(&ev, &code);
+}
+
 #[component]
 pub fn ChatPanel() -> impl IntoView {
     let state = expect_context::<State>();
@@ -125,23 +195,12 @@ pub fn ChatPanel() -> impl IntoView {
                 {d["explanation"].as_str().unwrap_or("").to_string()}
             </div>
         })}
-        <ol class="transcript" aria-label="Transcript">
-            {move || state.transcript.get().into_iter().map(|m| {
-                let class = format!("msg {}", m.role);
-                let data_role = m.role.clone();
-                view! {
-                    <li class=class data-role=data_role>
-                        <span class="role">{m.role}</span>
-                        <div class="content">{m.content}</div>
-                        {m.tool_calls.into_iter().map(|c| view! {
-                            <div class="tool-call" data-testid="tool-call" data-name=c.name.clone()>
-                                <span class="tool-name">{format!("calls {}", c.name)}</span>
-                                <pre class="tool-args">{serde_json::to_string_pretty(&c.arguments).unwrap_or_default()}</pre>
-                            </div>
-                        }).collect_view()}
-                    </li>
-                }
-            }).collect_view()}
+        <ol class="transcript" aria-label="Transcript" on:click=copy_code>
+            // Keyed by position, each message a memo: a streamed token re-renders only
+            // the message it grows.
+            <For each=move || 0..state.transcript.with(|t| t.len()) key=|i| *i let:i>
+                <Message i=i/>
+            </For>
         </ol>
         {move || state.prefill.get().map(|(done, total)| view! {
             <p class="prefill" role="status" data-testid="prefill">
@@ -198,6 +257,11 @@ pub fn ChatPanel() -> impl IntoView {
                         state.notice.set(Some("Transcript cleared: the messages are gone, but the KV cache still holds them until the next turn re-uses what matches.".into()));
                     }>"Clear transcript"</button>
                 <span class="explain">"Forget the messages, keep the KV cache. The next turn reuses only the prefix that still matches."</span>
+            </div>
+            <div>
+                <button disabled=move || no_model() || state.generating.get()
+                    on:click=move |_| send(&Command::Unload)>"Unload model"</button>
+                <span class="explain">"Free the model's memory. The messages stay on the page; load a model to chat again."</span>
             </div>
         </div>
         {move || state.notice.get().map(|n| view! { <p class="notice" role="status">{n}</p> })}

@@ -32,6 +32,8 @@ fn App() -> impl IntoView {
     let state = State::new();
     provide_context(state);
     saved::keep(state);
+    theme::follow(state);
+    stop_on_escape(state);
     client::start(state);
     models::fetch_catalog(state);
     view! {
@@ -39,6 +41,15 @@ fn App() -> impl IntoView {
             <h1>"TinyRustLM"</h1>
             <span class="tagline">"A small instruct model, running in this tab. Nothing leaves your machine."</span>
             <span class="worker-state">{move || if state.worker_ready.get() { "worker ready" } else { "starting worker…" }}</span>
+            <label class="theme">
+                <select class="theme-select" aria-label="Theme"
+                    prop:value=move || state.theme.get()
+                    on:change=move |ev| state.theme.set(event_target_value(&ev))>
+                    <option value="system">"System theme"</option>
+                    <option value="light">"Light"</option>
+                    <option value="dark">"Dark"</option>
+                </select>
+            </label>
             <button class="diag-toggle" aria-pressed=move || state.diagnostics_open.get().to_string()
                 title="Closed, turns record no sampler stages, so decoding does no extra work"
                 on:click=move |_| state.diagnostics_open.update(|o| *o = !*o)>
@@ -66,6 +77,40 @@ fn App() -> impl IntoView {
                 </section>
             </Show>
         </main>
+    }
+}
+
+/// Esc stops a reply (or a prompt being read), wherever the focus is.
+fn stop_on_escape(state: State) {
+    let handle = window_event_listener(leptos::ev::keydown, move |e| {
+        if e.key() == "Escape" && state.generating.get_untracked() {
+            client::send(&crate::protocol::Command::Stop);
+        }
+    });
+    // The page lives as long as the tab: the listener is never removed.
+    std::mem::forget(handle);
+}
+
+mod theme {
+    use super::State;
+    use leptos::prelude::*;
+
+    /// Keep `<html data-theme>` on the chosen theme; none for "system", so that the
+    /// stylesheet follows `prefers-color-scheme`.
+    pub fn follow(state: State) {
+        Effect::new(move |_| {
+            let t = state.theme.get();
+            let Some(root) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.document_element())
+            else {
+                return;
+            };
+            let _ = match t.as_str() {
+                "light" | "dark" => root.set_attribute("data-theme", &t),
+                _ => root.remove_attribute("data-theme"),
+            };
+        });
     }
 }
 

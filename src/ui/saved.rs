@@ -1,5 +1,5 @@
 //! The person's settings, kept in `localStorage` across reloads: system prompt, preset
-//! and sampler, limits, context, tools, threads and whether the diagnostics are open. (Conversations are another
+//! and sampler, limits, context, tools, threads, whether the diagnostics are open, and the theme. (Conversations are another
 //! matter: they belong in IndexedDB with the chats.)
 
 use leptos::prelude::*;
@@ -23,6 +23,7 @@ struct Saved {
     tools: String,
     threads: Option<usize>,
     diagnostics_open: Option<bool>,
+    theme: Option<String>,
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -58,6 +59,9 @@ pub fn keep(state: State) {
     if let Some(d) = saved.diagnostics_open {
         state.diagnostics_open.set(d);
     }
+    if let Some(t) = saved.theme {
+        state.theme.set(t);
+    }
     Effect::new(move |_| {
         let now = Saved {
             system: state.system.get(),
@@ -70,6 +74,7 @@ pub fn keep(state: State) {
             tools: state.tools.get(),
             threads: state.threads_wanted.get(),
             diagnostics_open: Some(state.diagnostics_open.get()),
+            theme: Some(state.theme.get()),
         };
         let Ok(text) = serde_json::to_string(&now) else {
             return;

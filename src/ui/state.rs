@@ -161,6 +161,8 @@ pub struct State {
     pub opened_token: RwSignal<Option<usize>>,
     /// The last turn's generation record (`slm generate --trace`'s schema), if traced.
     pub last_trace: RwSignal<Option<Value>>,
+    /// "system" (follow `prefers-color-scheme`), "light" or "dark".
+    pub theme: RwSignal<String>,
 }
 
 impl Default for State {
@@ -219,6 +221,7 @@ impl State {
             diagnostics_open: RwSignal::new(true),
             opened_token: RwSignal::new(None),
             last_trace: RwSignal::new(None),
+            theme: RwSignal::new("system".into()),
         }
     }
 
@@ -440,6 +443,15 @@ impl State {
                     first_token_ms,
                     memory_bytes,
                 }));
+            }
+            Event::Unloaded { memory_bytes } => {
+                self.card.set(None);
+                self.kv.set((0, 0));
+                self.prompt.set(None);
+                self.notice.set(Some(format!(
+                    "Model unloaded: the memory it held is free for the next model (the worker's heap stays at {}, as wasm memory never shrinks). The transcript stays on this page.",
+                    super::mb(memory_bytes)
+                )));
             }
             Event::Context {
                 kv_len,

@@ -202,6 +202,16 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
                 set_threads(&mut threads, count).await;
                 continue;
             }
+            (Command::Unload, _) => {
+                // The model, its session and cache go; the thread pool stays.
+                if let Some(mut old) = loaded.take() {
+                    threads = std::mem::take(&mut old.engine.model.threads);
+                }
+                post(Event::Unloaded {
+                    memory_bytes: wasm_memory() as f64,
+                });
+                continue;
+            }
             (cmd, _) if is_chat(&cmd) => {
                 // The page's probe/bench promises wait for a "probe" answer.
                 let during = match cmd {
@@ -447,7 +457,7 @@ async fn chat(
                     post_failure("probe", e.into());
                 }
             }
-            Command::Load { .. } | Command::LoadFile { .. } => return Some(msg),
+            Command::Load { .. } | Command::LoadFile { .. } | Command::Unload => return Some(msg),
             other => storage(store, other).await,
         }
     }

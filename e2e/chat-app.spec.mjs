@@ -1,0 +1,88 @@
+import { test, expect } from '@playwright/test';
+import { open, pickFile, greedy, say, shot, assistantMessages } from './helpers.mjs';
+
+test('replies render as Markdown: code blocks copy, raw HTML stays text, Raw shows the exact text', async ({ page, context }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  const errors = await open(page);
+  await pickFile(page);
+  await greedy(page, 60);
+  // SmolLM2, greedy, answers this with a fenced Python block.
+  await say(page, 'Write a Python function that adds two numbers.');
+  const reply = assistantMessages(page).last();
+  const code = reply.locator('pre > code.language-python');
+  await expect(code).toContainText('def ');
+  await reply.getByRole('button', { name: 'Copy code' }).first().click();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  expect(copied).toBe(await code.first().textContent());
+  // Raw: the exact text, fences and all.
+  const msg = page.locator('.msg.assistant').last();
+  await msg.getByRole('button', { name: 'Raw' }).click();
+  await expect(msg.locator('pre.content.raw')).toContainText('```python');
+  await msg.getByRole('button', { name: 'Raw' }).click();
+  await msg.getByRole('button', { name: 'Copy', exact: true }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toContain('```python');
+
+  // Hostile markup in a message is shown, never run or fetched.
+  await page.evaluate(() => { window.__pwned = 0; });
+  const hostile = 'Look: <script>window.__pwned = 1</script> and <img src=x onerror="window.__pwned = 2"> and [a link](javascript:window.__pwned=3) and ![pic](https://example.com/p.png)';
+  await say(page, hostile);
+  const user = page.locator('.msg.user .content').last();
+  await expect(user).toContainText('<script>window.__pwned = 1</script>');
+  await expect(user).toContainText('<img src=x onerror="window.__pwned = 2">');
+  await expect(user.locator('script, img, a')).toHaveCount(0);
+  await expect(user).toContainText('[image: pic] https://example.com/p.png');
+  await user.click();
+  expect(await page.evaluate(() => window.__pwned)).toBe(0);
+  expect(errors).toEqual([]);
+  await shot(page, '21-markdown');
+});
+
+test('Esc stops a reply, and Unload model frees it while the chat stays', async ({ page }) => {
+  await open(page);
+  await pickFile(page);
+  await greedy(page, 400);
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await box.fill('Write a long story about a lighthouse keeper.');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('.token-row').nth(3)).toBeVisible({ timeout: 120_000 });
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('stop-reason')).toHaveText('Stop reason: aborted');
+  await page.getByRole('button', { name: 'Unload model' }).click();
+  await expect(page.locator('.card')).toHaveCount(0);
+  await expect(page.getByText(/Model unloaded/)).toBeVisible();
+  await expect(page.locator('.model-line')).toContainText('No model loaded');
+  await expect(assistantMessages(page)).toHaveCount(1);
+  await expect(page.getByRole('button', { name: 'Send' })).toBeDisabled();
+  // A model loads again after it.
+  await pickFile(page);
+  await say(page, 'Hi');
+  await expect(assistantMessages(page).last()).not.toBeEmpty();
+});
+
+test('dark and light themes, and the chat at 390 px', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await open(page);
+  await pickFile(page);
+  await greedy(page, 24);
+  await say(page, 'Write a Python function that adds two numbers.');
+  const bg = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  const theme = page.getByRole('combobox', { name: 'Theme' });
+  await theme.selectOption('light');
+  const light = await bg();
+  await shot(page, '22-light-1280');
+  await theme.selectOption('dark');
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  const dark = await bg();
+  expect(dark).not.toBe(light);
+  await shot(page, '23-dark-1280');
+  // The choice survives a reload.
+  await page.reload();
+  await expect(page.getByText('worker ready')).toBeVisible();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await pickFile(page);
+  await shot(page, '24-dark-390');
+  await theme.selectOption('system');
+  await expect(page.locator('html')).not.toHaveAttribute('data-theme', /.*/);
+  await shot(page, '25-system-390');
+});
