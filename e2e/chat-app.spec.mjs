@@ -86,3 +86,35 @@ test('dark and light themes, and the chat at 390 px', async ({ page }) => {
   await expect(page.locator('html')).not.toHaveAttribute('data-theme', /.*/);
   await shot(page, '25-system-390');
 });
+
+test('installable: a web manifest with an icon; every sampler control says what it does', async ({ page }) => {
+  await open(page);
+  const href = await page.locator('link[rel=manifest]').getAttribute('href');
+  const res = await page.request.get(href);
+  expect(res.headers()['content-type']).toContain('application/manifest+json');
+  const manifest = await res.json();
+  expect(manifest.start_url).toBe('./');
+  expect(manifest.display).toBe('standalone');
+  const icon = await page.request.get(manifest.icons[0].src);
+  expect(icon.ok()).toBe(true);
+  await page.locator('details.advanced summary').click();
+  for (const name of ['Temperature', 'Top-k', 'Top-p', 'Min-p', 'Typical-p', 'Repetition penalty',
+    'Presence penalty', 'Frequency penalty', 'Seed']) {
+    const field = page.locator('label.field', { has: page.getByRole('spinbutton', { name, exact: true }) });
+    await expect(field.locator('.help')).toHaveText(/turns it off|greedy|same reply/);
+  }
+});
+
+test('a reply shows its live rate while it streams, and is announced once when done', async ({ page }) => {
+  await open(page);
+  await pickFile(page);
+  await greedy(page, 60);
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await box.fill('Write a long story about a lighthouse keeper.');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.getByTestId('live-rate')).toContainText(/Generating: \d+ tokens, [\d.]+ tok\/s/, { timeout: 60_000 });
+  await expect(page.getByRole('button', { name: 'Stop' })).toBeDisabled({ timeout: 120_000 });
+  await expect(page.getByTestId('live-rate')).toHaveCount(0);
+  await expect(page.getByRole('status').filter({ hasText: 'Reply complete' })).toHaveText(/Reply complete: \d+ tokens, stopped by (max_tokens|eos_token)\./);
+  await expect(page.getByRole('log', { name: 'Transcript' })).toBeVisible();
+});

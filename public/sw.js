@@ -9,7 +9,8 @@
 const CACHE = 'tinyrustlm-shell-v1';
 // Files the page does not name in its HTML: the workers and what they load.
 const FIXED = ['./', './models.json', './worker_loader.js', './worker.js', './worker_bg.wasm',
-  './worker_mt_loader.js', './worker_mt.js', './worker_mt_bg.wasm', './pool.js', './sw.js'];
+  './worker_mt_loader.js', './worker_mt.js', './worker_mt_bg.wasm', './pool.js', './sw.js',
+  './manifest.webmanifest', './icon.svg'];
 
 // The shell of a build: the fixed files and what its index.html links.
 function shellOf(html) {

@@ -12,6 +12,7 @@ fn begin_turn(state: State) {
     state.error.set(None);
     state.notice.set(None);
     state.tokens.set(vec![]);
+    state.first_token_at.set(None);
     state.opened_token.set(None);
     state.last_trace.set(None);
     state.stats.set(None);
@@ -195,13 +196,23 @@ pub fn ChatPanel() -> impl IntoView {
                 {d["explanation"].as_str().unwrap_or("").to_string()}
             </div>
         })}
-        <ol class="transcript" aria-label="Transcript" on:click=copy_code>
+        <ol class="transcript" role="log" aria-live="off" aria-label="Transcript" on:click=copy_code>
             // Keyed by position, each message a memo: a streamed token re-renders only
             // the message it grows.
             <For each=move || 0..state.transcript.with(|t| t.len()) key=|i| *i let:i>
                 <Message i=i/>
             </For>
         </ol>
+        <p class="sr-only" role="status" aria-live="polite">{move || state.announcement.get()}</p>
+        {move || {
+            let n = state.tokens.with(|t| t.len());
+            let start = state.first_token_at.get()?;
+            let secs = (super::now_ms() - start) / 1e3;
+            (state.generating.get() && n > 1).then(|| view! {
+                <p class="live-rate" data-testid="live-rate">{format!(
+                    "Generating: {n} tokens, {:.1} tok/s", if secs > 0.0 { (n - 1) as f64 / secs } else { 0.0 })}</p>
+            })
+        }}
         {move || state.prefill.get().map(|(done, total)| view! {
             <p class="prefill" role="status" data-testid="prefill">
                 {format!("Reading the prompt: {done} of {total} tokens")}

@@ -135,17 +135,18 @@ fn shown(v: f64) -> String {
     }
 }
 
-/// A number field bound to one sampler parameter.
+/// A number field bound to one sampler parameter, with what it does in one line.
 fn number_field(
     state: State,
-    label: &'static str,
+    (label, help): (&'static str, &'static str),
     step: &'static str,
     get: fn(&SamplerConfig) -> f64,
     set: fn(&mut SamplerConfig, f64),
 ) -> impl IntoView {
     view! {
-        <label class="field">
+        <label class="field" title=help>
             <span>{label}</span>
+            <span class="help">{help}</span>
             <input type="number" step=step aria-label=label
                 prop:value=move || state.sampler.with(|c| shown(get(c)))
                 on:change=move |ev| {
@@ -176,15 +177,15 @@ pub fn SettingsPanel() -> impl IntoView {
             <ThreadsField/>
             <details class="advanced">
                 <summary>"Advanced sampling"</summary>
-                {number_field(state, "Temperature", "0.05", |c| c.temperature as f64, |c, v| c.temperature = v as f32)}
-                {number_field(state, "Top-k", "1", |c| c.top_k as f64, |c, v| c.top_k = v.max(0.0) as usize)}
-                {number_field(state, "Top-p", "0.01", |c| c.top_p as f64, |c, v| c.top_p = v as f32)}
-                {number_field(state, "Min-p", "0.01", |c| c.min_p as f64, |c, v| c.min_p = v as f32)}
-                {number_field(state, "Typical-p", "0.01", |c| c.typical_p as f64, |c, v| c.typical_p = v as f32)}
-                {number_field(state, "Repetition penalty", "0.01", |c| c.repetition_penalty as f64, |c, v| c.repetition_penalty = v as f32)}
-                {number_field(state, "Presence penalty", "0.05", |c| c.presence_penalty as f64, |c, v| c.presence_penalty = v as f32)}
-                {number_field(state, "Frequency penalty", "0.05", |c| c.frequency_penalty as f64, |c, v| c.frequency_penalty = v as f32)}
-                {number_field(state, "Seed", "1", |c| c.seed as f64, |c, v| c.seed = v.max(0.0) as u64)}
+                {number_field(state, ("Temperature", "Divides the logits before the filters; 0 is greedy (always the most likely token)."), "0.05", |c| c.temperature as f64, |c, v| c.temperature = v as f32)}
+                {number_field(state, ("Top-k", "Keeps the k most likely tokens (ties at the k-th are kept); 0 turns it off."), "1", |c| c.top_k as f64, |c, v| c.top_k = v.max(0.0) as usize)}
+                {number_field(state, ("Top-p", "Keeps the fewest tokens whose probabilities add up to p; 1 turns it off."), "0.01", |c| c.top_p as f64, |c, v| c.top_p = v as f32)}
+                {number_field(state, ("Min-p", "Drops tokens less likely than min-p times the most likely one; 0 turns it off."), "0.01", |c| c.min_p as f64, |c, v| c.min_p = v as f32)}
+                {number_field(state, ("Typical-p", "Keeps the tokens whose surprise is nearest the average, up to mass p; 1 turns it off."), "0.01", |c| c.typical_p as f64, |c, v| c.typical_p = v as f32)}
+                {number_field(state, ("Repetition penalty", "Divides a positive logit (multiplies a negative one) of every token already in the context, once; 1 turns it off."), "0.01", |c| c.repetition_penalty as f64, |c, v| c.repetition_penalty = v as f32)}
+                {number_field(state, ("Presence penalty", "Subtracted from the logit of every token the reply has used; 0 turns it off."), "0.05", |c| c.presence_penalty as f64, |c, v| c.presence_penalty = v as f32)}
+                {number_field(state, ("Frequency penalty", "Subtracted once per earlier use of a token in the reply; 0 turns it off."), "0.05", |c| c.frequency_penalty as f64, |c, v| c.frequency_penalty = v as f32)}
+                {number_field(state, ("Seed", "Seeds the random draws: the same seed, settings and prompt give the same reply."), "1", |c| c.seed as f64, |c, v| c.seed = v.max(0.0) as u64)}
                 <label class="field">
                     <span>"Logit bias (id:bias per line)"</span>
                     <textarea aria-label="Logit bias" rows="2"

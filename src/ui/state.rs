@@ -163,6 +163,10 @@ pub struct State {
     pub last_trace: RwSignal<Option<Value>>,
     /// "system" (follow `prefers-color-scheme`), "light" or "dark".
     pub theme: RwSignal<String>,
+    /// When the reply's first token arrived (page clock), for the live rate.
+    pub first_token_at: RwSignal<Option<f64>>,
+    /// One polite announcement per finished reply, for screen readers.
+    pub announcement: RwSignal<String>,
 }
 
 impl Default for State {
@@ -222,6 +226,8 @@ impl State {
             opened_token: RwSignal::new(None),
             last_trace: RwSignal::new(None),
             theme: RwSignal::new("system".into()),
+            first_token_at: RwSignal::new(None),
+            announcement: RwSignal::new(String::new()),
         }
     }
 
@@ -379,6 +385,9 @@ impl State {
                     });
                 }
                 if id != u32::MAX {
+                    if self.first_token_at.get_untracked().is_none() {
+                        self.first_token_at.set(Some(super::now_ms()));
+                    }
                     self.tokens.update(|rows| {
                         let index = rows.len();
                         rows.push(TokenRow {
@@ -418,6 +427,10 @@ impl State {
                 trace,
             } => {
                 self.last_trace.set(trace);
+                self.first_token_at.set(None);
+                self.announcement.set(format!(
+                    "Reply complete: {generated} tokens, stopped by {stop_reason}."
+                ));
                 self.generating.set(false);
                 self.prefill.set(None);
                 self.transcript.update(|t| {
