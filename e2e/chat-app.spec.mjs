@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { open, pickFile, greedy, say, shot, assistantMessages } from './helpers.mjs';
+import { open, pickFile, greedy, say, shot, assistantMessages, startLongReply } from './helpers.mjs';
 
 test('replies render as Markdown: code blocks copy, raw HTML stays text, Raw shows the exact text', async ({ page, context }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
@@ -40,11 +40,7 @@ test('replies render as Markdown: code blocks copy, raw HTML stays text, Raw sho
 test('Esc stops a reply, and Unload model frees it while the chat stays', async ({ page }) => {
   await open(page);
   await pickFile(page);
-  await greedy(page, 400);
-  const box = page.getByRole('textbox', { name: 'Message' });
-  await box.fill('Write a long story about a lighthouse keeper.');
-  await page.getByRole('button', { name: 'Send' }).click();
-  await expect(page.locator('.token-row').nth(3)).toBeVisible({ timeout: 120_000 });
+  await startLongReply(page);
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('stop-reason')).toHaveText('Stop reason: aborted');
   await page.getByRole('button', { name: 'Unload model' }).click();
@@ -108,10 +104,7 @@ test('installable: a web manifest with an icon; every sampler control says what 
 test('a reply shows its live rate while it streams, and is announced once when done', async ({ page }) => {
   await open(page);
   await pickFile(page);
-  await greedy(page, 60);
-  const box = page.getByRole('textbox', { name: 'Message' });
-  await box.fill('Write a long story about a lighthouse keeper.');
-  await page.getByRole('button', { name: 'Send' }).click();
+  await startLongReply(page, 200, 2);
   await expect(page.getByTestId('live-rate')).toContainText(/Generating: \d+ tokens, [\d.]+ tok\/s/, { timeout: 60_000 });
   await expect(page.getByRole('button', { name: 'Stop' })).toBeDisabled({ timeout: 120_000 });
   await expect(page.getByTestId('live-rate')).toHaveCount(0);

@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { open, pickFile, greedy, say, shot } from './helpers.mjs';
+import { open, pickFile, greedy, say, shot, startLongReply } from './helpers.mjs';
 
 const kvLength = async (page) =>
   Number((await page.getByTestId('kv-length').textContent()).match(/KV length (\d+)/)[1]);
@@ -38,11 +38,7 @@ test('reset context and clear transcript do different things; the divergence fla
 test('Stop ends a generation mid-stream and keeps the partial reply', async ({ page }) => {
   await open(page);
   await pickFile(page);
-  await greedy(page, 400);
-  const box = page.getByRole('textbox', { name: 'Message' });
-  await box.fill('Write a long story about a lighthouse keeper.');
-  await page.getByRole('button', { name: 'Send' }).click();
-  await expect(page.locator('.token-row').nth(3)).toBeVisible({ timeout: 120_000 });
+  await startLongReply(page);
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByTestId('stop-reason')).toHaveText('Stop reason: aborted');
   const n = await page.locator('.token-row').count();

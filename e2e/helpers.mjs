@@ -58,6 +58,16 @@ export async function greedy(page, maxTokens = 12) {
   await max.dispatchEvent('change');
 }
 
+/// Start a long greedy reply and wait until `tokens` of it have streamed; the turn
+/// goes on (up to `maxTokens`).
+export async function startLongReply(page, maxTokens = 400, tokens = 4) {
+  await greedy(page, maxTokens);
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await box.fill('Write a long story about a lighthouse keeper.');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('.token-row').nth(tokens - 1)).toBeVisible({ timeout: 120_000 });
+}
+
 /// Send a message and wait for the turn to finish; returns the stop reason text.
 export async function say(page, text) {
   const box = page.getByRole('textbox', { name: 'Message' });
