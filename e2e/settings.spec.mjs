@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { open } from './helpers.mjs';
+import { open, pickFile } from './helpers.mjs';
 
 // Settings survive a reload (localStorage), and a new worker is asked for the
 // thread count the person chose.
@@ -31,4 +31,24 @@ test('settings are kept across a reload, the thread count included', async ({ pa
   await expect(page.getByRole('spinbutton', { name: 'Temperature' })).toHaveValue('0.35');
   // The new worker started with its default and was asked for 1.
   if (cores > 1) await expect(threads).toHaveValue('1');
+});
+
+test('a logit bias line that cannot be read is named, and nothing is sent until it is fixed', async ({ page }) => {
+  await open(page);
+  await pickFile(page);
+  await page.locator('details.advanced summary').click();
+  const bias = page.getByRole('textbox', { name: 'Logit bias' });
+  await bias.fill('2:-100\nnot a bias');
+  await bias.dispatchEvent('change');
+  await expect(page.getByRole('alert').filter({ hasText: 'logit bias line 2' })).toBeVisible();
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await box.fill('Hi');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('.error')).toContainText('logit bias line 2');
+  await expect(page.locator('.msg.user')).toHaveCount(0);
+  await bias.fill('2:-100');
+  await bias.dispatchEvent('change');
+  await expect(page.locator('details.advanced .invalid')).toHaveCount(0);
+  await page.getByRole('button', { name: 'Dismiss' }).click();
+  await expect(page.getByRole('alert')).toHaveCount(0);
 });

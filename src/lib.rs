@@ -3,6 +3,7 @@
 //! runtime runs; the page never blocks on inference.
 
 pub mod markdown;
+pub mod parse;
 pub mod protocol;
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

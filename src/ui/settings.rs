@@ -19,8 +19,11 @@ pub fn parse_tools(text: &str) -> Result<Option<serde_json::Value>, String> {
 }
 
 /// What the next turn is generated with (validated by the worker's runtime too), or
-/// why it cannot be sent (invalid tools JSON).
+/// why it cannot be sent (invalid tools JSON, an unreadable logit bias).
 pub fn current(state: State) -> Result<ChatSettings, String> {
+    if let Some(e) = state.bias_error.get_untracked() {
+        return Err(e);
+    }
     Ok(ChatSettings {
         tools: parse_tools(&state.tools.get_untracked())?,
         system: state.system.get_untracked(),
@@ -190,14 +193,15 @@ pub fn SettingsPanel() -> impl IntoView {
                     <span>"Logit bias (id:bias per line)"</span>
                     <textarea aria-label="Logit bias" rows="2"
                         prop:value=move || state.sampler.with(|c| c.logit_bias.iter().map(|(i, b)| format!("{i}:{b}")).collect::<Vec<_>>().join("\n"))
-                        on:change=move |ev| {
-                            let v = event_target_value(&ev);
-                            let bias: Vec<(u32, f32)> = v.lines().filter_map(|l| {
-                                let (i, b) = l.split_once(':')?;
-                                Some((i.trim().parse().ok()?, b.trim().parse().ok()?))
-                            }).collect();
-                            state.sampler.update(|c| c.logit_bias = bias);
+                        on:change=move |ev| match crate::parse::logit_bias(&event_target_value(&ev)) {
+                            Ok(bias) => {
+                                state.bias_error.set(None);
+                                state.sampler.update(|c| c.logit_bias = bias);
+                            }
+                            // Nothing is sent while the field holds what it cannot read.
+                            Err(e) => state.bias_error.set(Some(e)),
                         }></textarea>
+                    {move || state.bias_error.get().map(|e| view! { <span class="invalid" role="alert">{e}</span> })}
                 </label>
                 <label class="field">
                     <span>"Max new tokens"</span>

@@ -167,6 +167,8 @@ pub struct State {
     pub first_token_at: RwSignal<Option<f64>>,
     /// One polite announcement per finished reply, for screen readers.
     pub announcement: RwSignal<String>,
+    /// Why the logit-bias field cannot be read (nothing is sent until it can).
+    pub bias_error: RwSignal<Option<String>>,
 }
 
 impl Default for State {
@@ -228,6 +230,7 @@ impl State {
             theme: RwSignal::new("system".into()),
             first_token_at: RwSignal::new(None),
             announcement: RwSignal::new(String::new()),
+            bias_error: RwSignal::new(None),
         }
     }
 
