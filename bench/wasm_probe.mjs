@@ -51,12 +51,15 @@ if (process.argv[3]) {
   new Uint8Array(e.memory.buffer, p, file.length).set(file);
   const rc = e.load_model();
   if (rc) throw new Error(`load_model: ${rc}`);
-  e.prefill(40);
-  let t0 = performance.now();
-  for (let i = 0; i < 5; i++) e.prefill(40);
-  console.log(`prefill of 40 tokens: ${((performance.now() - t0) / 5).toFixed(1)} ms`);
+  // PREFILL=0 skips the prefill timing (a decode-only profile).
+  if (process.env.PREFILL !== '0') {
+    e.prefill(40);
+    const t0 = performance.now();
+    for (let i = 0; i < 5; i++) e.prefill(40);
+    console.log(`prefill of 40 tokens: ${((performance.now() - t0) / 5).toFixed(1)} ms`);
+  }
   e.decode(4);
   const t = performance.now();
-  e.decode(256);
-  console.log(`decode: ${(256 / ((performance.now() - t) / 1e3)).toFixed(1)} tok/s (incl. an 8-token prefill)`);
+  e.decode(+(process.env.STEPS ?? 256));
+  console.log(`decode: ${(+(process.env.STEPS ?? 256) / ((performance.now() - t) / 1e3)).toFixed(1)} tok/s (incl. an 8-token prefill)`);
 }

@@ -418,6 +418,19 @@ pub struct Decoding<'e> {
 /// products keep their speed (each weight is read once per part).
 pub const PREFILL_STEP: usize = 32;
 
+/// Where the prefill part that starts at `from` of a `len`-token prompt ends: parts of
+/// `PREFILL_STEP` tokens, but a tail of at most half a step joins the part before it.
+/// A short tail would cost a whole pass over the weights for a few tokens, run mostly
+/// by the single-token kernels: a 37-token prompt (a short first turn) is one part,
+/// not 32 + 5, and its first token comes sooner.
+pub fn prefill_part_end(from: usize, len: usize) -> usize {
+    if len.saturating_sub(from) <= PREFILL_STEP + PREFILL_STEP / 2 {
+        len
+    } else {
+        from + PREFILL_STEP
+    }
+}
+
 impl Decoding<'_> {
     /// One step: a part of the prompt while it is not all in the cache (no text), then
     /// one token. `on_text` gets the newly showable text with the step's record
@@ -462,7 +475,7 @@ impl Decoding<'_> {
             return Some((StopReason::Aborted, detail));
         }
         if self.prefilled < self.prompt_len {
-            let end = (self.prefilled + PREFILL_STEP).min(self.prompt_len);
+            let end = prefill_part_end(self.prefilled, self.prompt_len);
             let part = &self.context[self.prefilled..end];
             let last = end == self.prompt_len;
             if let Err(e) = self.engine.model.prefill_part(part, cache, s, last) {
@@ -636,4 +649,34 @@ pub fn argmax_finite(x: &[f32]) -> Option<u32> {
 /// values never win; an all-non-finite vector gives 0.
 pub fn argmax(x: &[f32]) -> u32 {
     argmax_finite(x).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefill_part_end;
+
+    /// Where each part of a prompt of n tokens ends, by hand: steps of 32, a tail of
+    /// at most 16 joined to the part before it.
+    #[test]
+    fn prefill_parts_join_a_short_tail() {
+        let parts = |n: usize| {
+            let mut at = vec![];
+            let mut from = 0;
+            while from < n {
+                from = prefill_part_end(from, n);
+                at.push(from);
+            }
+            at
+        };
+        assert_eq!(parts(1), [1]);
+        assert_eq!(parts(37), [37]);
+        assert_eq!(parts(48), [48]);
+        assert_eq!(parts(49), [32, 49]);
+        assert_eq!(parts(64), [32, 64]);
+        assert_eq!(parts(80), [32, 80]);
+        assert_eq!(parts(81), [32, 64, 81]);
+        // A reused prefix: the parts count from where the cache ends.
+        assert_eq!(prefill_part_end(100, 130), 130);
+        assert_eq!(prefill_part_end(100, 149), 132);
+    }
 }

@@ -307,7 +307,7 @@ fn abort_ends_with_its_own_reason_and_keeps_the_text() {
 /// the session keeps what was prefilled as a reusable prefix.
 #[test]
 fn prefill_runs_in_parts_with_progress_and_can_be_stopped() {
-    use slm_runtime::engine::PREFILL_STEP;
+    use slm_runtime::engine::{prefill_part_end, PREFILL_STEP};
     use slm_runtime::session::Session;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
@@ -330,10 +330,12 @@ fn prefill_runs_in_parts_with_progress_and_can_be_stopped() {
         assert!(!chat.step(&mut p, &mut |_, _| panic!("no text while prefilling")));
         seen.push(p.prefill_progress().0);
     }
-    let want: Vec<usize> = (1..=n.div_ceil(PREFILL_STEP))
-        .map(|i| (i * PREFILL_STEP).min(n))
-        .collect();
+    let mut want = vec![prefill_part_end(0, n)];
+    while want[want.len() - 1] < n {
+        want.push(prefill_part_end(want[want.len() - 1], n));
+    }
     assert_eq!(seen, want);
+    assert!(want.len() >= 2 && want[0] == PREFILL_STEP, "{want:?}");
     let t = chat.finish(p, &mut |_, _| {});
     assert_eq!(t.generation.stop_reason, StopReason::Aborted);
     assert_eq!(chat.kv_len(), n, "the whole prompt stays as a prefix");

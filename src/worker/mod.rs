@@ -12,7 +12,6 @@ pub mod load;
 pub mod pool;
 pub mod source;
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -567,10 +566,20 @@ async fn turn(
         capacity: session.capacity(),
         ids: ids.clone(),
     });
-    let pending = RefCell::new(Vec::<Event>::new());
     let mut first_token_ms = None;
+    // A token is posted as soon as it is chosen, before its own forward pass (which
+    // the same step then runs): the page shows it one pass sooner, and the first
+    // token's time is when it was known. Its KV length counts it (position + 1); the
+    // Done event carries the final length.
     let mut on_text = |text: &str, step: &StepTrace| {
-        pending.borrow_mut().push(token_event(engine, text, step));
+        let mut ev = token_event(engine, text, step);
+        if let Event::Token { kv_len, id, .. } = &mut ev {
+            if *id != u32::MAX {
+                *kv_len = step.position + 1;
+                first_token_ms.get_or_insert_with(|| perf_now() - t0);
+            }
+        }
+        post(ev);
     };
     loop {
         let before = p.prefill_progress().0;
@@ -580,23 +589,12 @@ async fn turn(
         if now > before {
             post(Event::Prefill { done: now, total });
         }
-        let kv = session.kv_len();
-        for mut ev in pending.borrow_mut().drain(..) {
-            if let Event::Token { kv_len, .. } = &mut ev {
-                *kv_len = kv;
-            }
-            first_token_ms.get_or_insert_with(|| perf_now() - t0);
-            post(ev);
-        }
         if done {
             break;
         }
         yield_now().await;
     }
     let t: Turn = session.finish(p, &mut on_text);
-    for ev in pending.borrow_mut().drain(..) {
-        post(ev);
-    }
     let g = &t.generation;
     let reply = t
         .reply

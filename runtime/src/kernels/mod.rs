@@ -508,6 +508,17 @@ pub fn is_k_quant(dtype: DType) -> bool {
     matches!(dtype, DType::Q4K | DType::Q5K | DType::Q6K)
 }
 
+/// Reads ahead of a weight stream where the path has no prefetch of its own (wasm:
+/// `wasm::touch_ahead`); elsewhere nothing. `w` is the whole matrix (or the part a
+/// thread streams), `[from, from + len)` the bytes about to be read.
+#[inline(always)]
+pub fn touch_ahead(w: &[u8], from: usize, len: usize) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    wasm::touch_ahead(w, from, len);
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    let _ = (w, from, len);
+}
+
 /// Rows per group of the interleaved layout.
 pub const GROUP: usize = 8;
 

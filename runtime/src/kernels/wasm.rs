@@ -15,7 +15,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     name: "simd128",
     dot_f32,
     dots_f32,
-    weighted_sum_f32: super::scalar::weighted_sum_f32,
+    weighted_sum_f32,
     dot_f16,
     dot_q8_0,
     dot_q4_0,
@@ -67,25 +67,21 @@ fn hsum_i32(v: v128) -> i32 {
 /// Four f16 bit patterns (the low halves of u32 lanes) as f32, exactly as
 /// `half::f16::to_f32` gives them (tested on all 65536 patterns): the exponent and
 /// mantissa moved into f32's place and scaled by 2¹¹² (exact for normals and
-/// subnormals alike), infinities and NaNs rebuilt (a NaN quieted, its payload kept),
-/// then the sign. Branch-free, where `f16_at` per value is a call into half's
-/// software conversion (wasm has no F16C).
+/// subnormals alike); for infinities and NaNs that lands on 2¹⁶·(1 + m), whose bits
+/// are a subset of the all-ones exponent, so or-ing that exponent in gives ±∞ or the
+/// NaN with its payload, quieted as half does; then the sign. Twelve vector ops where
+/// `f16_at` per value is a call into half's software conversion (wasm has no F16C).
 #[inline]
 fn f16x4_to_f32(h: v128) -> v128 {
     let em = v128_and(h, i32x4_splat(0x7fff));
+    let sign = i32x4_shl(v128_xor(h, em), 16);
     let scaled = f32x4_mul(
         i32x4_shl(em, 13),
         f32x4_splat(f32::from_bits((127 + 112) << 23)),
     );
-    let man = v128_and(h, i32x4_splat(0x03ff));
-    let quiet = v128_and(
-        v128_not(i32x4_eq(man, i32x4_splat(0))),
-        i32x4_splat(0x0040_0000),
-    );
-    let special = v128_or(v128_or(i32x4_splat(0x7f80_0000), i32x4_shl(man, 13)), quiet);
-    let inf_nan = i32x4_ge(em, i32x4_splat(0x7c00));
-    let sign = i32x4_shl(v128_and(h, i32x4_splat(0x8000)), 16);
-    v128_or(v128_bitselect(special, scaled, inf_nan), sign)
+    let inf_nan = v128_and(i32x4_gt(em, i32x4_splat(0x7bff)), i32x4_splat(0x7f80_0000));
+    let quiet = v128_and(i32x4_gt(em, i32x4_splat(0x7c00)), i32x4_splat(0x0040_0000));
+    v128_or(v128_or(scaled, sign), v128_or(inf_nan, quiet))
 }
 
 /// The 8 f16 at b[at..at + 16] as f32: lanes 0..4, then 4..8.
@@ -104,6 +100,46 @@ pub fn f16_to_f32_simd(h: u16) -> f32 {
     f32x4_extract_lane::<0>(f16x4_to_f32(u32x4_splat(h as u32)))
 }
 
+/// How far ahead of the bytes in use `touch_ahead` reads.
+const TOUCH_DISTANCE: usize = 8192;
+
+/// Reads one byte of each line `TOUCH_DISTANCE` past `[from, from + len)` of `w` (those
+/// inside it), so that decode's weight stream has many lines in flight. wasm has no
+/// prefetch instruction, and the hardware prefetcher alone stops at every 4 KiB page
+/// (V8's memory is not on huge pages): without this a decode step streamed its weights
+/// at about half the speed the kernels take them from cache. A load whose value is
+/// dropped does not stall the kernel: the out-of-order core runs on past it.
+#[inline(always)]
+pub(super) fn touch_ahead(w: &[u8], from: usize, len: usize) {
+    let start = from + TOUCH_DISTANCE;
+    let end = (start + len).min(w.len());
+    let mut at = start;
+    while at < end {
+        // Safety: `at` < w.len(); a volatile read is a plain load the compiler keeps.
+        unsafe { core::ptr::read_volatile(w.as_ptr().add(at)) };
+        at += 64;
+    }
+}
+
+/// How far ahead of the rows in use attention reads the KV cache (decode streams the
+/// whole cache every token).
+const KV_TOUCH: usize = 4096;
+
+/// `touch_ahead` over a KV cache's floats: `[from, from + len)` are elements.
+#[inline(always)]
+fn touch_kv(v: &[f32], from: usize, len: usize) {
+    // Safety: the same memory viewed as bytes (any bit pattern is a u8, alignment 1).
+    let b = unsafe { core::slice::from_raw_parts(v.as_ptr() as *const u8, 4 * v.len()) };
+    let start = 4 * from + KV_TOUCH;
+    let end = (start + 4 * len).min(b.len());
+    let mut at = start;
+    while at < end {
+        // Safety: `at` < b.len(), as in `touch_ahead`.
+        unsafe { core::ptr::read_volatile(b.as_ptr().add(at)) };
+        at += 64;
+    }
+}
+
 /// An interleaved q4_0 chunk (bytes 2r, 2r + 1 of row r) as i16 weights: its low
 /// nibbles (weights 2c, 2c + 1 of each row) for rows 0..4 and 4..8, then its high ones
 /// (weights 2c + 16, 2c + 17). Widened to u16 first, so that the nibbles come out by a
@@ -119,37 +155,49 @@ fn nibbles(q: v128) -> [[v128; 2]; 2] {
     ]
 }
 
-/// `nibbles` with q5's fifth bits added where the type has them (`fifth_lanes` of the
-/// block, for chunk c): lane 2r + j of the low weights takes bit 2c + j of row r's low
-/// half word, of the high weights bit 2c + j of its high half word.
+/// `nibbles` with q5's fifth bits merged (`fifth_bytes` of the block, for chunk c),
+/// while still bytes: the low weights' byte vector takes bit 4 from the low weights'
+/// fifth bits, the high weights' from theirs, before either is widened. Merged after
+/// widening, the same bits cost a test, a mask and an or on each of four vectors.
 #[inline]
-fn nibbles5(q: v128, fifth: Option<[[v128; 2]; 2]>, c: usize) -> [[v128; 2]; 2] {
-    let mut n = nibbles(q);
-    if let Some(f) = fifth {
-        let m = u16x8_shl(u16x8(1, 2, 1, 2, 1, 2, 1, 2), 2 * c as u32);
-        let sixteen = u16x8_splat(16);
-        for (n, f) in n.iter_mut().zip(f) {
-            for (n, h) in n.iter_mut().zip(f) {
-                let set = i16x8_eq(v128_and(h, m), m);
-                *n = v128_or(*n, v128_and(set, sixteen));
-            }
-        }
-    }
-    n
+fn nibbles5(q: v128, fifth: &[[v128; 2]; 2], c: usize) -> [[v128; 2]; 2] {
+    // Chunk c's bit of every lane sits at bit 2(c % 4) (`fifth_bytes`); moved to bit 4
+    // by a 16-bit shift, which carries no byte's bits into another's bit 4.
+    let take = |g: v128| {
+        let g = match c % 4 {
+            0 => u16x8_shl(g, 4),
+            1 => u16x8_shl(g, 2),
+            2 => g,
+            _ => u16x8_shr(g, 2),
+        };
+        v128_and(g, u8x16_splat(0x10))
+    };
+    let low = u8x16_splat(0x0f);
+    let lo = v128_or(v128_and(q, low), take(fifth[0][c / 4]));
+    // A 16-bit shift moves each high nibble down; the mask drops what came across.
+    let hi = v128_or(v128_and(u16x8_shr(q, 4), low), take(fifth[1][c / 4]));
+    let wide = |b: v128| [u16x8_extend_low_u8x16(b), u16x8_extend_high_u8x16(b)];
+    [wide(lo), wide(hi)]
 }
 
-/// The 8 rows' q5 `qh` words of an interleaved block (from `at`): [low half words,
-/// high half words] × [rows 0..4, rows 4..8], row r's half word in u16 lanes
-/// 2(r % 4) and 2(r % 4) + 1, as its weights lie in `nibbles`' output.
+/// The fifth bits of an interleaved q5 block (from `at`: the 8 rows' `qh` low half
+/// words, then their high half words) as byte vectors in the lanes of a nibble chunk:
+/// [low weights, high weights] × [chunks 0..4, chunks 4..8]. Lane 2r + j of chunk c
+/// needs bit 2c + j of row r's half word: byte c / 4 of it, bit 2(c % 4) + j. Each
+/// lane gets that byte (one shuffle), odd lanes shifted down by one, so that chunk c's
+/// bit is bit 2(c % 4) in every lane. Once per block, for its 8 chunks.
 #[inline]
-fn fifth_lanes(blk: &[u8], at: usize) -> [[v128; 2]; 2] {
-    let dup = |h: v128| v128_or(h, i32x4_shl(h, 16));
+fn fifth_bytes(blk: &[u8], at: usize) -> [[v128; 2]; 2] {
+    let odd = u16x8_splat(0xff00);
     [0, 16].map(|o| {
         let h = load(blk, at + o);
-        [
-            dup(u32x4_extend_low_u16x8(h)),
-            dup(u32x4_extend_high_u16x8(h)),
-        ]
+        let bytes = [
+            i8x16_shuffle::<0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14>(h, h),
+            i8x16_shuffle::<1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15>(h, h),
+        ];
+        // An odd lane is the high byte of a 16-bit lane: its 16-bit shift by one is
+        // the byte's own.
+        bytes.map(|g| v128_bitselect(u16x8_shr(g, 1), g, odd))
     })
 }
 
@@ -294,6 +342,32 @@ fn load4<T: Copy>(v: &[T], at: usize) -> v128 {
     unsafe { v128_load(v.as_ptr().add(at) as *const v128) }
 }
 
+/// A q4_k/q5_k super-block's eight 6-bit scales and mins (`quant::scale_min_k4`,
+/// from its 12 bytes at 4..16) as i32 lanes: [scales, mins] × [sub-blocks 0..4,
+/// 4..8]. With q = those bytes as u32 lanes a = q[0..4], b = q[4..8], c = q[8..12]:
+/// scales 0..4 are a & 63, mins 0..4 b & 63; scales 4..8 are c's low nibbles with
+/// a's top two bits above them ((a >> 6) << 4 = (a >> 2) & 0x30), mins 4..8 c's high
+/// nibbles with b's. The same values as the scalar unpacking, in 13 vector ops.
+#[inline]
+fn scales_mins_k4(b: &[u8]) -> [[v128; 2]; 2] {
+    let q = load(b, 4);
+    let (lo, hi) = (u16x8_extend_low_u8x16(q), u16x8_extend_high_u8x16(q));
+    let (a, bb, c) = (
+        u32x4_extend_low_u16x8(lo),
+        u32x4_extend_high_u16x8(lo),
+        u32x4_extend_low_u16x8(hi),
+    );
+    let top = |v: v128| v128_and(u32x4_shr(v, 2), i32x4_splat(0x30));
+    let six = i32x4_splat(63);
+    [
+        [
+            v128_and(a, six),
+            v128_or(v128_and(c, i32x4_splat(0x0f)), top(a)),
+        ],
+        [v128_and(bb, six), v128_or(u32x4_shr(c, 4), top(bb))],
+    ]
+}
+
 /// q4_k (`Q5` false) or q5_k, as the scalar `dot_k4`, for `T` tokens at once (1 for
 /// decode, `K_TOKENS` for prefill: the row is unpacked once for all of them). A
 /// super-block's eight sub-block sums Σq·x stay in vectors and are gathered by `sums4`
@@ -309,11 +383,7 @@ fn k4_tokens<const Q5: bool, const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; 
     for k in 0..w.len() / bs {
         let b = &w[bs * k..bs * (k + 1)];
         let (d, dmin) = (f32x4_splat(f16_at(b, 0)), f32x4_splat(f16_at(b, 2)));
-        let (mut sc, mut m) = ([0i32; 8], [0i32; 8]);
-        for j in 0..8 {
-            let (a, c) = crate::quant::scale_min_k4(j, &b[4..16]);
-            (sc[j], m[j]) = (a as i32, c as i32);
-        }
+        let [sc, m] = scales_mins_k4(b);
         let qh = [widen_u8(b, 16), widen_u8(b, 32)];
         let mut sums = [[i32x4_splat(0); 8]; T];
         for g in 0..4 {
@@ -343,17 +413,13 @@ fn k4_tokens<const Q5: bool, const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; 
             for h in 0..2 {
                 let j = 4 * h;
                 let v = &sums[t];
-                let scale = i32x4(sc[j], sc[j + 1], sc[j + 2], sc[j + 3]);
-                let isum = i32x4_mul(sums4([v[j], v[j + 1], v[j + 2], v[j + 3]]), scale);
+                let isum = i32x4_mul(sums4([v[j], v[j + 1], v[j + 2], v[j + 3]]), sc[h]);
                 let dx = load4(x.d, 8 * k + j);
                 s[t][h] = f32x4_add(
                     s[t][h],
                     f32x4_mul(f32x4_convert_i32x4(isum), f32x4_mul(d, dx)),
                 );
-                let mins = i32x4_mul(
-                    i32x4(m[j], m[j + 1], m[j + 2], m[j + 3]),
-                    load4(x.s, 8 * k + j),
-                );
+                let mins = i32x4_mul(m[h], load4(x.s, 8 * k + j));
                 sm[t][h] = f32x4_add(
                     sm[t][h],
                     f32x4_mul(f32x4_convert_i32x4(mins), f32x4_mul(dmin, dx)),
@@ -368,6 +434,17 @@ fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
     k4_tokens::<Q5, 1>(w, [x])[0]
 }
 
+/// A q6_k super-block's i8 scales (16 bytes at 192: sub-block j's two halves at
+/// 2j and 2j + 1) as i32 lanes: [half 0, half 1] × [sub-blocks 0..4, 4..8]. As i16
+/// lanes, lane j holds half 0 in its low byte and half 1 in its high one; arithmetic
+/// shifts sign-extend each.
+#[inline]
+fn scales_q6k(b: &[u8]) -> [[v128; 2]; 2] {
+    let v = load(b, 192);
+    let wide = |h: v128| [i32x4_extend_low_i16x8(h), i32x4_extend_high_i16x8(h)];
+    [wide(i16x8_shr(i16x8_shl(v, 8), 8)), wide(i16x8_shr(v, 8))]
+}
+
 /// q6_k as the scalar `dot_q6_k`, for `T` tokens, sub-blocks gathered into vectors as
 /// in `k4_tokens`: sub-block j's two 16-weight halves summed apart (Σ(q − 32)·x,
 /// exact), times their i8 scales and added (the scalar dot's sc_a·Σ_a + sc_b·Σ_b),
@@ -379,6 +456,7 @@ fn q6k_tokens<const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; T] {
     for k in 0..w.len() / 210 {
         let b = &w[210 * k..210 * (k + 1)];
         let d = f32x4_splat(f16_at(b, 208));
+        let sc = scales_q6k(b);
         // [token][half of the sub-block][sub-block j]
         let mut sums = [[[i32x4_splat(0); 8]; 2]; T];
         for h in 0..2 {
@@ -407,13 +485,9 @@ fn q6k_tokens<const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; T] {
         for (t, x) in x.iter().enumerate() {
             for g in 0..2 {
                 let j = 4 * g;
-                let sc = |half: usize| {
-                    let s = |j: usize| b[192 + 2 * j + half] as i8 as i32;
-                    i32x4(s(j), s(j + 1), s(j + 2), s(j + 3))
-                };
                 let part = |half: usize| {
                     let v = &sums[t][half];
-                    i32x4_mul(sums4([v[j], v[j + 1], v[j + 2], v[j + 3]]), sc(half))
+                    i32x4_mul(sums4([v[j], v[j + 1], v[j + 2], v[j + 3]]), sc[half][g])
                 };
                 let isum = i32x4_add(part(0), part(1));
                 let dx = load4(x.d, 8 * k + j);
@@ -464,12 +538,17 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
         offsets,
         fifth,
     } = super::rows8_shape(dtype, w, x, out);
-    for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
+    for (gi, (g, o)) in w
+        .chunks_exact(group)
+        .zip(out.chunks_exact_mut(GROUP))
+        .enumerate()
+    {
         // [block b % 8][rows 0..4, rows 4..8]; q4_1's offset terms apart, as in the
         // scalar dot.
         let mut acc = [[f32x4_splat(0.0); 2]; 8];
         let mut accm = [[f32x4_splat(0.0); 2]; 8];
         for b in 0..nb {
+            touch_ahead(w, gi * group + b * GROUP * bs, GROUP * bs);
             let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
             let pair = |k: usize| pair_at(x.v, 32 * b + 2 * k);
             let (mut lo, mut hi) = (i32x4_splat(0), i32x4_splat(0));
@@ -483,9 +562,13 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
                     add(widen(load(blk, at + 16 * c)), pair(c));
                 }
             } else {
-                let fifth = fifth.map(|f| fifth_lanes(blk, f));
+                let fifth = fifth.map(|f| fifth_bytes(blk, f));
                 for c in 0..8 {
-                    let [lo_nib, hi_nib] = nibbles5(load(blk, at + 16 * c), fifth, c);
+                    let q = load(blk, at + 16 * c);
+                    let [lo_nib, hi_nib] = match &fifth {
+                        Some(f) => nibbles5(q, f, c),
+                        None => nibbles(q),
+                    };
                     add(lo_nib, pair(c));
                     add(hi_nib, pair(c + 8));
                 }
@@ -592,9 +675,13 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
                 add(widen(load(blk, at + 16 * c)), c);
             }
         } else {
-            let fifth = fifth.map(|f| fifth_lanes(blk, f));
+            let fifth = fifth.map(|f| fifth_bytes(blk, f));
             for c in 0..8 {
-                let [lo_nib, hi_nib] = nibbles5(load(blk, at + 16 * c), fifth, c);
+                let q = load(blk, at + 16 * c);
+                let [lo_nib, hi_nib] = match &fifth {
+                    Some(f) => nibbles5(q, f, c),
+                    None => nibbles(q),
+                };
                 add(lo_nib, c);
                 add(hi_nib, c + 8);
             }
@@ -669,6 +756,7 @@ fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
     let mut j = 0;
     while j + 4 <= out.len() {
         let rows: [&[f32]; 4] = std::array::from_fn(|c| &b[(j + c) * stride..(j + c) * stride + n]);
+        touch_kv(b, j * stride, 4 * stride);
         let mut acc = [[f32x4_splat(0.0); 2]; 4];
         for i in (0..n8).step_by(8) {
             for c in 0..4 {
@@ -686,6 +774,29 @@ fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
     }
     for (jj, o) in out.iter_mut().enumerate().skip(j) {
         *o = dot_f32(a, &b[jj * stride..jj * stride + n]);
+    }
+}
+
+/// `scalar::weighted_sum_f32` four outputs per vector: each output adds its rows one
+/// by one in order (a multiply, then an add), so the bits are the same; the rows ahead
+/// are read early (`touch_kv`).
+fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
+    let n = out.len();
+    let n4 = n / 4 * 4;
+    out.fill(0.0);
+    for (p, &wp) in w.iter().enumerate() {
+        let row = &v[p * stride..p * stride + n];
+        touch_kv(v, p * stride, stride);
+        let wv = f32x4_splat(wp);
+        for i in (0..n4).step_by(4) {
+            let o = load4(out, i);
+            let r = f32x4_add(o, f32x4_mul(wv, load4(row, i)));
+            // Safety: out holds i + 4 floats (i < n4); stores are unaligned-safe.
+            unsafe { v128_store(out.as_mut_ptr().add(i) as *mut v128, r) };
+        }
+        for i in n4..n {
+            out[i] += wp * row[i];
+        }
     }
 }
 

@@ -129,7 +129,8 @@ impl Weight {
             (WeightData::Blocks(b), Some(dot)) => {
                 let xr = xq.row(0);
                 let rows = b[first * self.row_bytes..].chunks_exact(self.row_bytes);
-                for (o, w) in out.iter_mut().zip(rows) {
+                for (i, (o, w)) in out.iter_mut().zip(rows).enumerate() {
+                    kernels::touch_ahead(b, (first + i) * self.row_bytes, self.row_bytes);
                     *o = dot(w, &xr);
                 }
             }
