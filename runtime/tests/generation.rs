@@ -373,3 +373,16 @@ fn prefill_runs_in_parts_with_progress_and_can_be_stopped() {
     assert!(g.ids.is_empty());
     assert_eq!(chat.kv_len(), PREFILL_STEP);
 }
+
+/// The page's load-time warm-up (template, tokenizer, every kernel of prefill and
+/// decode) runs on buffers of its own: it succeeds, and the next generation is the
+/// one it would have been without it.
+#[test]
+fn warm_up_runs_every_kernel_and_leaves_nothing_behind() {
+    let eng = engine();
+    let ids = prompt(&eng, "Name a colour.");
+    let before = eng.greedy(&ids, 6).unwrap().ids;
+    eng.text.warm_up(NOW);
+    eng.model.warm_up().unwrap();
+    assert_eq!(eng.greedy(&ids, 6).unwrap().ids, before);
+}

@@ -179,6 +179,9 @@ pub async fn load(
     drop(head);
     let tensors = text.manifest.tensors.clone();
     let engine = Engine::with_text(text, &mut |name| asm.take(&tensors, name))?;
+    // One-time costs paid here rather than in the first reply (see each warm_up).
+    engine.text.warm_up(super::now_unix());
+    engine.model.warm_up()?;
     let card = card(&id, &name, &engine, file_sha, now() - t0, context);
     Ok(Loaded {
         engine,
