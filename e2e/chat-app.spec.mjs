@@ -111,3 +111,32 @@ test('a reply shows its live rate while it streams, and is announced once when d
   await expect(page.getByRole('status').filter({ hasText: 'Reply complete' })).toHaveText(/Reply complete: \d+ tokens, stopped by (max_tokens|eos_token)\./);
   await expect(page.getByRole('log', { name: 'Transcript' })).toBeVisible();
 });
+
+test('each finished reply keeps its own figures: tokens, rate, first token, stop reason', async ({ page }) => {
+  await open(page);
+  await pickFile(page);
+  await greedy(page, 3);
+  await say(page, 'Name a colour.');
+  const stats = page.getByTestId('msg-stats');
+  await expect(stats).toHaveCount(1);
+  const first = await stats.first().textContent();
+  // The same figures as the diagnostics' last turn.
+  const last = await page.locator('.turn-stats').textContent();
+  const generated = Number(last.match(/(\d+) generated/)[1]);
+  const reason = (await page.getByTestId('stop-reason').textContent()).replace('Stop reason: ', '');
+  expect(first).toMatch(new RegExp(`^${generated} tokens · [\\d.]+ tok/s · first token after \\d+ ms · stopped: ${reason}$`));
+  expect(await stats.first().getAttribute('title')).toMatch(/^Prompt \d+ tokens \(\d+ reused, \d+ read at [\d.]+ tok\/s\)$/);
+
+  // A second reply gets its own line; the first keeps its figures.
+  // (The advanced settings are still open from `greedy`.)
+  const max = page.getByRole('spinbutton', { name: 'Max new tokens' });
+  await max.fill('5');
+  await max.dispatchEvent('change');
+  await say(page, 'And another one?');
+  await expect(stats).toHaveCount(2);
+  expect(await stats.first().textContent()).toBe(first);
+  const second = Number((await page.locator('.turn-stats').textContent()).match(/(\d+) generated/)[1]);
+  await expect(stats.nth(1)).toContainText(`${second} tokens · `);
+  // The user's messages carry none.
+  await expect(page.locator('.msg.user [data-testid="msg-stats"]')).toHaveCount(0);
+});

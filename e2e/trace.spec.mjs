@@ -135,7 +135,9 @@ test('the console scrolls in its own panel, and the chat is the widest column', 
   await expect(rows.filter({ has: page.locator(`span:text-is("${n - 1}")`) })).toBeVisible();
   const height = await page.evaluate(() => document.documentElement.scrollHeight);
   console.log(`page height after ${n} tokens at 1280 px: ${height} px`);
-  expect(height).toBeLessThan(2000);
+  // With every console row in the page it was 4875 px; the chat column (its settings
+  // open, the reply and its figures) sets it now: 1762-2017 px on the machines seen.
+  expect(height).toBeLessThan(2400);
   const width = (name) => page.getByRole('region', { name }).evaluate((el) => el.getBoundingClientRect().width);
   const [models, chat, diag] = [await width('Models'), await width('Chat'), await width('Diagnostics panels')];
   expect(chat).toBeGreaterThan(models);

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::client::send;
 use super::settings::{current, SettingsPanel};
-use super::state::ChatMessage;
+use super::state::{ChatMessage, TurnStats};
 use super::State;
 use crate::protocol::Command;
 
@@ -129,10 +129,28 @@ fn Message(i: usize) -> impl IntoView {
                             <pre class="tool-args">{serde_json::to_string_pretty(&c.arguments).unwrap_or_default()}</pre>
                         </div>
                     }).collect_view()}
+                    {m.stats.map(|s| view! {
+                        <p class="msg-stats" data-testid="msg-stats"
+                            title=format!("Prompt {} tokens ({} reused, {} read at {:.1} tok/s)", s.prompt_tokens, s.reused_tokens, s.prefilled_tokens, s.prefill_tok_s)>
+                            {message_stats(&s)}
+                        </p>
+                    })}
                 </li>
             }
         })
     }
+}
+
+/// A finished reply's figures in one line: what it cost and why it ended.
+fn message_stats(s: &TurnStats) -> String {
+    let mut line = format!("{} tokens", s.generated);
+    if s.generated > 0 {
+        line += &format!(
+            " · {:.1} tok/s · first token after {:.0} ms",
+            s.decode_tok_s, s.first_token_ms
+        );
+    }
+    line + &format!(" · stopped: {}", s.stop_reason)
 }
 
 /// Put `text` on the clipboard, and say so on the button that asked.

@@ -13,6 +13,8 @@ pub struct ChatMessage {
     pub content: String,
     /// An assistant reply's tool calls, parsed by the worker's session.
     pub tool_calls: Vec<ToolCall>,
+    /// A finished reply's figures (the worker's Done), shown under it.
+    pub stats: Option<TurnStats>,
 }
 
 impl ChatMessage {
@@ -21,6 +23,7 @@ impl ChatMessage {
             role: role.into(),
             content,
             tool_calls: vec![],
+            stats: None,
         }
     }
 }
@@ -436,18 +439,7 @@ impl State {
                 ));
                 self.generating.set(false);
                 self.prefill.set(None);
-                self.transcript.update(|t| {
-                    if let Some(m) = t.last_mut() {
-                        m.content = content;
-                        m.tool_calls = tool_calls;
-                    }
-                });
-                if !tool_errors.is_empty() {
-                    self.notice.set(Some(tool_errors.join("; ")));
-                }
-                self.kv.set((kv_len, capacity));
-                self.divergence.set(divergence);
-                self.stats.set(Some(TurnStats {
+                let stats = TurnStats {
                     stop_reason,
                     stop_detail,
                     prompt_tokens,
@@ -458,7 +450,20 @@ impl State {
                     decode_tok_s,
                     first_token_ms,
                     memory_bytes,
-                }));
+                };
+                self.transcript.update(|t| {
+                    if let Some(m) = t.last_mut() {
+                        m.content = content;
+                        m.tool_calls = tool_calls;
+                        m.stats = Some(stats.clone());
+                    }
+                });
+                if !tool_errors.is_empty() {
+                    self.notice.set(Some(tool_errors.join("; ")));
+                }
+                self.kv.set((kv_len, capacity));
+                self.divergence.set(divergence);
+                self.stats.set(Some(stats));
             }
             Event::Unloaded { memory_bytes } => {
                 self.card.set(None);
