@@ -111,8 +111,9 @@ const TOUCH_DISTANCE: usize = 8192;
 /// dropped does not stall the kernel: the out-of-order core runs on past it.
 #[inline(always)]
 pub(super) fn touch_ahead(w: &[u8], from: usize, len: usize) {
-    let start = from + TOUCH_DISTANCE;
-    let end = (start + len).min(w.len());
+    // Saturating: past the end (or past usize, on wasm32) there is nothing to touch.
+    let start = from.saturating_add(TOUCH_DISTANCE);
+    let end = start.saturating_add(len).min(w.len());
     let mut at = start;
     while at < end {
         // Safety: `at` < w.len(); a volatile read is a plain load the compiler keeps.
@@ -130,8 +131,8 @@ const KV_TOUCH: usize = 4096;
 fn touch_kv(v: &[f32], from: usize, len: usize) {
     // Safety: the same memory viewed as bytes (any bit pattern is a u8, alignment 1).
     let b = unsafe { core::slice::from_raw_parts(v.as_ptr() as *const u8, 4 * v.len()) };
-    let start = 4 * from + KV_TOUCH;
-    let end = (start + 4 * len).min(b.len());
+    let start = from.saturating_mul(4).saturating_add(KV_TOUCH);
+    let end = start.saturating_add(len.saturating_mul(4)).min(b.len());
     let mut at = start;
     while at < end {
         // Safety: `at` < b.len(), as in `touch_ahead`.
