@@ -60,6 +60,8 @@ if (process.argv[3]) {
   }
   e.decode(4);
   const t = performance.now();
-  e.decode(+(process.env.STEPS ?? 256));
-  console.log(`decode: ${(+(process.env.STEPS ?? 256) / ((performance.now() - t) / 1e3)).toFixed(1)} tok/s (incl. an 8-token prefill)`);
+  // STEPS decode steps (256 unless set).
+  const steps = Number(process.env.STEPS ?? 256);
+  e.decode(steps);
+  console.log(`decode: ${(steps / ((performance.now() - t) / 1e3)).toFixed(1)} tok/s (incl. an 8-token prefill)`);
 }

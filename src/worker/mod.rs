@@ -569,15 +569,12 @@ async fn turn(
     let mut first_token_ms = None;
     // A token is posted as soon as it is chosen, before its own forward pass (which
     // the same step then runs): the page shows it one pass sooner, and the first
-    // token's time is when it was known. Its KV length counts it (position + 1); the
-    // Done event carries the final length.
+    // token's time is when it was known (`token_event` says which KV length it
+    // reports; the Done event carries the final one).
     let mut on_text = |text: &str, step: &StepTrace| {
-        let mut ev = token_event(engine, text, step);
-        if let Event::Token { kv_len, id, .. } = &mut ev {
-            if *id != u32::MAX {
-                *kv_len = step.position + 1;
-                first_token_ms.get_or_insert_with(|| perf_now() - t0);
-            }
+        let ev = token_event(engine, text, step);
+        if matches!(ev, Event::Token { id, .. } if id != u32::MAX) {
+            first_token_ms.get_or_insert_with(|| perf_now() - t0);
         }
         post(ev);
     };
@@ -661,7 +658,9 @@ fn token_event(engine: &Engine, text: &str, step: &StepTrace) -> Event {
             .take(TOP_SHOWN)
             .map(|&(id, p)| (id, piece(id), p))
             .collect(),
-        kv_len: 0,
+        // The KV length once this token's own forward pass has run (the page reads it
+        // for real tokens only).
+        kv_len: step.position + 1,
         position: step.position,
         stage_pieces: {
             let mut ids: Vec<u32> = step

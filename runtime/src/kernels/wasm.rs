@@ -111,8 +111,13 @@ const TOUCH_DISTANCE: usize = 8192;
 /// dropped does not stall the kernel: the out-of-order core runs on past it.
 #[inline(always)]
 pub(super) fn touch_ahead(w: &[u8], from: usize, len: usize) {
-    // Saturating: past the end (or past usize, on wasm32) there is nothing to touch.
-    let start = from.saturating_add(TOUCH_DISTANCE);
+    touch_lines(w, from.saturating_add(TOUCH_DISTANCE), len);
+}
+
+/// One byte of each line of `[start, start + len)` read (the part inside `w`).
+/// Saturating: past the end (or past usize, on wasm32) there is nothing to touch.
+#[inline(always)]
+fn touch_lines(w: &[u8], start: usize, len: usize) {
     let end = start.saturating_add(len).min(w.len());
     let mut at = start;
     while at < end {
@@ -132,13 +137,7 @@ fn touch_kv(v: &[f32], from: usize, len: usize) {
     // Safety: the same memory viewed as bytes (any bit pattern is a u8, alignment 1).
     let b = unsafe { core::slice::from_raw_parts(v.as_ptr() as *const u8, 4 * v.len()) };
     let start = from.saturating_mul(4).saturating_add(KV_TOUCH);
-    let end = start.saturating_add(len.saturating_mul(4)).min(b.len());
-    let mut at = start;
-    while at < end {
-        // Safety: `at` < b.len(), as in `touch_ahead`.
-        unsafe { core::ptr::read_volatile(b.as_ptr().add(at)) };
-        at += 64;
-    }
+    touch_lines(b, start, len.saturating_mul(4));
 }
 
 /// An interleaved q4_0 chunk (bytes 2r, 2r + 1 of row r) as i16 weights: its low
@@ -156,12 +155,15 @@ fn nibbles(q: v128) -> [[v128; 2]; 2] {
     ]
 }
 
-/// `nibbles` with q5's fifth bits merged (`fifth_bytes` of the block, for chunk c),
-/// while still bytes: the low weights' byte vector takes bit 4 from the low weights'
+/// `nibbles`, with q5's fifth bits merged where the type has them (`fifth_bytes` of
+/// the block, for chunk c), while still bytes: the low weights' byte vector takes bit 4 from the low weights'
 /// fifth bits, the high weights' from theirs, before either is widened. Merged after
 /// widening, the same bits cost a test, a mask and an or on each of four vectors.
 #[inline]
-fn nibbles5(q: v128, fifth: &[[v128; 2]; 2], c: usize) -> [[v128; 2]; 2] {
+fn nibbles5(q: v128, fifth: Option<&[[v128; 2]; 2]>, c: usize) -> [[v128; 2]; 2] {
+    let Some(fifth) = fifth else {
+        return nibbles(q);
+    };
     // Chunk c's bit of every lane sits at bit 2(c % 4) (`fifth_bytes`); moved to bit 4
     // by a 16-bit shift, which carries no byte's bits into another's bit 4.
     let take = |g: v128| {
@@ -565,11 +567,7 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
             } else {
                 let fifth = fifth.map(|f| fifth_bytes(blk, f));
                 for c in 0..8 {
-                    let q = load(blk, at + 16 * c);
-                    let [lo_nib, hi_nib] = match &fifth {
-                        Some(f) => nibbles5(q, f, c),
-                        None => nibbles(q),
-                    };
+                    let [lo_nib, hi_nib] = nibbles5(load(blk, at + 16 * c), fifth.as_ref(), c);
                     add(lo_nib, pair(c));
                     add(hi_nib, pair(c + 8));
                 }
@@ -678,11 +676,7 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
         } else {
             let fifth = fifth.map(|f| fifth_bytes(blk, f));
             for c in 0..8 {
-                let q = load(blk, at + 16 * c);
-                let [lo_nib, hi_nib] = match &fifth {
-                    Some(f) => nibbles5(q, f, c),
-                    None => nibbles(q),
-                };
+                let [lo_nib, hi_nib] = nibbles5(load(blk, at + 16 * c), fifth.as_ref(), c);
                 add(lo_nib, c);
                 add(hi_nib, c + 8);
             }
