@@ -27,6 +27,65 @@ pub struct CatalogEntry {
     /// page can show it and refuse a model that cannot fit before downloading it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryNeeds>,
+    /// This model's behaviour gate (`slm eval clarify` and `slm eval loops`, chat
+    /// preset, docs/behaviour.md), shown on its card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behaviour: Option<BehaviourGate>,
+}
+
+/// The behaviour gate's rates for one model, as `slm eval` measured them (fractions).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BehaviourGate {
+    /// Clarify-first policy on: useful clarifying questions on underspecified prompts
+    /// (goal ≥ 0.95).
+    pub useful_clarification: f64,
+    /// Policy on: clear prompts answered with a question only (goal ≤ 0.05).
+    pub false_clarification: f64,
+    /// Policy on: concrete answers invented where none is possible (goal 0).
+    pub fabrication: f64,
+    /// Chat preset: replies that loop (goal 0).
+    pub loops: f64,
+    /// Chat preset: replies that end by themselves (goal ≥ 0.95).
+    pub natural_termination: f64,
+}
+
+impl BehaviourGate {
+    /// Which goals it misses, in words; empty when it passes.
+    pub fn misses(&self) -> Vec<String> {
+        let pct = |x: f64| format!("{:.0}%", 100.0 * x);
+        let mut v = Vec::new();
+        if self.useful_clarification < 0.95 {
+            v.push(format!(
+                "asks a useful question on {} of underspecified prompts (goal 95%)",
+                pct(self.useful_clarification)
+            ));
+        }
+        if self.false_clarification > 0.05 {
+            v.push(format!(
+                "asks needlessly on {} of clear prompts (goal at most 5%)",
+                pct(self.false_clarification)
+            ));
+        }
+        if self.fabrication > 0.0 {
+            v.push(format!(
+                "invents an answer on {} of prompts that have none (goal 0%)",
+                pct(self.fabrication)
+            ));
+        }
+        if self.loops > 0.0 {
+            v.push(format!(
+                "loops on {} of short tasks (goal 0%)",
+                pct(self.loops)
+            ));
+        }
+        if self.natural_termination < 0.95 {
+            v.push(format!(
+                "ends by itself on {} of short tasks (goal 95%)",
+                pct(self.natural_termination)
+            ));
+        }
+        v
+    }
 }
 
 /// The most memory a model may plan for in this browser, and why: wasm32's 4 GiB,
@@ -73,6 +132,11 @@ pub struct ChatSettings {
     /// does no extra work.
     #[serde(default)]
     pub trace: bool,
+    /// Apply the clarify-first policy to the user's message (`slm_runtime::clarify`):
+    /// when it is materially underspecified, a visible note joins it and the model
+    /// asks for the missing piece (`Event::Policy` says what was decided).
+    #[serde(default)]
+    pub clarify_first: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -190,6 +254,15 @@ pub enum Event {
     /// Evidence checked against the loaded model (accepted or rejected).
     Evidence {
         view: EvidenceView,
+    },
+    /// The clarify-first decision on the message just sent (only with the policy on).
+    /// `note`: the words appended to the user's message, which the model was given.
+    Policy {
+        clarify: bool,
+        missing: Option<String>,
+        score: f32,
+        why: String,
+        note: Option<String>,
     },
     /// A turn began: the exact prompt.
     Prompt {

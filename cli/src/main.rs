@@ -3,7 +3,9 @@
 //! (2 for usage, 1 for everything else); with `--json` the error is a JSON object.
 
 mod bench;
+mod eval;
 mod progress;
+mod score;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -126,6 +128,13 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Behaviour gates on the sets in eval/: `clarify` (does the model ask instead
+    /// of inventing, with the clarify-first policy on and off) and `loops` (pathological
+    /// loops and natural endings, chat preset against no repetition penalty).
+    Eval {
+        #[command(subcommand)]
+        which: EvalCmd,
+    },
     /// Prefill and decode tok/s, peak RSS, weight bytes and the decode roofline.
     Bench {
         model: PathBuf,
@@ -143,6 +152,48 @@ enum Cmd {
         /// Rounds for --paths.
         #[arg(long, default_value_t = 3)]
         rounds: usize,
+    },
+}
+
+#[derive(Subcommand)]
+enum EvalCmd {
+    /// Clarification, useful-question, false-clarification and fabrication rates.
+    Clarify {
+        model: PathBuf,
+        /// Sets to run (repeatable; default eval/clarify.jsonl and
+        /// eval/clarify_heldout.jsonl).
+        #[arg(long)]
+        set: Vec<PathBuf>,
+        /// Only this many cases per set, spread evenly (a quick sample).
+        #[arg(long)]
+        sample: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 64)]
+        max_tokens: usize,
+        /// on, off or both.
+        #[arg(long, default_value = "both")]
+        policy: String,
+        /// The sampler preset the replies are drawn with.
+        #[arg(long, default_value = "chat")]
+        preset: String,
+        /// Every reply, its decision and its score, as JSON lines.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Pathological loops, natural termination and median length.
+    Loops {
+        model: PathBuf,
+        #[arg(long, default_value = "eval/loops.jsonl")]
+        set: PathBuf,
+        #[arg(long)]
+        sample: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 256)]
+        max_tokens: usize,
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -190,6 +241,12 @@ struct GenArgs {
     /// Write the per-step record (candidates, probabilities, draws) as JSON.
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// Ask instead of inventing: when the user's message is materially
+    /// underspecified (no text to translate, no language, no place, …), a visible
+    /// note joins it and the model asks for the missing piece. With --json, the
+    /// output's "policy" says what was decided and why.
+    #[arg(long)]
+    clarify_first: bool,
 }
 
 impl GenArgs {
@@ -390,6 +447,52 @@ fn prompt(text: &TextSide, chat: &ChatArgs) -> Result<(String, Vec<u32>)> {
     let r = render(text, chat)?;
     let ids = text.encode_rendered(&r)?;
     Ok((r, ids))
+}
+
+/// `prompt` with the clarify-first policy applied to the messages: the rendered
+/// prompt holds the policy's note when it fired, so `--trace` and the ids show
+/// exactly what the model was given.
+fn clarified_prompt(
+    text: &TextSide,
+    chat: &ChatArgs,
+) -> Result<(String, Vec<u32>, slm_runtime::clarify::Decision)> {
+    let s = read_text_file(&chat.messages)?;
+    let mut messages: Value = serde_json::from_str(&s)
+        .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", chat.messages.display())))?;
+    let list = messages.as_array_mut().ok_or_else(|| {
+        SlmError::Invalid(format!(
+            "{}: expected a list of messages",
+            chat.messages.display()
+        ))
+    })?;
+    let d = slm_runtime::clarify::apply(list);
+    let tools = chat.tools.as_deref().map(read_text_file).transpose()?;
+    let tools: Option<Value> = tools
+        .map(|t| serde_json::from_str(&t))
+        .transpose()
+        .map_err(|e| SlmError::Invalid(format!("--tools: not JSON: {e}")))?;
+    let r = text.render(
+        &messages,
+        tools.as_ref(),
+        !chat.no_generation_prompt,
+        chat.now.unwrap_or_else(now_unix),
+    )?;
+    let ids = text.encode_rendered(&r)?;
+    Ok((r, ids, d))
+}
+
+/// The policy's decision as a status line.
+fn policy_line(d: &slm_runtime::clarify::Decision) -> String {
+    if d.clarify {
+        format!(
+            "[clarify first: asked for {} (score {:.2}: {})]",
+            d.missing.as_deref().unwrap_or(""),
+            d.score,
+            d.why
+        )
+    } else {
+        format!("[clarify first: not needed ({})]", d.why)
+    }
 }
 
 fn open_text(model: &Path) -> Result<TextSide> {
@@ -809,10 +912,17 @@ fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
+        Cmd::Eval { which } => run_eval(which, cli.json),
         Cmd::Generate { model, chat, gen } => {
             let eng = Engine::load_file(&model)?;
             let opts = gen.options(&eng.text)?;
-            let (rendered, ids) = prompt(&eng.text, &chat)?;
+            let (rendered, ids, policy) = if gen.clarify_first {
+                let (r, ids, d) = clarified_prompt(&eng.text, &chat)?;
+                (r, ids, Some(d))
+            } else {
+                let (r, ids) = prompt(&eng.text, &chat)?;
+                (r, ids, None)
+            };
             let stream = !cli.json;
             let g = eng.generate(&ids, &opts, &mut |piece, _| {
                 if stream {
@@ -829,9 +939,13 @@ fn run(cli: Cli) -> Result<()> {
                     "ids": g.ids, "text": g.text, "stop_reason": g.stop_reason, "stop_detail": g.stop_detail,
                     "prompt_tokens": g.prompt_tokens, "timings": g.timings,
                     "sampler": opts.sampler, "greedy": opts.sampler.is_greedy(),
+                    "policy": policy.as_ref().map(|d| d.to_json()),
                 }))
             } else {
                 stdout_write(b"\n")?;
+                if let Some(d) = &policy {
+                    eprintln!("{}", policy_line(d));
+                }
                 eprintln!(
                     "[stop: {}, {} tokens, {}]",
                     g.stop_reason.as_str(),
@@ -842,6 +956,87 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
     }
+}
+
+fn model_name(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
+    let report = match which {
+        EvalCmd::Clarify {
+            model,
+            set,
+            sample,
+            seed,
+            max_tokens,
+            policy,
+            preset,
+            out,
+        } => {
+            let policies: &[bool] = match policy.as_str() {
+                "on" => &[true],
+                "off" => &[false],
+                "both" => &[false, true],
+                p => {
+                    return Err(SlmError::Invalid(format!(
+                        "--policy {p}: expected on, off or both"
+                    )))
+                }
+            };
+            let sets = if set.is_empty() {
+                vec![
+                    PathBuf::from("eval/clarify.jsonl"),
+                    PathBuf::from("eval/clarify_heldout.jsonl"),
+                ]
+            } else {
+                set
+            };
+            let eng = Engine::load_file(&model)?;
+            eval::clarify(
+                &eng,
+                &model_name(&model),
+                &eval::ClarifyRun {
+                    preset: &preset,
+                    sets: &sets,
+                    sample,
+                    seed,
+                    max_tokens,
+                    policies,
+                    out: out.as_deref(),
+                    quiet: json_mode,
+                },
+            )?
+        }
+        EvalCmd::Loops {
+            model,
+            set,
+            sample,
+            seed,
+            max_tokens,
+            out,
+        } => {
+            let eng = Engine::load_file(&model)?;
+            eval::loops(
+                &eng,
+                &model_name(&model),
+                &eval::LoopsRun {
+                    set: &set,
+                    sample,
+                    seed,
+                    max_tokens,
+                    out: out.as_deref(),
+                    quiet: json_mode,
+                },
+            )?
+        }
+    };
+    if json_mode {
+        print_json(&report)?;
+    }
+    Ok(())
 }
 
 /// The `slm chat` loop. Replies stream to stdout; status lines go to stderr.
@@ -858,6 +1053,7 @@ fn chat(
     let eng = Engine::load_file(model)?;
     let opts = gen.options(&eng.text)?;
     let mut session = Session::new(&eng, ctx);
+    session.clarify_first = gen.clarify_first;
     if let Some(t) = tools {
         let v: Value = serde_json::from_str(&read_text_file(t)?)
             .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", t.display())))?;
@@ -926,9 +1122,13 @@ fn chat(
                                 "kv_len": session.kv_len(), "divergence": t.divergence,
                                 "tool_calls": t.reply.as_ref().map(|r| &r.calls),
                                 "tool_errors": t.reply.as_ref().map(|r| &r.errors),
+                                "policy": t.policy.as_ref().map(|d| d.to_json()),
                             }))?;
                         } else {
                             stdout_write(b"\n")?;
+                            if let Some(d) = &t.policy {
+                                eprintln!("{}", policy_line(d));
+                            }
                             eprintln!(
                                 "[stop: {}, {} tokens; prompt {} = {} reused + {} prefilled; kv {}/{}; decode {:.1} tok/s]",
                                 g.stop_reason.as_str(), g.ids.len(), g.prompt_tokens, g.reused_tokens, g.prefilled_tokens,

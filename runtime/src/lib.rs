@@ -18,6 +18,7 @@
 //! - [`trace`]: the generation record (`slm generate --trace`, the page's export);
 //! - [`error`]: the one error type.
 
+pub mod clarify;
 pub mod engine;
 pub mod error;
 pub mod facts;

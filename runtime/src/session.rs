@@ -19,6 +19,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::clarify::{self, Decision};
 use crate::engine::{check_fits, Decoding, Engine, GenerateOptions, Generation};
 use crate::error::{Result, SlmError};
 use crate::model::kv_cache::KvCache;
@@ -39,6 +40,9 @@ pub struct Session<'e> {
     engine: &'e Engine,
     pub messages: Vec<Value>,
     pub tools: Option<Value>,
+    /// Apply the clarify-first policy (`clarify.rs`) to each message `send` adds: a
+    /// visible note joins the message when it is materially underspecified.
+    pub clarify_first: bool,
     /// Tokens whose K/V are in `cache` (always `cache.len` long).
     context: Vec<u32>,
     cache: KvCache,
@@ -49,6 +53,7 @@ pub struct Session<'e> {
 pub struct Transcript {
     pub messages: Vec<Value>,
     pub tools: Option<Value>,
+    pub clarify_first: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,6 +64,8 @@ pub struct Turn {
     /// With tools: the reply split into its text and tool calls (also the message
     /// the transcript now ends with).
     pub reply: Option<ParsedReply>,
+    /// The clarify-first decision on the user's message (`send` with the policy on).
+    pub policy: Option<Decision>,
 }
 
 impl<'e> Session<'e> {
@@ -69,6 +76,7 @@ impl<'e> Session<'e> {
             engine,
             messages: Vec::new(),
             tools: None,
+            clarify_first: false,
             context: Vec::new(),
             cache: engine.model.new_cache(cap),
             scratch: Scratch::new(&engine.model.cfg, cap),
@@ -82,6 +90,7 @@ impl<'e> Session<'e> {
         Transcript {
             messages: self.messages,
             tools: self.tools,
+            clarify_first: self.clarify_first,
         }
     }
 
@@ -91,6 +100,7 @@ impl<'e> Session<'e> {
         let mut s = Session::new(engine, capacity);
         s.messages = t.messages;
         s.tools = t.tools;
+        s.clarify_first = t.clarify_first;
         s
     }
 
@@ -213,11 +223,20 @@ impl<'e> Session<'e> {
         now_unix: i64,
     ) -> Result<PendingTurn<'e>> {
         self.messages.push(json!({"role": "user", "content": user}));
+        let policy = self
+            .clarify_first
+            .then(|| clarify::apply(&mut self.messages));
         let r = self.begin_reply(opts, now_unix);
-        if r.is_err() {
-            self.messages.pop();
+        match r {
+            Ok(mut p) => {
+                p.policy = policy;
+                Ok(p)
+            }
+            Err(e) => {
+                self.messages.pop();
+                Err(e)
+            }
         }
-        r
     }
 
     /// `reply`, step by step: render the transcript, reuse the common prefix, prefill.
@@ -245,6 +264,7 @@ impl<'e> Session<'e> {
                 decoding,
                 ids,
                 divergence,
+                policy: None,
             }),
             Err(e) => {
                 // Refused before any compute; the truncated cache no longer matches the
@@ -285,6 +305,7 @@ impl<'e> Session<'e> {
             generation: g,
             divergence: p.divergence,
             reply,
+            policy: p.policy,
         }
     }
 }
@@ -295,6 +316,7 @@ pub struct PendingTurn<'e> {
     /// The prompt's ids.
     ids: Vec<u32>,
     divergence: Option<Divergence>,
+    pub policy: Option<Decision>,
 }
 
 impl PendingTurn<'_> {

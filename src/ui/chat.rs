@@ -129,6 +129,7 @@ fn Message(i: usize) -> impl IntoView {
                             <pre class="tool-args">{serde_json::to_string_pretty(&c.arguments).unwrap_or_default()}</pre>
                         </div>
                     }).collect_view()}
+                    {m.policy.map(|p| policy_line(&p))}
                     {m.stats.map(|s| view! {
                         <p class="msg-stats" data-testid="msg-stats"
                             title=format!("Prompt {} tokens ({} reused, {} read at {:.1} tok/s)", s.prompt_tokens, s.reused_tokens, s.prefilled_tokens, s.prefill_tok_s)>
@@ -138,6 +139,28 @@ fn Message(i: usize) -> impl IntoView {
                 </li>
             }
         })
+    }
+}
+
+/// The clarify-first decision under a user message, and the exact note the model got.
+fn policy_line(p: &super::state::PolicyView) -> impl IntoView {
+    let summary = if p.clarify {
+        format!(
+            "Clarify first: asked for {} (score {:.2}: {})",
+            p.missing.as_deref().unwrap_or(""),
+            p.score,
+            p.why
+        )
+    } else {
+        format!("Clarify first: not needed ({})", p.why)
+    };
+    view! {
+        <div class="msg-policy" data-testid="msg-policy" data-clarify=p.clarify.to_string()>
+            <span>{summary}</span>
+            {p.note.clone().map(|n| view! {
+                <details><summary>"Note the model was given"</summary><pre class="policy-note">{n}</pre></details>
+            })}
+        </div>
     }
 }
 

@@ -158,6 +158,15 @@ fn CatalogList() -> impl IntoView {
                                 {format!("{} · {} · {} · {}", entry.quant, mb(entry.size as f64), entry.license, entry.source)}
                             </div>
                             <div class="entry-url" title=entry.url.clone()>{entry.url.clone()}</div>
+                            {entry.behaviour.clone().map(|b| {
+                                let misses = b.misses();
+                                let text = if misses.is_empty() {
+                                    "Behaviour gate: passes (asks instead of inventing, does not loop).".to_string()
+                                } else {
+                                    format!("Behaviour gate: fails. With Clarify first on, it {}.", misses.join("; "))
+                                };
+                                view! { <div class="entry-behaviour" data-testid="entry-behaviour" data-passes=misses.is_empty().to_string()>{text}</div> }
+                            })}
                             <div class="entry-memory" data-testid="entry-memory">{move || plan.get().map_or_else(|| "memory: unknown until its manifest is read".to_string(), |(t, _)| t)}</div>
                             {move || refused().map(|r| view! { <div class="memory-refusal" role="alert">{format!("Too big for this browser: {r}")}</div> })}
                             <div class="entry-status">{move || status(&id).unwrap_or_else(|| "not downloaded".into())}</div>
@@ -276,6 +285,7 @@ fn AddUrl() -> impl IntoView {
             source: "added by you".into(),
             evidence: None,
             memory: None,
+            behaviour: None,
         };
         state.catalog.update(|c| {
             if !c.iter().any(|x| x.id == entry.id) {

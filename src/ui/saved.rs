@@ -19,6 +19,7 @@ struct Saved {
     max_tokens: Option<usize>,
     stop_strings: String,
     loop_detection: Option<bool>,
+    clarify_first: Option<bool>,
     context: Option<usize>,
     tools: String,
     threads: Option<usize>,
@@ -51,6 +52,9 @@ pub fn keep(state: State) {
     if let Some(l) = saved.loop_detection {
         state.loop_detection.set(l);
     }
+    if let Some(c) = saved.clarify_first {
+        state.clarify_first.set(c);
+    }
     if let Some(c) = saved.context {
         state.context.set(c);
     }
@@ -70,6 +74,7 @@ pub fn keep(state: State) {
             max_tokens: Some(state.max_tokens.get()),
             stop_strings: state.stop_strings.get(),
             loop_detection: Some(state.loop_detection.get()),
+            clarify_first: Some(state.clarify_first.get()),
             context: Some(state.context.get()),
             tools: state.tools.get(),
             threads: state.threads_wanted.get(),

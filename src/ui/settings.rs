@@ -39,6 +39,7 @@ pub fn current(state: State) -> Result<ChatSettings, String> {
         loop_detection: state.loop_detection.get_untracked(),
         context: state.context.get_untracked(),
         trace: state.diagnostics_open.get_untracked(),
+        clarify_first: state.clarify_first.get_untracked(),
     })
 }
 
@@ -113,6 +114,9 @@ fn ThreadsField() -> impl IntoView {
 
 fn apply_preset(state: State, name: &str) {
     state.preset.set(name.to_string());
+    // On by default for the chat preset; the other presets are for tasks that state
+    // what they need (code, JSON) or for diagnostics.
+    state.clarify_first.set(name == "chat");
     let seed = state.sampler.get_untracked().seed;
     let mut cfg = if name == "model" {
         state
@@ -175,6 +179,11 @@ pub fn SettingsPanel() -> impl IntoView {
                     {presets.iter().map(|p| view! { <option value=*p>{*p}</option> }).collect_view()}
                     <option value="custom" disabled=true>"custom"</option>
                 </select>
+            </label>
+            <label class="field check" title="When a message leaves out something the answer depends on (the text to translate, a place, a date, a language), the model is told what is missing and asks for it instead of guessing. The note it is given is shown under your message.">
+                <input type="checkbox" aria-label="Clarify first" prop:checked=move || state.clarify_first.get()
+                    on:change=move |ev| state.clarify_first.set(event_target_checked(&ev))/>
+                <span>"Clarify first (ask instead of guessing)"</span>
             </label>
             <ContextField/>
             <ThreadsField/>

@@ -15,6 +15,19 @@ pub struct ChatMessage {
     pub tool_calls: Vec<ToolCall>,
     /// A finished reply's figures (the worker's Done), shown under it.
     pub stats: Option<TurnStats>,
+    /// On a user message: the clarify-first policy's decision and the note the model
+    /// was given with it.
+    pub policy: Option<PolicyView>,
+}
+
+/// What the clarify-first policy decided on a user message (`Event::Policy`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyView {
+    pub clarify: bool,
+    pub missing: Option<String>,
+    pub score: f32,
+    pub why: String,
+    pub note: Option<String>,
 }
 
 impl ChatMessage {
@@ -24,6 +37,7 @@ impl ChatMessage {
             content,
             tool_calls: vec![],
             stats: None,
+            policy: None,
         }
     }
 }
@@ -143,6 +157,8 @@ pub struct State {
     pub max_tokens: RwSignal<usize>,
     pub stop_strings: RwSignal<String>,
     pub loop_detection: RwSignal<bool>,
+    /// The clarify-first policy (on by default with the chat preset).
+    pub clarify_first: RwSignal<bool>,
     /// Context positions for the session (a load plans for it; a change applies at
     /// the next turn).
     pub context: RwSignal<usize>,
@@ -220,6 +236,7 @@ impl State {
             max_tokens: RwSignal::new(256),
             stop_strings: RwSignal::new(String::new()),
             loop_detection: RwSignal::new(true),
+            clarify_first: RwSignal::new(true),
             tools: RwSignal::new(String::new()),
             context: RwSignal::new(DEFAULT_CONTEXT),
             keep_file: RwSignal::new(false),
@@ -342,6 +359,28 @@ impl State {
                 self.card.update(|c| {
                     if let Some(c) = c {
                         c.evidence = Some(view);
+                    }
+                });
+            }
+            Event::Policy {
+                clarify,
+                missing,
+                score,
+                why,
+                note,
+            } => {
+                let view = PolicyView {
+                    clarify,
+                    missing,
+                    score,
+                    why,
+                    note,
+                };
+                // The decision belongs to the latest user message (the reply being
+                // generated follows it).
+                self.transcript.update(|t| {
+                    if let Some(m) = t.iter_mut().rev().find(|m| m.role == "user") {
+                        m.policy = Some(view);
                     }
                 });
             }

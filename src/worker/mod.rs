@@ -401,6 +401,16 @@ async fn chat(
                 session
                     .messages
                     .push(json!({"role": "user", "content": text}));
+                if settings.clarify_first {
+                    let d = slm_runtime::clarify::apply(&mut session.messages);
+                    post(Event::Policy {
+                        clarify: d.clarify,
+                        missing: d.missing,
+                        score: d.score,
+                        why: d.why,
+                        note: d.note,
+                    });
+                }
                 if !turn(engine, &mut session, &settings, abort).await {
                     session.messages.pop();
                 }

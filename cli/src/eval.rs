@@ -1,0 +1,453 @@
+//! `slm eval clarify` and `slm eval loops`: the behaviour gates, measured on the
+//! sets in eval/ with the chat preset and fixed seeds. The tables they print are the
+//! ones docs/behaviour.md reports; `--out` keeps every reply for hand labelling.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use slm_runtime::clarify;
+use slm_runtime::engine::{Engine, GenerateOptions, Generation};
+use slm_runtime::sampling::SamplerConfig;
+use slm_runtime::stopping::{LoopConfig, StopReason};
+use slm_runtime::{Result, SlmError};
+
+use crate::score::{score, Score};
+
+/// One prompt of a clarify set (eval/clarify.jsonl; its fields are checked by
+/// eval/check_sets.py).
+pub struct Case {
+    pub file: String,
+    pub id: String,
+    pub underspecified: bool,
+    pub category: String,
+    pub prompt: String,
+    pub missing: Vec<String>,
+    pub no_answer: bool,
+}
+
+fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
+    let s = std::fs::read_to_string(path).map_err(|e| {
+        SlmError::io(
+            format!(
+                "{} (run from the repository root, or give --set)",
+                path.display()
+            ),
+            e,
+        )
+    })?;
+    s.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| {
+                SlmError::Invalid(format!("{} line {}: not JSON: {e}", path.display(), i + 1))
+            })
+        })
+        .collect()
+}
+
+fn field<'v>(v: &'v Value, path: &Path, name: &str) -> Result<&'v str> {
+    v[name].as_str().ok_or_else(|| {
+        SlmError::Invalid(format!(
+            "{}: a case without a string \"{name}\": {v}",
+            path.display()
+        ))
+    })
+}
+
+pub fn load_clarify(path: &Path) -> Result<Vec<Case>> {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    read_jsonl(path)?
+        .iter()
+        .map(|v| {
+            Ok(Case {
+                file: file.clone(),
+                id: field(v, path, "id")?.to_string(),
+                underspecified: field(v, path, "set")? == "underspecified",
+                category: field(v, path, "category")?.to_string(),
+                prompt: field(v, path, "prompt")?.to_string(),
+                missing: v["missing"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|s| s.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                no_answer: v["no_answer"].as_bool().unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
+/// `n` items spread evenly over `v` (all of them when `n` is None or too large).
+fn sample<T>(v: Vec<T>, n: Option<usize>) -> Vec<T> {
+    match n {
+        Some(n) if n < v.len() && n > 0 => {
+            let step = v.len() as f64 / n as f64;
+            let keep: Vec<usize> = (0..n).map(|i| (i as f64 * step) as usize).collect();
+            v.into_iter()
+                .enumerate()
+                .filter(|(i, _)| keep.contains(i))
+                .map(|(_, x)| x)
+                .collect()
+        }
+        _ => v,
+    }
+}
+
+fn options(sampler: SamplerConfig, max_tokens: usize) -> GenerateOptions {
+    GenerateOptions {
+        sampler,
+        max_tokens,
+        stop_strings: vec![],
+        stop_token_ids: vec![],
+        loop_detection: Some(LoopConfig::default()),
+        trace: false,
+        candidates: false,
+        abort: None,
+    }
+}
+
+fn preset(name: &str, seed: u64) -> Result<SamplerConfig> {
+    let mut c = SamplerConfig::preset(name).ok_or_else(|| {
+        SlmError::Invalid(format!(
+            "--preset {name}: expected one of {:?}",
+            SamplerConfig::preset_names()
+        ))
+    })?;
+    c.seed = seed;
+    Ok(c)
+}
+
+/// Generate a reply to `messages` (rendered with the model's template).
+fn reply(eng: &Engine, messages: &[Value], opts: &GenerateOptions) -> Result<Generation> {
+    let r = eng
+        .text
+        .render(&Value::Array(messages.to_vec()), None, true, 0)?;
+    let ids = eng.text.encode_rendered(&r)?;
+    eng.generate(&ids, opts, &mut |_, _| {})
+}
+
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 {
+        "–".into()
+    } else {
+        format!("{:.1}% ({n}/{d})", 100.0 * n as f64 / d as f64)
+    }
+}
+
+#[derive(Default, Clone)]
+struct Tally {
+    under: usize,
+    fired: usize,
+    asks: usize,
+    useful: usize,
+    no_answer: usize,
+    fabricated: usize,
+    controls: usize,
+    fired_controls: usize,
+    false_clarification: usize,
+}
+
+impl Tally {
+    fn add(&mut self, c: &Case, fired: bool, s: &Score) {
+        if c.underspecified {
+            self.under += 1;
+            self.fired += fired as usize;
+            self.asks += s.asks as usize;
+            self.useful += s.useful(c.category == "live") as usize;
+            if c.no_answer {
+                self.no_answer += 1;
+                self.fabricated += s.invented as usize;
+            }
+        } else {
+            self.controls += 1;
+            self.fired_controls += fired as usize;
+            self.false_clarification += s.false_clarification() as usize;
+        }
+    }
+
+    fn json(&self) -> Value {
+        let r = |n: usize, d: usize| {
+            if d == 0 {
+                Value::Null
+            } else {
+                json!(n as f64 / d as f64)
+            }
+        };
+        json!({
+            "underspecified": self.under, "controls": self.controls, "no_answer": self.no_answer,
+            "policy_fired": self.fired, "policy_fired_on_controls": self.fired_controls,
+            "clarification_rate": r(self.asks, self.under),
+            "useful_clarification_rate": r(self.useful, self.under),
+            "fabrication_rate": r(self.fabricated, self.no_answer),
+            "false_clarification_rate": r(self.false_clarification, self.controls),
+        })
+    }
+
+    fn row(&self, label: &str) -> String {
+        format!(
+            "| {label} | {} | {} | {} | {} | {} |",
+            pct(self.asks, self.under),
+            pct(self.useful, self.under),
+            pct(self.false_clarification, self.controls),
+            pct(self.fabricated, self.no_answer),
+            pct(self.fired, self.under) + " / " + &pct(self.fired_controls, self.controls),
+        )
+    }
+}
+
+pub struct ClarifyRun<'a> {
+    pub preset: &'a str,
+    pub sets: &'a [PathBuf],
+    pub sample: Option<usize>,
+    pub seed: u64,
+    pub max_tokens: usize,
+    pub policies: &'a [bool],
+    pub out: Option<&'a Path>,
+    pub quiet: bool,
+}
+
+/// Run the clarify evaluation; returns the JSON report and prints the tables
+/// unless `quiet`.
+pub fn clarify(eng: &Engine, model: &str, run: &ClarifyRun) -> Result<Value> {
+    let opts = options(preset(run.preset, run.seed)?, run.max_tokens);
+    let mut rows = Vec::new();
+    let mut report = Vec::new();
+    let mut out_lines = Vec::new();
+    let mut tables = Vec::new();
+    for path in run.sets {
+        let cases = sample(load_clarify(path)?, run.sample);
+        let mut by_policy = Vec::new();
+        // With the policy on and silent, the model sees the same prompt as with it
+        // off: the reply (same seed) is reused, not generated twice.
+        let mut off_replies: Vec<Option<(String, Score)>> = vec![None; cases.len()];
+        for &on in run.policies {
+            let mut total = Tally::default();
+            let mut per_cat = std::collections::BTreeMap::<String, Tally>::new();
+            for (i, c) in cases.iter().enumerate() {
+                let mut messages = vec![json!({"role": "user", "content": c.prompt})];
+                let d = if on {
+                    clarify::apply(&mut messages)
+                } else {
+                    clarify::assess(&messages)
+                };
+                let (text, s, stop, tokens) = match (&off_replies[i], on && !d.clarify) {
+                    (Some((t, s)), true) => (t.clone(), s.clone(), "reused".to_string(), 0),
+                    _ => {
+                        let g = reply(eng, &messages, &opts)?;
+                        let s = score(&g.text, &c.missing);
+                        (g.text, s, g.stop_reason.as_str().to_string(), g.ids.len())
+                    }
+                };
+                if !on {
+                    off_replies[i] = Some((text.clone(), s.clone()));
+                }
+                let fired = on && d.clarify;
+                total.add(c, d.clarify, &s);
+                per_cat
+                    .entry(c.category.clone())
+                    .or_default()
+                    .add(c, d.clarify, &s);
+                out_lines.push(json!({
+                    "model": model, "file": c.file, "id": c.id, "category": c.category,
+                    "underspecified": c.underspecified, "missing": c.missing, "no_answer": c.no_answer,
+                    "policy": on, "fired": fired, "decision": d.to_json(), "prompt": c.prompt,
+                    "text": text, "stop_reason": stop, "tokens": tokens, "score": s,
+                    "useful": s.useful(c.category == "live"), "false_clarification": s.false_clarification(),
+                }));
+                if !run.quiet && (i + 1) % 25 == 0 {
+                    eprintln!(
+                        "[{} policy {}: {}/{}]",
+                        c.file,
+                        if on { "on" } else { "off" },
+                        i + 1,
+                        cases.len()
+                    );
+                }
+            }
+            let label = format!(
+                "{} policy {}",
+                path.file_name().unwrap_or_default().to_string_lossy(),
+                if on { "on" } else { "off" }
+            );
+            rows.push(total.row(&label));
+            by_policy.push(json!({
+                "policy": on, "total": total.json(),
+                "categories": per_cat.iter().map(|(k, t)| (k.clone(), t.json())).collect::<serde_json::Map<_, _>>(),
+            }));
+            let mut t = format!("{label}\n\n| category | clarified | useful | false clarification | fabrication | policy fired (under / controls) |\n|---|---|---|---|---|---|\n");
+            for (k, v) in &per_cat {
+                t += &v.row(k);
+                t.push('\n');
+            }
+            if !run.quiet {
+                eprintln!("{t}");
+            }
+            tables.push(t);
+        }
+        report.push(
+            json!({"set": path.display().to_string(), "cases": cases.len(), "results": by_policy}),
+        );
+    }
+    if let Some(p) = run.out {
+        let body: String = out_lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(p, body).map_err(|e| SlmError::io(p.display(), e))?;
+    }
+    let mut summary = format!("| {model} | clarified | useful | false clarification | fabrication | policy fired (under / controls) |\n|---|---|---|---|---|---|\n");
+    for r in &rows {
+        summary += r;
+        summary.push('\n');
+    }
+    if !run.quiet {
+        print!("{summary}");
+    }
+    Ok(json!({
+        "model": model, "seed": run.seed, "max_tokens": run.max_tokens, "preset": run.preset,
+        "sets": report, "summary": summary, "categories": tables,
+    }))
+}
+
+/// A word n-gram of `n` words that occurs at least `times` times: a loop the token
+/// detector may not have cut (it looks at tokens in a window, this at the whole text).
+pub fn repeated_ngram(text: &str, n: usize, times: usize) -> Option<String> {
+    let w: Vec<&str> = text.split_whitespace().collect();
+    let mut seen = std::collections::HashMap::<&[&str], usize>::new();
+    for g in w.windows(n) {
+        let c = seen.entry(g).or_default();
+        *c += 1;
+        if *c >= times {
+            return Some(g.join(" "));
+        }
+    }
+    None
+}
+
+pub struct LoopsRun<'a> {
+    pub set: &'a Path,
+    pub sample: Option<usize>,
+    pub seed: u64,
+    pub max_tokens: usize,
+    pub out: Option<&'a Path>,
+    pub quiet: bool,
+}
+
+/// Run the loop evaluation: the chat preset against the same preset with no
+/// repetition penalty, on short utility prompts.
+pub fn loops(eng: &Engine, model: &str, run: &LoopsRun) -> Result<Value> {
+    let prompts = sample(read_jsonl(run.set)?, run.sample);
+    let mut no_penalty = preset("chat", run.seed)?;
+    no_penalty.repetition_penalty = 1.0;
+    let configs = [
+        ("chat preset", preset("chat", run.seed)?),
+        ("repetition penalty 1.0", no_penalty),
+    ];
+    let mut results = Vec::new();
+    let mut out_lines = Vec::new();
+    let mut summary = format!("| {model} | pathological loops | natural termination | median tokens |\n|---|---|---|---|\n");
+    for (name, sampler) in configs {
+        let opts = options(sampler, run.max_tokens);
+        let (mut looped, mut natural, mut lengths) = (0, 0, Vec::new());
+        for (i, p) in prompts.iter().enumerate() {
+            let prompt = field(p, run.set, "prompt")?;
+            let g = reply(eng, &[json!({"role": "user", "content": prompt})], &opts)?;
+            let ngram = repeated_ngram(&g.text, 6, 3);
+            let is_loop = g.stop_reason == StopReason::LoopDetected || ngram.is_some();
+            let ended = matches!(
+                g.stop_reason,
+                StopReason::EosToken | StopReason::StopString | StopReason::StopTokenId
+            );
+            looped += is_loop as usize;
+            natural += ended as usize;
+            lengths.push(g.ids.len());
+            out_lines.push(json!({
+                "model": model, "config": name, "id": p["id"], "category": p["category"],
+                "text": g.text, "stop_reason": g.stop_reason.as_str(), "tokens": g.ids.len(),
+                "loop": is_loop, "repeated_ngram": ngram,
+            }));
+            if !run.quiet && (i + 1) % 20 == 0 {
+                eprintln!("[{name}: {}/{}]", i + 1, prompts.len());
+            }
+        }
+        lengths.sort_unstable();
+        let median = lengths.get(lengths.len() / 2).copied().unwrap_or(0);
+        summary += &format!(
+            "| {name} | {} | {} | {median} |\n",
+            pct(looped, prompts.len()),
+            pct(natural, prompts.len())
+        );
+        results.push(json!({
+            "config": name, "prompts": prompts.len(), "loops": looped, "natural_termination": natural,
+            "loop_rate": looped as f64 / prompts.len().max(1) as f64,
+            "natural_rate": natural as f64 / prompts.len().max(1) as f64,
+            "median_tokens": median,
+        }));
+    }
+    if let Some(p) = run.out {
+        let body: String = out_lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(p, body).map_err(|e| SlmError::io(p.display(), e))?;
+    }
+    if !run.quiet {
+        print!("{summary}");
+    }
+    Ok(
+        json!({"model": model, "seed": run.seed, "max_tokens": run.max_tokens, "results": results, "summary": summary}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_ngrams_and_samples() {
+        assert_eq!(
+            repeated_ngram("a b c a b c a b c", 3, 3).as_deref(),
+            Some("a b c")
+        );
+        assert_eq!(repeated_ngram("a b c a b c d", 3, 3), None);
+        assert_eq!(sample((0..10).collect::<Vec<_>>(), Some(3)), vec![0, 3, 6]);
+        assert_eq!(sample((0..3).collect::<Vec<_>>(), Some(5)), vec![0, 1, 2]);
+    }
+
+    /// The scorer against the hand labels of eval/labels.jsonl: agreement ≥ 90%.
+    #[test]
+    fn scorer_agrees_with_the_hand_labels() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/labels.jsonl");
+        let labels = read_jsonl(&path).expect("eval/labels.jsonl");
+        assert!(labels.len() >= 60, "at least 60 hand labels");
+        let mut agree = 0;
+        let mut disagreements = Vec::new();
+        for l in &labels {
+            let missing: Vec<String> = l["missing"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_string())
+                .collect();
+            let s = score(l["text"].as_str().unwrap(), &missing);
+            let scorer = if l["underspecified"].as_bool().unwrap() {
+                s.useful(l["category"] == "live")
+            } else {
+                s.false_clarification()
+            };
+            if scorer == l["label"].as_bool().unwrap() {
+                agree += 1;
+            } else {
+                disagreements.push(format!("{} {}: scorer {scorer}", l["model"], l["id"]));
+            }
+        }
+        let rate = agree as f64 / labels.len() as f64;
+        eprintln!(
+            "agreement {agree}/{} = {:.1}%; {}",
+            labels.len(),
+            100.0 * rate,
+            disagreements.join(", ")
+        );
+        assert!(rate >= 0.9, "agreement {rate}: {disagreements:?}");
+    }
+}

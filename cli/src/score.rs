@@ -1,0 +1,576 @@
+//! The behaviour scorer: deterministic checks on a reply's text, documented in
+//! docs/behaviour.md ("The rubric") and checked against hand labels
+//! (eval/labels.jsonl, `scorer_agrees_with_the_hand_labels`).
+//!
+//! - `asks`: some sentence of the reply ends with "?" or requests information
+//!   ("please provide …", `REQUESTS`).
+//! - `targets`: a question sentence names one of the prompt's missing slots (a
+//!   keyword of the slot, `SLOT_WORDS`).
+//! - `invented`: the reply gives a concrete answer anyway: code, a list, a JSON
+//!   object, an answer marker ("here is the translation", "= 42"), or more than 40
+//!   words outside its questions that do not state a limitation.
+//! - `limitation`: it says it cannot know or access the information.
+//! - `substantive`: an answer is present (code, a list, JSON, or over 12 words
+//!   outside questions); a control's reply that asks without one is a false
+//!   clarification.
+
+use serde::Serialize;
+
+/// Keywords that show a question asks for a slot.
+const SLOT_WORDS: &[(&str, &[&str])] = &[
+    (
+        "text",
+        &[
+            "text",
+            "thread",
+            "regex",
+            "function",
+            "script",
+            "summarize",
+            "summarise",
+            "translate",
+            "translated",
+            "sentence",
+            "paragraph",
+            "passage",
+            "phrase",
+            "word",
+            "message",
+            "content",
+            "document",
+            "article",
+            "essay",
+            "code",
+            "snippet",
+            "paste",
+            "share",
+            "provide",
+            "send",
+            "show",
+            "copy",
+            "file",
+            "email",
+            "letter",
+            "post",
+            "report",
+            "chapter",
+            "transcript",
+            "notes",
+            "data",
+            "table",
+            "error",
+            "details",
+            "draft",
+            "which",
+            "what would you like",
+            "what do you want",
+        ],
+    ),
+    (
+        "target_language",
+        &[
+            "language",
+            "languages",
+            "into what",
+            "into which",
+            "translate it to",
+            "translated to",
+            "translated into",
+            "french",
+            "spanish",
+            "german",
+            "chinese",
+            "japanese",
+        ],
+    ),
+    (
+        "programming_language",
+        &[
+            "language",
+            "programming",
+            "python",
+            "javascript",
+            "java",
+            "c++",
+            "rust",
+            "framework",
+            "runtime",
+            "environment",
+            "platform",
+            "stack",
+            "library",
+            "technology",
+            "tech",
+            "tool",
+        ],
+    ),
+    (
+        "location",
+        &[
+            "where",
+            "location",
+            "city",
+            "area",
+            "place",
+            "located",
+            "region",
+            "country",
+            "neighborhood",
+            "neighbourhood",
+            "town",
+            "address",
+            "zip",
+            "postcode",
+            "near",
+            "live",
+        ],
+    ),
+    (
+        "schema",
+        &[
+            "field",
+            "fields",
+            "key",
+            "keys",
+            "property",
+            "properties",
+            "structure",
+            "schema",
+            "attribute",
+            "attributes",
+            "include",
+            "information",
+            "data",
+            "format",
+            "details",
+            "what should",
+            "which",
+        ],
+    ),
+    (
+        "quantity",
+        &[
+            "how much",
+            "how many",
+            "how long",
+            "how far",
+            "number",
+            "numbers",
+            "amount",
+            "price",
+            "cost",
+            "value",
+            "length",
+            "width",
+            "height",
+            "dimension",
+            "size",
+            "radius",
+            "distance",
+            "speed",
+            "rate",
+            "hours",
+            "salary",
+            "total",
+            "measure",
+            "quantity",
+            "figure",
+            "much",
+            "many",
+        ],
+    ),
+    (
+        "date_time",
+        &[
+            "when",
+            "date",
+            "day",
+            "time",
+            "which day",
+            "what day",
+            "deadline",
+            "week",
+            "month",
+            "schedule",
+            "dates",
+        ],
+    ),
+    (
+        "criteria",
+        &[
+            "what matters",
+            "important",
+            "priority",
+            "priorities",
+            "criteria",
+            "looking for",
+            "prefer",
+            "preference",
+            "use it for",
+            "purpose",
+            "need",
+            "needs",
+            "budget",
+            "care about",
+            "goal",
+            "goals",
+            "requirements",
+            "requirement",
+            "preferences",
+            "based on",
+            "factor",
+            "factors",
+            "for what",
+            "what kind",
+            "what type",
+            "use case",
+            "specific",
+        ],
+    ),
+    (
+        "items",
+        &[
+            "which",
+            "what options",
+            "option",
+            "options",
+            "compare",
+            "comparing",
+            "choices",
+            "two",
+            "both",
+            "them",
+            "models",
+            "products",
+            "specify",
+            "what are",
+            "referring",
+        ],
+    ),
+    (
+        "referent",
+        &[
+            "who",
+            "what",
+            "which",
+            "whom",
+            "referring",
+            "refer",
+            "mean",
+            "talking about",
+            "name",
+            "person",
+            "specify",
+            "context",
+        ],
+    ),
+];
+
+/// Phrases that state a limitation instead of an answer.
+const LIMITATION: &[&str] = &[
+    "i don't have access",
+    "i do not have access",
+    "don't have real-time",
+    "do not have real-time",
+    "real-time",
+    "real time",
+    "i can't access",
+    "i cannot access",
+    "i'm unable to",
+    "i am unable to",
+    "i can't provide",
+    "i cannot provide",
+    "i can't check",
+    "i cannot check",
+    "i can't browse",
+    "i cannot browse",
+    "don't have live",
+    "do not have live",
+    "don't have current",
+    "do not have current",
+    "up-to-date",
+    "as an ai",
+    "i'm not able to",
+    "i am not able to",
+    "i can't know",
+    "i cannot know",
+    "i don't know",
+    "i do not know",
+    "no access to",
+    "not able to access",
+    "can't tell you",
+    "cannot tell you",
+    "i can't see",
+    "i cannot see",
+    "not sure what",
+    "without more information",
+    "without knowing",
+    "i need more information",
+    "i need to know",
+    "no live data",
+    "i have no way",
+    "i don't have information",
+    "i do not have information",
+    "check a weather",
+    "check the local",
+    "check a local",
+    "check online",
+    "website",
+    "app for",
+];
+
+/// A sentence that requests information without a question mark ("Please provide
+/// the sentence you would like translated.").
+const REQUESTS: &[&str] = &[
+    "please provide",
+    "please share",
+    "please give",
+    "please tell",
+    "please paste",
+    "please send",
+    "please specify",
+    "please let me know",
+    "please clarify",
+    "please include",
+    "please confirm",
+    "let me know",
+    "provide me with",
+    "provide the",
+    "provide more",
+    "share the",
+    "share more",
+    "tell me which",
+    "tell me what",
+    "tell me where",
+    "tell me when",
+    "tell me who",
+    "i need to know",
+    "i'll need",
+    "i will need",
+    "i would need",
+    "i'd need",
+    "go ahead and provide",
+    "could you provide",
+    "can you provide",
+    "could you share",
+    "can you share",
+    "could you tell",
+    "can you tell",
+];
+
+/// Where a reply gives an answer rather than a question.
+const ANSWER_MARKERS: &[&str] = &[
+    "here is the",
+    "here's the",
+    "here is a",
+    "here's a",
+    "here are",
+    "the answer is",
+    "the result is",
+    "translation:",
+    "translates to",
+    "translated as",
+    "would be:",
+    "is:",
+    "sure! here",
+    "sure, here",
+    "certainly! here",
+    "certainly, here",
+    "i recommend",
+    "i'd recommend",
+    "i would recommend",
+];
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Score {
+    pub asks: bool,
+    pub targets: bool,
+    pub invented: bool,
+    pub limitation: bool,
+    pub substantive: bool,
+    /// Words outside question sentences.
+    pub answer_words: usize,
+}
+
+/// The sentences of `text`, each with its terminator.
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in text.chars() {
+        cur.push(c);
+        if matches!(c, '.' | '!' | '?' | '\n' | '。' | '？') {
+            if !cur.trim().is_empty() {
+                out.push(cur.trim().to_string());
+            }
+            cur.clear();
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+fn has_word(hay: &str, needle: &str) -> bool {
+    let mut from = 0;
+    while let Some(i) = hay[from..].find(needle) {
+        let s = from + i;
+        let e = s + needle.len();
+        let before = hay[..s].chars().next_back();
+        let after = hay[e..].chars().next();
+        let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
+        if boundary(before) && boundary(after) {
+            return true;
+        }
+        from = s + needle.len().max(1);
+    }
+    false
+}
+
+/// Does the reply look like code, a list or a JSON object?
+fn structured(text: &str) -> bool {
+    if text.contains("```") {
+        return true;
+    }
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let code = lines
+        .iter()
+        .filter(|l| {
+            [
+                "def ",
+                "function ",
+                "class ",
+                "import ",
+                "#include",
+                "public ",
+                "const ",
+                "let ",
+                "var ",
+                "select ",
+                "fn ",
+                "for (",
+                "print(",
+                "console.log",
+                "return ",
+                "}",
+                "if (",
+                "while (",
+            ]
+            .iter()
+            .any(|p| l.to_lowercase().starts_with(p))
+        })
+        .count();
+    let list = lines
+        .iter()
+        .filter(|l| {
+            l.starts_with("- ")
+                || l.starts_with("* ")
+                || l.starts_with("• ")
+                || l.split_once(". ").is_some_and(|(n, _)| {
+                    !n.is_empty() && n.len() <= 2 && n.chars().all(|c| c.is_ascii_digit())
+                })
+        })
+        .count();
+    let json = text
+        .find('{')
+        .is_some_and(|a| text[a..].contains(':') && text[a..].contains('}'));
+    code >= 2 || list >= 2 || json
+}
+
+/// Score a reply to a prompt whose missing slots are `missing` (empty for controls).
+pub fn score(text: &str, missing: &[String]) -> Score {
+    let lower = text.to_lowercase();
+    let sents = sentences(&lower);
+    let is_ask =
+        |s: &str| s.ends_with('?') || s.ends_with('？') || REQUESTS.iter().any(|r| s.contains(r));
+    let questions: Vec<&String> = sents.iter().filter(|s| is_ask(s)).collect();
+    let answer_words: usize = sents
+        .iter()
+        .filter(|s| !is_ask(s))
+        .map(|s| s.split_whitespace().count())
+        .sum();
+    let targets = questions.iter().any(|q| {
+        missing.iter().any(|m| {
+            SLOT_WORDS
+                .iter()
+                .find(|(slot, _)| slot == m)
+                .is_some_and(|(_, words)| words.iter().any(|w| has_word(q, w)))
+        })
+    });
+    let limitation = LIMITATION.iter().any(|p| lower.contains(p));
+    let marker = ANSWER_MARKERS.iter().any(|p| lower.contains(p))
+        || lower
+            .split("= ")
+            .skip(1)
+            .any(|r| r.starts_with(|c: char| c.is_ascii_digit()));
+    let structured = structured(text);
+    let invented = structured || marker || (answer_words > 40 && !limitation);
+    Score {
+        asks: !questions.is_empty(),
+        targets,
+        invented,
+        limitation,
+        substantive: structured || answer_words > 12,
+        answer_words,
+    }
+}
+
+impl Score {
+    /// A useful clarification: asks for a missing slot and invents nothing. A live
+    /// question (`live`) may instead state the limitation.
+    pub fn useful(&self, live: bool) -> bool {
+        !self.invented && ((self.asks && self.targets) || (live && self.limitation))
+    }
+
+    /// A clear prompt answered with a question and no answer.
+    pub fn false_clarification(&self) -> bool {
+        self.asks && !self.substantive
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slots(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn rubric_on_hand_made_replies() {
+        let t = slots(&["text", "target_language"]);
+        let s = score(
+            "Sure! Which sentence would you like me to translate, and into which language?",
+            &t,
+        );
+        assert!(s.asks && s.targets && !s.invented && s.useful(false));
+        let s = score("Sure! Here's the translation: \"Hola, ¿cómo estás?\"", &t);
+        assert!(s.invented && !s.useful(false));
+        let l = slots(&["location"]);
+        let s = score(
+            "The best restaurants are:\n1. Le Bernardin\n2. Noma\nEnjoy!",
+            &l,
+        );
+        assert!(s.invented && !s.asks);
+        let s = score("What is your location?", &l);
+        assert!(s.useful(false));
+        let s = score(
+            "I don't have real-time weather data. Which city are you in?",
+            &l,
+        );
+        assert!(s.useful(true) && s.limitation);
+        let s = score(
+            "I don't have access to live weather data; please check a local forecast.",
+            &l,
+        );
+        assert!(s.useful(true) && !s.useful(false));
+        // A control: an answer that ends with an offer is not a false clarification.
+        let c = score("The capital of Japan is Tokyo, a city of about 14 million people on Honshu island. Would you like more facts?", &[]);
+        assert!(c.asks && c.substantive && !c.false_clarification());
+        let c = score("Which Python version do you use?", &[]);
+        assert!(c.false_clarification());
+        // Keywords match whole words only: "whichever" is not "which".
+        assert!(!has_word("whichever works", "which"));
+        assert!(has_word("which one?", "which"));
+    }
+}

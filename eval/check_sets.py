@@ -1,0 +1,88 @@
+"""Validate the TinyRustLM evaluation sets (python3, stdlib only).
+
+eval/clarify.jsonl: underspecified prompts (the model should ask a clarifying
+question) and control prompts (the model should just answer).
+eval/loops.jsonl: short, fully specified utility prompts.
+
+Run: python3 eval/check_sets.py   (exits non-zero on the first failed check)
+"""
+import json
+import os
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SETS = {"underspecified", "control"}
+CATEGORIES = {"translate", "fix", "code", "recommendation", "json", "math",
+              "scheduling", "comparison", "summarize", "referent", "live"}
+SLOTS = {"text", "target_language", "programming_language", "location", "schema",
+         "quantity", "date_time", "criteria", "items", "referent"}
+LOOP_CATEGORIES = {"rewrite", "summarize", "explain_code", "extract_json", "factual"}
+
+
+def load(name):
+    rows = []
+    with open(os.path.join(HERE, name), encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            assert line.strip(), f"{name}:{n}: blank line"
+            rows.append(json.loads(line))
+    ids = [r["id"] for r in rows]
+    dup = [i for i, c in Counter(ids).items() if c > 1]
+    assert not dup, f"{name}: duplicate ids {dup}"
+    return rows
+
+
+def check_clarify():
+    rows = load("clarify.jsonl")
+    by_id = {r["id"]: r for r in rows}
+    keys = {"id", "set", "category", "prompt", "missing", "no_answer", "twin"}
+    for r in rows:
+        rid = r["id"]
+        assert set(r) == keys, f"{rid}: fields {sorted(r)}"
+        assert r["set"] in SETS and r["category"] in CATEGORIES, rid
+        assert isinstance(r["prompt"], str) and 0 < len(r["prompt"]) < 600, rid
+        assert isinstance(r["no_answer"], bool), rid
+        assert isinstance(r["missing"], list) and set(r["missing"]) <= SLOTS, rid
+        assert len(set(r["missing"])) == len(r["missing"]), rid
+        if r["set"] == "control":
+            assert r["missing"] == [] and r["no_answer"] is False, rid
+            if r["twin"] is not None:
+                t = by_id.get(r["twin"])
+                assert t is not None and t["set"] == "underspecified", rid
+        else:
+            assert r["missing"] and r["twin"] is None, rid
+    prompts = Counter(r["prompt"] for r in rows)
+    assert max(prompts.values()) == 1, "duplicate prompts"
+    under = Counter(r["category"] for r in rows if r["set"] == "underspecified")
+    ctrl = Counter(r["category"] for r in rows if r["set"] == "control")
+    twins = sum(1 for r in rows if r["set"] == "control" and r["twin"])
+    assert sum(under.values()) >= 150, "need >= 150 underspecified"
+    assert sum(ctrl.values()) >= 150, "need >= 150 controls"
+    assert sum(1 for c in under.values() if c >= 14) >= 10, "need >= 10 categories with >= 14"
+    assert twins >= 100, f"only {twins} twins"
+    print("clarify.jsonl:", len(rows), "rows,", twins, "twins")
+    print(f"  {'category':16}{'under':>6}{'no_ans':>7}{'ctrl':>6}")
+    for c in sorted(CATEGORIES):
+        na = sum(1 for r in rows if r["category"] == c and r["no_answer"])
+        print(f"  {c:16}{under[c]:>6}{na:>7}{ctrl[c]:>6}")
+    print(f"  {'total':16}{sum(under.values()):>6}"
+          f"{sum(r['no_answer'] for r in rows):>7}{sum(ctrl.values()):>6}")
+
+
+def check_loops():
+    rows = load("loops.jsonl")
+    for r in rows:
+        assert set(r) == {"id", "category", "prompt"}, r["id"]
+        assert r["category"] in LOOP_CATEGORIES, r["id"]
+        assert 0 < len(r["prompt"]) < 700, r["id"]
+    cats = Counter(r["category"] for r in rows)
+    assert len(rows) >= 80 and set(cats) == LOOP_CATEGORIES, "loops: size/categories"
+    assert min(cats.values()) >= 16, "loops: need >= 16 per category"
+    print("loops.jsonl:", len(rows), "rows")
+    for c in sorted(cats):
+        print(f"  {c:16}{cats[c]:>4}")
+
+
+if __name__ == "__main__":
+    check_clarify()
+    check_loops()
+    print("OK")

@@ -1,0 +1,274 @@
+//! Clarify first: decide whether the user's last message is materially
+//! underspecified, and if so, tell the model to ask for the missing piece.
+//!
+//! The decision is a small rule layer over the message's words (`rules.rs`): a request
+//! that acts on a text it does not carry ("translate this sentence"), code with no
+//! language, a recommendation with no place, JSON with no fields, maths with a number
+//! missing, scheduling with no date, a verdict with no criteria or no items, a pronoun
+//! with nothing to refer to, and live data the model cannot have. Rules, not the model,
+//! decide, because a 135M model's own judgement of "is this ambiguous?" is near chance,
+//! and a rule can say exactly which piece is missing and why (`Decision::why`).
+//!
+//! The question itself comes from the model: the policy appends a visible note to the
+//! user's message (`Decision::note`) naming the missing piece, and the model writes
+//! the question in its own words. The note is part of the transcript, so the rendered
+//! prompt, the token console and an export show exactly what the model was given.
+//!
+//! Invariant: with the policy off, or when it does not fire, the messages are left
+//! byte for byte as they were.
+
+mod lexicon;
+mod rules;
+mod text;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use rules::assess_text;
+
+/// A piece of information a request needs and does not give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Slot {
+    /// The text, code or data the request acts on.
+    Text,
+    TargetLanguage,
+    ProgrammingLanguage,
+    Location,
+    Schema,
+    Quantity,
+    DateTime,
+    Criteria,
+    Items,
+    Referent,
+    /// Live data (weather, opening hours, the time) no model can have.
+    LiveData,
+}
+
+impl Slot {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Slot::Text => "text",
+            Slot::TargetLanguage => "target_language",
+            Slot::ProgrammingLanguage => "programming_language",
+            Slot::Location => "location",
+            Slot::Schema => "schema",
+            Slot::Quantity => "quantity",
+            Slot::DateTime => "date_time",
+            Slot::Criteria => "criteria",
+            Slot::Items => "items",
+            Slot::Referent => "referent",
+            Slot::LiveData => "live_data",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Slot> {
+        ALL_SLOTS.iter().copied().find(|x| x.as_str() == s)
+    }
+}
+
+pub const ALL_SLOTS: [Slot; 11] = [
+    Slot::Text,
+    Slot::TargetLanguage,
+    Slot::ProgrammingLanguage,
+    Slot::Location,
+    Slot::Schema,
+    Slot::Quantity,
+    Slot::DateTime,
+    Slot::Criteria,
+    Slot::Items,
+    Slot::Referent,
+    Slot::LiveData,
+];
+
+/// One rule's finding: what is missing, in the user's terms.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    /// The kind of request ("translate", "code", "math", …).
+    pub category: &'static str,
+    pub slot: Slot,
+    /// The missing piece as the note and the diagnostics name it, in the user's
+    /// words where the message has them ("the essay itself").
+    pub missing: String,
+    /// How sure the rule is, 0 to 1 (see `THRESHOLD`).
+    pub score: f32,
+    /// The evidence, for the diagnostics.
+    pub why: String,
+}
+
+/// A rule fires at or above this score.
+pub const THRESHOLD: f32 = 0.5;
+
+/// The policy's decision on one user message.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Decision {
+    pub clarify: bool,
+    /// The missing pieces, joined ("the text to translate and the target language"),
+    /// or None.
+    pub missing: Option<String>,
+    pub slots: Vec<Slot>,
+    pub category: Option<&'static str>,
+    /// The highest finding's score (0 when none).
+    pub score: f32,
+    pub why: String,
+    /// The words appended to the user's message when `clarify`.
+    pub note: Option<String>,
+}
+
+/// Decide on the last user message of `messages` (OpenAI-style), with the earlier
+/// messages as context: a "this" or a language named earlier counts as given.
+pub fn assess(messages: &[Value]) -> Decision {
+    let Some(last) = messages
+        .iter()
+        .rposition(|m| m["role"].as_str() == Some("user"))
+    else {
+        return Decision::none("no user message");
+    };
+    let Some(text) = messages[last]["content"].as_str() else {
+        return Decision::none("the user message is not plain text");
+    };
+    let earlier: Vec<&str> = messages[..last]
+        .iter()
+        .filter(|m| m["role"].as_str() != Some("system"))
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    decide(assess_text(text, &earlier))
+}
+
+/// Turn the rules' findings into a decision and its note.
+pub fn decide(mut findings: Vec<Finding>) -> Decision {
+    findings.retain(|f| f.score >= THRESHOLD);
+    if findings.is_empty() {
+        return Decision::none("no rule found a missing piece");
+    }
+    findings.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.slot.cmp(&b.slot)));
+    findings.dedup_by_key(|f| f.slot);
+    let top = &findings[0];
+    let missing = join(findings.iter().map(|f| f.missing.as_str()));
+    let why = findings
+        .iter()
+        .map(|f| f.why.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let live = findings.iter().any(|f| f.slot == Slot::LiveData);
+    let mut asks: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.slot != Slot::LiveData)
+        .collect();
+    // The text first: "paste the sentence, and which language".
+    asks.sort_by_key(|f| f.slot);
+    let asks = join_with(asks.iter().map(|f| ask_for(f)), "and");
+    let note = if live {
+        let what = findings
+            .iter()
+            .find(|f| f.slot == Slot::LiveData)
+            .map(|f| f.missing.as_str())
+            .unwrap_or("live information");
+        if asks.is_empty() {
+            format!(
+                "[Clarify first: you have no live data, so you cannot know {what}. Do not guess. Reply with one short sentence that says so and suggests where I can check it.]"
+            )
+        } else {
+            format!(
+                "[Clarify first: you have no live data, so you cannot know {what}. Do not guess. Reply with one short sentence that says so, then one short question that asks me {asks}.]"
+            )
+        }
+    } else {
+        format!(
+            "[Clarify first: my request does not say {missing}. Do not guess, and do not answer yet. Reply with one short question that asks me {asks}.]"
+        )
+    };
+    Decision {
+        clarify: true,
+        missing: Some(missing),
+        slots: findings.iter().map(|f| f.slot).collect(),
+        category: Some(top.category),
+        score: top.score,
+        why,
+        note: Some(note),
+    }
+}
+
+fn join<'a>(parts: impl Iterator<Item = &'a str>) -> String {
+    join_with(parts.map(String::from), "and")
+}
+
+fn join_with(parts: impl Iterator<Item = String>, and: &str) -> String {
+    let v: Vec<String> = parts.collect();
+    match v.len() {
+        0 => String::new(),
+        1 => v[0].clone(),
+        n => format!("{} {and} {}", v[..n - 1].join(", "), v[n - 1]),
+    }
+}
+
+/// What the model's question should ask, as an indirect question after "asks me":
+/// the policy names the piece, the model words the question.
+fn ask_for(f: &Finding) -> String {
+    let thing = f.missing.trim_end_matches(" itself");
+    match f.slot {
+        Slot::Text => match thing
+            .strip_suffix(" to translate")
+            .or(thing.strip_suffix(" to summarize"))
+        {
+            Some(t) => format!("which {} I mean", t.trim_start_matches("the ")),
+            None => format!("to paste {thing}"),
+        },
+        Slot::TargetLanguage => "which language I want it translated into".into(),
+        Slot::ProgrammingLanguage => "which programming language I want to use".into(),
+        Slot::Location => "which city or area I mean".into(),
+        Slot::Schema => "which fields I want in the JSON".into(),
+        Slot::Quantity => format!("for {thing}"),
+        Slot::DateTime => "which date and time I want".into(),
+        Slot::Criteria => "what matters most to me in the choice".into(),
+        Slot::Items => "which options I am comparing".into(),
+        // `who "he" is` → `who I mean by "he"`.
+        Slot::Referent => match thing.split_once(' ') {
+            Some((wh, rest)) => {
+                let pronoun = rest.trim_end_matches(" is").trim_end_matches(" refers to");
+                format!("{wh} I mean by {pronoun}")
+            }
+            None => thing.to_string(),
+        },
+        Slot::LiveData => String::new(),
+    }
+}
+
+impl Decision {
+    fn none(why: &str) -> Decision {
+        Decision {
+            clarify: false,
+            missing: None,
+            slots: Vec::new(),
+            category: None,
+            score: 0.0,
+            why: why.to_string(),
+            note: None,
+        }
+    }
+
+    /// The `--json` form: `{"clarify", "missing", "score", …}`.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("a decision serializes")
+    }
+}
+
+/// Apply the policy to `messages`: when it fires, the last user message gets the
+/// note appended (separated by a blank line). Returns the decision either way.
+pub fn apply(messages: &mut [Value]) -> Decision {
+    let d = assess(messages);
+    if let Some(note) = &d.note {
+        if let Some(m) = messages
+            .iter_mut()
+            .rev()
+            .find(|m| m["role"].as_str() == Some("user"))
+        {
+            let content = m["content"].as_str().unwrap_or_default();
+            m["content"] = Value::String(format!("{content}\n\n{note}"));
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests;

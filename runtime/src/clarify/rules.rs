@@ -1,0 +1,1475 @@
+//! One rule per kind of missing piece. Each reads the message's words (and the
+//! earlier messages, which may supply what this one leaves out) and reports what is
+//! missing, how sure it is, and why. A rule that is unsure stays silent: a question
+//! asked of a clear prompt costs the user a turn.
+
+use super::lexicon::*;
+use super::text::{has_payload, Words};
+use super::{Finding, Slot};
+
+/// Every rule's findings on `text`, with `earlier` messages as context.
+pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
+    let m = Words::new(text);
+    let ctx = Context::new(text, earlier);
+    let mut out = Vec::new();
+    live(&m, &ctx, &mut out);
+    translate(&m, &ctx, &mut out);
+    acts_on_text(&m, &ctx, &mut out);
+    code(&m, &ctx, &mut out);
+    recommendation(&m, &ctx, &mut out);
+    json(&m, &ctx, &mut out);
+    math(&m, &ctx, &mut out);
+    scheduling(&m, &ctx, &mut out);
+    comparison(&m, &ctx, &mut out);
+    // A "this" already reported as a missing text is not also a missing referent.
+    if !out.iter().any(|f| f.slot == Slot::Text) {
+        referent(&m, &ctx, &mut out);
+    }
+    out
+}
+
+/// What the conversation as a whole gives.
+struct Context {
+    /// The message carries a text of its own.
+    payload: bool,
+    /// An earlier message carries something a "this" can point at.
+    earlier_text: bool,
+    /// All messages' words, for slots an earlier turn may have filled.
+    all: String,
+}
+
+impl Context {
+    fn new(text: &str, earlier: &[&str]) -> Context {
+        Context {
+            payload: has_payload(text),
+            earlier_text: earlier.iter().any(|e| e.split_whitespace().count() >= 4),
+            all: earlier
+                .iter()
+                .copied()
+                .chain(std::iter::once(text))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    /// Is there a text, here or earlier, for a "this" to mean?
+    fn has_text(&self) -> bool {
+        self.payload || self.earlier_text
+    }
+
+    fn words(&self) -> Words<'_> {
+        Words::new(&self.all)
+    }
+}
+
+fn finding(
+    category: &'static str,
+    slot: Slot,
+    missing: impl Into<String>,
+    score: f32,
+    why: impl Into<String>,
+) -> Finding {
+    Finding {
+        category,
+        slot,
+        missing: missing.into(),
+        score,
+        why: why.into(),
+    }
+}
+
+/// The object of a text verb at word `i` (the verb is `n` words long): Some(noun or
+/// "") when it points at a text the message does not carry ("this", "my essay",
+/// "the article"), None when it names something ("recursion", "the book Dune").
+fn deictic_object(m: &Words, i: usize, n: usize) -> Option<String> {
+    let mut j = i + n;
+    // "fix up this", "check over my", "summarize for me the".
+    while m.w.get(j).is_some_and(|x| {
+        [
+            "me", "up", "over", "out", "for", "quickly", "please", "pls", "through",
+        ]
+        .contains(&x.as_str())
+    }) {
+        j += 1;
+    }
+    let first = m.w.get(j)?.as_str();
+    let first_two = m.w.get(j..j + 2).map(|s| s.join(" "));
+    if [
+        "this", "that", "it", "these", "those", "here", "below", "above", "attached",
+    ]
+    .contains(&first)
+        || first_two.as_deref().is_some_and(|p| DEICTIC.contains(&p))
+    {
+        // "this sentence" → "this sentence"; a bare "this" → "".
+        let noun = m.w.get(j + 1).filter(|x| is_text_noun(x));
+        if let Some(noun) = noun {
+            if identified_after(m, j + 2) {
+                return None;
+            }
+            return Some(noun.clone());
+        }
+        // "this is …", "it will …": a pronoun subject, not an object.
+        if m.w.get(j + 1).is_some_and(|x| {
+            [
+                "is", "was", "will", "would", "can", "has", "should", "does", "to",
+            ]
+            .contains(&x.as_str())
+        }) {
+            return None;
+        }
+        return Some(String::new());
+    }
+    if POSSESSIVE.contains(&first) || first == "the" {
+        // "my essay", "the email I got from my boss", "my cover letter".
+        for k in j + 1..(j + 4).min(m.len()) {
+            let one = m.w[k].as_str();
+            let two = m.w.get(k..k + 2).map(|s| s.join(" "));
+            let hit = two
+                .as_deref()
+                .filter(|p| TEXT_NOUNS.contains(p))
+                .map(|p| (p.to_string(), k + 2))
+                .or_else(|| {
+                    is_text_noun(one).then(|| (one.trim_end_matches("'s").to_string(), k + 1))
+                });
+            if let Some((noun, after)) = hit {
+                if identified_after(m, after) || (first == "the" && m.has_name()) {
+                    return None;
+                }
+                return Some(noun);
+            }
+            if ["of", "and", "to", "in", "about", "for", "on"].contains(&one) {
+                break;
+            }
+        }
+    }
+    None
+}
+
+/// A noun of a text, in the singular or plural, possessive or not ("contract's").
+fn is_text_noun(w: &str) -> bool {
+    let base = w.trim_end_matches("'s").trim_end_matches('’');
+    TEXT_NOUNS.contains(&base)
+        || base
+            .strip_suffix('s')
+            .is_some_and(|b| TEXT_NOUNS.contains(&b))
+}
+
+/// "this document", "my paragraph", "the following text" anywhere in the message:
+/// a text the user has and did not paste. `definite` also counts "the essay".
+fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
+    (0..m.len()).find_map(|i| {
+        let d = m.w[i].as_str();
+        let opens = ["this", "that", "these", "those", "my", "our"].contains(&d)
+            || (definite && d == "the")
+            || m.w.get(i..i + 2).is_some_and(|p| {
+                ["the following", "the attached", "the above", "the below"]
+                    .contains(&p.join(" ").as_str())
+            });
+        if !opens {
+            return None;
+        }
+        (i + 1..(i + 4).min(m.len())).find_map(|k| {
+            let two = m.w.get(k..k + 2).map(|s| s.join(" "));
+            let (noun, after) = match two.as_deref().filter(|p| TEXT_NOUNS.contains(p)) {
+                Some(p) => (p.to_string(), k + 2),
+                None if is_text_noun(&m.w[k]) => (m.w[k].trim_end_matches("'s").to_string(), k + 1),
+                None => return None,
+            };
+            (!identified_after(m, after)).then_some(noun)
+        })
+    })
+}
+
+/// Does the word at `k` name the text ("the book Dune", "the poem called …")?
+fn identified_after(m: &Words, k: usize) -> bool {
+    m.w.get(k)
+        .is_some_and(|x| ["called", "titled", "named", "entitled"].contains(&x.as_str()))
+        || m.cased.get(k).is_some_and(|c| {
+            !m.sentence_initial[k]
+                && c != "I"
+                && !c.starts_with("I'")
+                && c.chars()
+                    .next()
+                    .is_some_and(|ch| ch.is_uppercase() || ch.is_ascii_digit())
+        })
+}
+
+/// Translation: a text to translate and a language to translate into.
+fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    let verb = m.starts("translat");
+    let say = m.any(&[
+        "how do you say",
+        "how do i say",
+        "how to say",
+        "how would you say",
+        "how would i say",
+        "what's the word for",
+        "what is the word for",
+    ]);
+    let lang_at_end = m.w.len() >= 2
+        && ["in", "into", "to"].contains(&m.w[m.len() - 2].as_str())
+        && LANGUAGES.contains(&m.w[m.len() - 1].as_str());
+    // "What's the Japanese for that?", "render the following text in Dutch".
+    let lang_for = m.w.iter().enumerate().any(|(i, x)| {
+        LANGUAGES.contains(&x.as_str())
+            && (m.w.get(i + 1).is_some_and(|n| n == "for" || n == "version")
+                || (i > 0
+                    && ["in", "into", "to"].contains(&m.w[i - 1].as_str())
+                    && mentions_absent_text(m, true).is_some()))
+    });
+    let other_language = m.any(&[
+        "another language",
+        "other language",
+        "different language",
+        "foreign language",
+        "other languages",
+        "a second language",
+    ]);
+    if verb.is_none() && say.is_none() && !lang_at_end && !lang_for && other_language.is_none() {
+        return;
+    }
+    let all = ctx.words();
+    // A language only after "from" is the source, not the target.
+    let target = all
+        .w
+        .iter()
+        .enumerate()
+        .any(|(i, x)| LANGUAGES.contains(&x.as_str()) && (i == 0 || all.w[i - 1] != "from"))
+        || all.has("pig latin");
+    if !ctx.has_text() {
+        let content = m.content(&[FILLER, LANGUAGES, TEXT_NOUNS, POSSESSIVE]);
+        let text_given = !content.is_empty()
+            && deictic_object(m, verb.unwrap_or(0), 1).is_none()
+            && mentions_absent_text(m, false).is_none()
+            && !(lang_for && m.any(THING_PRONOUNS).is_some());
+        if !text_given && (verb.is_some() || say.is_some() || lang_for) {
+            out.push(finding(
+                "translate",
+                Slot::Text,
+                "the text to translate",
+                0.9,
+                "asks for a translation but gives no text to translate",
+            ));
+        } else if !text_given && lang_at_end && m.any(THING_PRONOUNS).is_some() {
+            out.push(finding(
+                "translate",
+                Slot::Text,
+                "the text to translate",
+                0.8,
+                "asks for a text in another language but gives no text",
+            ));
+        }
+    }
+    if other_language.is_some() && !target {
+        out.push(finding(
+            "translate",
+            Slot::TargetLanguage,
+            "the language to translate into",
+            0.85,
+            format!(
+                "asks for \"{}\" without naming it",
+                other_language.unwrap_or_default()
+            ),
+        ));
+    } else if !target && verb.is_some() {
+        out.push(finding(
+            "translate",
+            Slot::TargetLanguage,
+            "the language to translate into",
+            0.8,
+            "asks for a translation but names no target language",
+        ));
+    }
+}
+
+/// A verb that acts on a text ("fix", "summarize", "proofread", "convert") whose
+/// object is "this", "my essay" or "the article", when no text came with it.
+fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.has_text() {
+        return;
+    }
+    for (verb, category) in TEXT_VERBS {
+        let Some(i) = m.find(verb) else { continue };
+        let n = verb.split(' ').count();
+        // Some verbs end in their object already ("what's wrong with" it).
+        let object = if verb.ends_with(" with")
+            || verb.ends_with(" in")
+            || verb.ends_with(" of")
+            || verb.ends_with(" from")
+        {
+            deictic_object(m, i, n).or_else(|| (i + n == m.len()).then(String::new))
+        } else {
+            deictic_object(m, i, n)
+        };
+        // "tl;dr" alone, "sum up", "recap" alone.
+        let bare = i + n == m.len()
+            && [
+                "tl;dr",
+                "tldr",
+                "sum up",
+                "recap",
+                "summarize",
+                "summarise",
+                "proofread",
+                "translate",
+            ]
+            .contains(verb);
+        // A bare "it" in a long message usually points at what the message describes.
+        let object = object
+            .filter(|n| !(n.is_empty() && m.len() >= 15 && m.any(&["this", "these"]).is_none()));
+        let object = object.or_else(|| mentions_absent_text(m, false));
+        let Some(noun) = object.or_else(|| bare.then(String::new)) else {
+            continue;
+        };
+        let missing = match (noun.as_str(), *category) {
+            ("", "summarize") => "the text to summarize".to_string(),
+            ("", "translate") => "the text to translate".to_string(),
+            ("", "json") => "the data to convert".to_string(),
+            ("", _) => "the text or code in question".to_string(),
+            (n, "translate") => format!("the {n} to translate"),
+            (n, "summarize") => format!("the {n} to summarize"),
+            (n, _) => format!("the {n} itself"),
+        };
+        let slot_category = if *category == "json" && !m.has("json") {
+            "fix"
+        } else {
+            category
+        };
+        out.push(finding(
+            slot_category,
+            Slot::Text,
+            missing,
+            0.95,
+            format!("\"{verb}\" points at a text the message does not include"),
+        ));
+        return;
+    }
+    // "I pasted my CSS below": a text announced and not there.
+    if let Some(cue) = m.any(&[
+        "pasted",
+        "attached",
+        "below",
+        "here is my",
+        "here's my",
+        "here is the",
+        "here's the",
+        "see above",
+        "the above",
+        "as follows",
+        "in the pdf",
+        "in the attachment",
+        "in the doc",
+        "i showed you",
+        "i sent you",
+        "i gave you",
+        "i shared",
+    ]) {
+        out.push(finding(
+            "fix",
+            Slot::Text,
+            "the text or code itself (it did not come through)",
+            0.9,
+            format!("says \"{cue}\" but the message carries no text"),
+        ));
+        return;
+    }
+    // "Why doesn't my regex match?": a problem with a text of the user's, not shown.
+    if let Some(noun) = mentions_absent_text(m, false) {
+        if let Some(p) = m.any(&[
+            "doesn't",
+            "don't",
+            "isn't",
+            "won't",
+            "not",
+            "never",
+            "wrong",
+            "fail",
+            "fails",
+            "error",
+            "bug",
+            "broken",
+            "issue",
+            "problem",
+            "crash",
+            "crashes",
+            "weird",
+            "slow",
+            "stuck",
+            "keeps",
+            "returning",
+            "duplicate",
+            "help",
+        ]) {
+            out.push(finding(
+                "fix",
+                Slot::Text,
+                format!("the {noun} itself"),
+                0.9,
+                format!("a problem (\"{p}\") with a {noun} the message does not show"),
+            ));
+            return;
+        }
+    }
+    // "The test fails with an IndexError, what's the problem?": a failure of code the
+    // message does not show.
+    let failure = m.any(&[
+        "fails",
+        "failing",
+        "failed",
+        "error",
+        "exception",
+        "crashes",
+        "crashing",
+        "keeps crashing",
+        "doesn't work",
+        "does not work",
+        "not working",
+        "won't compile",
+        "doesn't compile",
+        "segfault",
+        "segmentation fault",
+        "fault",
+        "throws",
+        "broken",
+        "traceback",
+    ]);
+    let asks = m.any(&[
+        "what's the problem",
+        "what is the problem",
+        "why",
+        "what's wrong",
+        "what is wrong",
+        "how do i fix",
+        "how can i fix",
+        "how to fix",
+        "fix it",
+        "help",
+        "what's going on",
+        "any idea",
+        "find the bug",
+        "debug",
+        "can you",
+    ]);
+    let owned = m.any(&[
+        "my",
+        "our",
+        "the test",
+        "the build",
+        "the script",
+        "the code",
+        "the app",
+        "the program",
+        "it",
+        "this",
+    ]);
+    if let (Some(f), Some(_), Some(_)) = (failure, asks, owned) {
+        out.push(finding(
+            "fix",
+            Slot::Text,
+            "the code and the exact error message",
+            0.9,
+            format!("reports \"{f}\" but shows neither the code nor the error"),
+        ));
+    }
+}
+
+/// Code with no language, runtime or framework.
+fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    let asks_code = CODE_VERBS.iter().any(|v| {
+        m.find(v).is_some_and(|i| {
+            let after = i + v.split(' ').count();
+            (after..(after + 6).min(m.len())).any(|k| {
+                CODE_NOUNS.contains(&m.w[k].as_str())
+                    || m.w
+                        .get(k..k + 2)
+                        .is_some_and(|p| CODE_NOUNS.contains(&p.join(" ").as_str()))
+            })
+        })
+    });
+    let starts_with_code = m.w.first().is_some_and(|x| {
+        ["code", "script", "function", "program", "snippet"].contains(&x.as_str())
+    }) && m
+        .w
+        .get(1)
+        .is_some_and(|x| ["for", "to", "that", "which"].contains(&x.as_str()));
+    let asks_code = asks_code
+        || starts_with_code
+        || m.any(&["implement", "code up", "program a", "program that"])
+            .is_some();
+    let how_to = m
+        .any(&[
+            "how do i",
+            "how can i",
+            "how to",
+            "how would i",
+            "what's the code to",
+            "what is the code to",
+        ])
+        .is_some()
+        && m.any(&[
+            "string",
+            "array",
+            "list in",
+            "dictionary",
+            "dict",
+            "hashmap",
+            "hash map",
+            "a file",
+            "json file",
+            "csv file",
+            "integer",
+            "variable",
+            "exception",
+            "http request",
+            "api call",
+            "linked list",
+            "substring",
+            "regex",
+            "recursion",
+            "loop",
+            "a list",
+        ])
+        .is_some();
+    if !asks_code && !how_to {
+        return;
+    }
+    let all = ctx.words();
+    let named = all.any(PROGRAMMING).is_some()
+        || all.any(SHORT_LANGUAGE_PHRASES).is_some()
+        || ctx.all.contains("```");
+    if named {
+        return;
+    }
+    // "a function that …" with no language: the model can pick one, but the user's
+    // stack decides which answer is useful.
+    out.push(finding(
+        "code",
+        Slot::ProgrammingLanguage,
+        "the programming language (and runtime or framework)",
+        0.7,
+        "asks for code but names no language, runtime or framework",
+    ));
+}
+
+/// A recommendation of a place or a local service, with no place given.
+fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.payload {
+        return;
+    }
+    let Some(noun) = m.any(PLACE_NOUNS) else {
+        return;
+    };
+    if m.any(RECOMMEND_CUES).is_none() {
+        return;
+    }
+    // "a good recipe for pizza", "the history of the museum": not a place to go.
+    if m.any(&[
+        "recipe",
+        "recipes",
+        "cook",
+        "bake",
+        "make",
+        "history",
+        "toppings",
+        "ingredients",
+        "how to",
+        "how do",
+        "invented",
+        "etiquette",
+        "tips for",
+        "name for",
+        "names for",
+        "slogan",
+        "logo",
+        "business plan",
+        "open a",
+        "start a",
+        "write",
+        "design",
+    ])
+    .is_some()
+    {
+        return;
+    }
+    if ctx.words().has_place() {
+        return;
+    }
+    out.push(finding(
+        "recommendation",
+        Slot::Location,
+        "the location (city or area)",
+        0.8,
+        format!("asks for a {noun} recommendation but gives no place"),
+    ));
+}
+
+/// JSON with no fields named and no data given.
+fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if !m.has("json") {
+        return;
+    }
+    // "matching the format my frontend wants": a schema the user has and did not give.
+    if let Some(v) = m.any(&[
+        "matching the format",
+        "the format my",
+        "the format our",
+        "whatever format",
+        "the usual format",
+        "the format the",
+        "expects",
+        "wants",
+        "the right format",
+        "the right fields",
+        "whatever fields",
+        "the same format",
+    ]) {
+        out.push(finding(
+            "json",
+            Slot::Schema,
+            "the fields the JSON should have",
+            0.85,
+            format!("\"{v}\": a format the message does not give"),
+        ));
+        return;
+    }
+    if ctx.payload {
+        return;
+    }
+    let produce = m.any(&[
+        "give",
+        "create",
+        "generate",
+        "make",
+        "output",
+        "return",
+        "write",
+        "produce",
+        "format",
+        "convert",
+        "structure",
+        "build",
+        "as json",
+        "json object",
+        "json format",
+        "to json",
+        "into json",
+        "json for",
+        "json of",
+        "json response",
+        "json payload",
+        "json file",
+        "sample json",
+        "example json",
+        "need",
+        "want",
+    ]);
+    if produce.is_none() {
+        return;
+    }
+    let fields = m
+        .any(&[
+            "field",
+            "fields",
+            "key",
+            "keys",
+            "property",
+            "properties",
+            "attribute",
+            "attributes",
+            "column",
+            "columns",
+            "with",
+            "containing",
+            "including",
+            "that has",
+            "that have",
+            "having",
+        ])
+        .is_some()
+        || ctx.all.contains('{');
+    let vague = m
+        .any(&[
+            "any fields",
+            "appropriate fields",
+            "the usual fields",
+            "it needs",
+        ])
+        .is_some();
+    if fields && !vague {
+        return;
+    }
+    out.push(finding(
+        "json",
+        Slot::Schema,
+        "the fields the JSON should have",
+        0.75,
+        "asks for JSON but names no fields or schema",
+    ));
+}
+
+/// A calculation with a number missing.
+fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    let shape_cue = m.any(&["area", "perimeter", "volume", "circumference", "hypotenuse"]);
+    let travel = m.any(&[
+        "drive there",
+        "get there",
+        "walk there",
+        "fly there",
+        "cycle there",
+        "bike there",
+    ]);
+    let Some(cue) = m.any(MATH_CUES).or(shape_cue).or(travel) else {
+        return;
+    };
+    if ctx.payload
+        || m.any(PROGRAMMING).is_some()
+        || m.any(&["code", "function", "script", "program"]).is_some()
+    {
+        return;
+    }
+    if m.any(&[
+        "formula",
+        "formulas",
+        "how do you calculate",
+        "how do i calculate",
+        "how to calculate",
+        "how is",
+        "what does",
+        "explain",
+        "definition",
+        "define",
+        "meaning",
+        "why",
+    ])
+    .is_some()
+    {
+        return;
+    }
+    let all = ctx.words();
+    let numbers = all.numbers();
+    let personal = m
+        .any(&[
+            "i", "my", "me", "we", "our", "us", "i'm", "i've", "i'll", "mine",
+        ])
+        .is_some();
+    let deictic = m
+        .any(&[
+            "it",
+            "this",
+            "that",
+            "these",
+            "those",
+            "get there",
+            "drive there",
+            "go there",
+            "walk there",
+            "fly there",
+            "the bill",
+            "the total",
+            "the numbers",
+            "the rectangle",
+            "the triangle",
+            "the circle",
+            "the square",
+            "the room",
+            "the price",
+            "the cost",
+            "the trip",
+            "the loan",
+            "them",
+            "each",
+        ])
+        .is_some();
+    let money = ctx.all.contains(['$', '€', '£', '¥'])
+        || all
+            .any(&[
+                "dollar", "dollars", "euro", "euros", "pound", "pounds", "usd", "eur", "gbp",
+                "yen", "bucks", "cents", "rupees", "each", "per", "apiece",
+            ])
+            .is_some();
+    let price_question = m
+        .any(&[
+            "cost",
+            "costs",
+            "pay",
+            "price",
+            "spend",
+            "owe",
+            "tip",
+            "bill",
+            "tax",
+            "discount",
+            "change back",
+            "rent",
+            "split the",
+        ])
+        .is_some();
+    let shape_need = [
+        ("rectangle", 2),
+        ("triangle", 2),
+        ("parallelogram", 2),
+        ("trapezoid", 3),
+        ("box", 3),
+        ("cuboid", 3),
+        ("cylinder", 2),
+        ("cone", 2),
+        ("circle", 1),
+        ("square", 1),
+        ("cube", 1),
+        ("sphere", 1),
+        ("room", 2),
+        ("garden", 2),
+        ("wall", 2),
+        ("walls", 2),
+        ("floor", 2),
+        ("yard", 2),
+        ("pool", 3),
+        ("tank", 3),
+        ("hypotenuse", 2),
+        ("average speed", 2),
+        ("speed", 2),
+        ("trip", 2),
+        ("journey", 2),
+    ]
+    .iter()
+    .find(|(s, _)| m.has(s))
+    .map(|&(_, n)| n)
+    // "the Alfama area of Lisbon" is a place, not a shape's area.
+    .filter(|_| shape_cue.is_none() || !ctx.words().has_place() || numbers > 0);
+    let why;
+    let what;
+    if travel.is_some() && numbers < 2 {
+        what = "the distance";
+        why = format!("\"{cue}\" to a place the message gives no distance for");
+    } else if let Some(need) = shape_need.filter(|_| {
+        m.any(&[
+            "area",
+            "perimeter",
+            "volume",
+            "circumference",
+            "diagonal",
+            "hypotenuse",
+            "speed",
+            "how long",
+            "how much",
+            "how many",
+            "paint",
+            "tiles",
+            "carpet",
+            "water",
+            "fill",
+            "cover",
+        ])
+        .is_some()
+    }) {
+        if numbers >= need {
+            return;
+        }
+        what = "the dimensions";
+        why = format!("a measure of a shape with {numbers} of the {need} numbers it needs");
+    } else if m
+        .any(&["an hour", "per hour", "hourly", "a day", "per day"])
+        .is_some()
+        && m.any(&[
+            "a week",
+            "per week",
+            "a month",
+            "per month",
+            "a year",
+            "per year",
+            "weekly",
+            "monthly",
+            "yearly",
+            "annually",
+        ])
+        .is_some()
+        && numbers < 2
+    {
+        what = "the number of hours or days";
+        why =
+            "converts a rate to a longer period without saying how many hours or days".to_string();
+    } else if price_question && !money && (numbers > 0 || personal || deictic) {
+        what = "the price or amount";
+        why = "asks what something costs but gives no price".to_string();
+    } else if numbers == 0
+        && (personal || deictic)
+        && (!["how many", "how long", "how far", "how fast", "how much"].contains(&cue)
+            || m.any(&[
+                "my",
+                "our",
+                "work out",
+                "figure out",
+                "calculate",
+                "compute",
+            ])
+            .is_some())
+    {
+        what = "the numbers to use";
+        why = format!("asks to {cue} but gives no numbers");
+    } else if numbers == 0
+        && deictic
+        && m.any(&[
+            "get there",
+            "drive there",
+            "this",
+            "that",
+            "the trip",
+            "the numbers",
+            "the bill",
+            "the total",
+            "them",
+            "the distance",
+        ])
+        .is_some()
+    {
+        what = "the numbers to use";
+        why = format!("\"{cue}\" about something the message does not quantify");
+    } else if numbers <= 1 && (m.has("%") || m.has("percent")) && (personal || deictic) {
+        what = "the amount to take the percentage of";
+        why = "a percentage of an amount the message does not give".to_string();
+    } else {
+        return;
+    }
+    out.push(finding("math", Slot::Quantity, what, 0.8, why));
+}
+
+/// A booking, reminder or meeting with no date or time.
+fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    const VERBS: &[&str] = &[
+        "schedule",
+        "reschedule",
+        "rescedule",
+        "shedule",
+        "create",
+        "set",
+        "inviting",
+        "invite",
+        "invitation",
+        "book",
+        "reserve",
+        "arrange",
+        "organize",
+        "organise",
+        "set up",
+        "put",
+        "add",
+        "move",
+        "make",
+        "plan",
+        "get",
+        "find",
+        "confirm",
+        "block",
+        "invite",
+    ];
+    const EVENTS: &[&str] = &[
+        "meeting",
+        "call",
+        "appointment",
+        "reservation",
+        "table",
+        "flight",
+        "flights",
+        "ticket",
+        "tickets",
+        "room",
+        "hotel",
+        "session",
+        "interview",
+        "demo",
+        "sync",
+        "standup",
+        "stand-up",
+        "1:1",
+        "one-on-one",
+        "catch-up",
+        "party",
+        "event",
+        "visit",
+        "consultation",
+        "haircut",
+        "massage",
+        "lesson",
+        "train",
+        "taxi",
+        "uber",
+        "ride",
+        "slot",
+        "seat",
+        "seats",
+        "checkup",
+        "check-up",
+        "exam",
+        "delivery",
+        "pickup",
+        "dinner",
+        "lunch",
+        "breakfast",
+        "date",
+        "trip",
+        "vacation",
+        "holiday",
+        "zoom",
+        "webinar",
+        "class",
+        "workout",
+        "review",
+        "time",
+        "it",
+        "that",
+        "this",
+        "timetable",
+        "calendar",
+        "reminder",
+        "alarm",
+        "launch",
+        "farewell",
+        "team",
+        "everyone",
+        "evening",
+        "afternoon",
+        "morning",
+        "day",
+        "conference",
+    ];
+    let cue = m
+        .any(&[
+            "remind me",
+            "set a reminder",
+            "set an alarm",
+            "set a timer",
+            "wake me",
+            "send an invite",
+            "send a calendar invite",
+            "send an invitation",
+            "calendar invite",
+            "to my calendar",
+            "on my calendar",
+            "in my calendar",
+            "to the calendar",
+            "on the calendar",
+            "with a deadline",
+            "set a deadline",
+            "due date",
+            "out-of-office",
+            "out of office",
+            "when i'm back",
+            "when i am back",
+            "i'll be away",
+            "i will be away",
+            "while i'm away",
+            "when should i send",
+            "when should we send",
+            "to my schedule",
+            "on my schedule",
+            "in my schedule",
+            "to my agenda",
+            "until my",
+            "how long until",
+            "days until",
+            "countdown to",
+        ])
+        .or_else(|| {
+            VERBS.iter().copied().find(|v| {
+                m.find(v).is_some_and(|i| {
+                    let after = i + v.split(' ').count();
+                    // "book a table", "schedule me a call": the event within three words.
+                    (after..(after + 4).min(m.len())).any(|k| EVENTS.contains(&m.w[k].as_str()))
+                        && (![
+                            "get", "find", "make", "plan", "put", "add", "move", "invite",
+                            "create", "set",
+                        ]
+                        .contains(v)
+                            || m.any(&[
+                                "appointment",
+                                "reservation",
+                                "booking",
+                                "meeting",
+                                "calendar",
+                                "call",
+                                "1:1",
+                                "one-on-one",
+                                "sync",
+                                "standup",
+                                "interview",
+                                "session",
+                                "lesson",
+                                "class",
+                                "timetable",
+                                "exam",
+                                "event",
+                                "reminder",
+                                "alarm",
+                            ])
+                            .is_some())
+                })
+            })
+        });
+    let Some(cue) = cue else { return };
+    // A request to write about an event ("write an email inviting …") is scheduling
+    // only when it books or reminds.
+    if m.any(&[
+        "how do i",
+        "how to",
+        "how can i",
+        "tips",
+        "what should i",
+        "explain",
+        "should i",
+        "should we",
+        "which area",
+        "where should",
+    ])
+    .is_some()
+        && !cue.starts_with("when should")
+    {
+        return;
+    }
+    if ctx.words().has_date() {
+        return;
+    }
+    out.push(finding(
+        "scheduling",
+        Slot::DateTime,
+        "the date and time",
+        0.8,
+        format!("\"{cue}\" with no date or time"),
+    ));
+}
+
+/// A verdict ("which is better?") with no criteria, or over items it does not name.
+fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    let Some(cue) = m.any(COMPARE_CUES) else {
+        return;
+    };
+    let deictic_items = m.any(DEICTIC_ITEMS);
+    // "between React and Svelte" names them; "between the two" does not.
+    let between_named = m.find("between").is_some_and(|i| {
+        m.w.get(i + 1).is_some_and(|x| {
+            !["the", "those", "these", "them", "both", "my", "our"].contains(&x.as_str())
+        }) && m.find_from("and", i).is_some()
+    });
+    let items_named = m.has("or")
+        || m.has("vs")
+        || m.has("vs.")
+        || m.has("versus")
+        || m.has("than")
+        || between_named
+        || (deictic_items.is_none()
+            && (m.has("compare") || m.has("comparison"))
+            && (m.has("and") || m.has("with") || m.has("to")));
+    let verdict = m
+        .any(&[
+            "better",
+            "best",
+            "superior",
+            "worse",
+            "prefer",
+            "preferable",
+            "should i",
+            "which one",
+            "which is",
+            "which would",
+            "which do you",
+            "recommend",
+            "choose",
+            "pick",
+            "winner",
+        ])
+        .is_some();
+    if !items_named && !ctx.has_text() {
+        if let Some(d) = deictic_items {
+            out.push(finding(
+                "comparison",
+                Slot::Items,
+                "the options being compared",
+                0.9,
+                format!("\"{d}\" with no options named"),
+            ));
+        } else if cue == "compare"
+            || cue == "comparison"
+            || cue == "difference between"
+            || (m.has("which") && m.len() <= 5)
+        {
+            out.push(finding(
+                "comparison",
+                Slot::Items,
+                "the options being compared",
+                0.8,
+                "asks to compare but names nothing to compare",
+            ));
+        }
+    }
+    if !verdict {
+        return;
+    }
+    // What "better" means: a stated purpose or a measure.
+    let mut criteria = m.any(CRITERIA).is_some();
+    if m.any(&[
+        "for me", "for us", "for you", "for my", "for him", "for her",
+    ])
+    .is_some()
+        && m.w.iter().filter(|x| x.as_str() == "for").nth(1).is_none()
+    {
+        criteria = m.any(&CRITERIA[1..]).is_some();
+    }
+    if criteria {
+        return;
+    }
+    let product = m.any(PRODUCT_NOUNS);
+    if items_named
+        || deictic_items.is_some()
+        || m.has("which")
+        || (product.is_some()
+            && m.any(&[
+                "best",
+                "better",
+                "should i buy",
+                "should i get",
+                "recommend",
+            ])
+            .is_some())
+    {
+        out.push(finding(
+            "comparison",
+            Slot::Criteria,
+            "the criteria for the choice (what matters most)",
+            0.7,
+            format!("\"{cue}\" with no criteria for the verdict"),
+        ));
+    }
+}
+
+/// A pronoun with nothing to refer to, in the first message of a conversation.
+fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.has_text() || m.len() > 40 || m.has_name() {
+        return;
+    }
+    let content: Vec<&str> = m.content(&[NO_CONTENT, PERSON_PRONOUNS]);
+    if let Some(p) = m.w.iter().find(|x| PERSON_PRONOUNS.contains(&x.as_str())) {
+        // "What did he say?": no one named, no "my friend" to be "he". "They" is often
+        // people in general ("why do they put fluoride in water?"), so it needs a
+        // message that says almost nothing else.
+        let someone = m.any(PERSON_NOUNS).is_some();
+        let generic = [
+            "they",
+            "them",
+            "their",
+            "theirs",
+            "they're",
+            "they'd",
+            "themselves",
+        ]
+        .contains(&p.as_str());
+        if !someone
+            && (!generic || content.len() <= 2)
+            && (generic || m.len() <= 40)
+            && !(m.len() > 14 && generic)
+        {
+            out.push(finding(
+                "referent",
+                Slot::Referent,
+                format!("who \"{p}\" is"),
+                0.85,
+                format!("\"{p}\" refers to no one named in the conversation"),
+            ));
+            return;
+        }
+    }
+    if m.len() > 14 {
+        return;
+    }
+    // "Tell me more about that company": a thing pointed at and never named.
+    if let Some(i) = m.w.iter().position(|x| x == "that" || x == "this") {
+        if let Some(noun) =
+            m.w.get(i + 1)
+                .filter(|n| REFERENT_NOUNS.contains(&n.as_str()))
+        {
+            out.push(finding(
+                "referent",
+                Slot::Referent,
+                format!("which {noun} \"{} {noun}\" is", m.w[i]),
+                0.8,
+                format!("\"{} {noun}\" is never named", m.w[i]),
+            ));
+            return;
+        }
+    }
+    // "Is this safe to eat?", "What is this?": "this" stands for something the user sees
+    // and the model does not.
+    if m.len() <= 8 && !ctx.payload {
+        let this = m.w.iter().enumerate().find(|(i, x)| {
+            ["this", "these"].contains(&x.as_str())
+                && m.w.get(i + 1).is_none_or(|n| {
+                    NO_CONTENT.contains(&n.as_str()) && !TEXT_NOUNS.contains(&n.as_str())
+                })
+        });
+        if let Some((_, p)) = this {
+            out.push(finding(
+                "referent",
+                Slot::Referent,
+                format!("what \"{p}\" refers to"),
+                0.8,
+                format!("\"{p}\" points at something the conversation does not show"),
+            ));
+            return;
+        }
+    }
+    if m.len() <= 8 {
+        if let Some(p) = m.w.iter().enumerate().find_map(|(i, x)| {
+            // "this" before a noun is a determiner ("this book"), unless the noun is
+            // empty of content ("this thing").
+            let pronoun = THING_PRONOUNS.contains(&x.as_str())
+                && m.w
+                    .get(i + 1)
+                    .is_none_or(|n| NO_CONTENT.contains(&n.as_str()));
+            pronoun.then_some(x)
+        }) {
+            if content.is_empty() {
+                out.push(finding(
+                    "referent",
+                    Slot::Referent,
+                    format!("what \"{p}\" refers to"),
+                    0.85,
+                    format!("\"{p}\" refers to nothing in the conversation"),
+                ));
+            }
+        }
+    }
+}
+
+/// Live data: the weather, opening hours, the next train, the time.
+fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.payload {
+        return;
+    }
+    // "When does the farmers market open?": opening hours are live too.
+    let opens = m.has("open")
+        && m.any(&[
+            "when does",
+            "what time does",
+            "is the",
+            "are the",
+            "when do",
+            "does the",
+            "is it",
+        ])
+        .is_some();
+    let Some(cue) = m.any(LIVE_CUES).or(opens.then_some("open")) else {
+        return;
+    };
+    // "If it is 15:00 in London, what time is it in Tokyo?" is arithmetic.
+    if ["what time is it", "current time", "time is it"].contains(&cue) && m.has_date() {
+        return;
+    }
+    // "Does it rain a lot in Seattle in November?": a month, not today, is climate.
+    let month = m.any(&[
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]);
+    if month.is_some()
+        && m.any(&[
+            "today",
+            "tomorrow",
+            "tonight",
+            "now",
+            "this week",
+            "this weekend",
+        ])
+        .is_none()
+    {
+        return;
+    }
+    // "typical weather in July", "how do forecasts work": general knowledge.
+    if m.any(&[
+        "typical",
+        "typically",
+        "usually",
+        "usual",
+        "average",
+        "generally",
+        "normally",
+        "climate",
+        "how do",
+        "how does",
+        "why",
+        "what causes",
+        "explain",
+        "history",
+        "forecast model",
+        "write",
+        "poem",
+        "story",
+        "best time",
+        "in general",
+        "tend to",
+        "annual",
+        "annually",
+        "per year",
+        "on average",
+        "season",
+        "a lot",
+        "on sundays",
+        "on thanksgiving",
+        "on christmas",
+        "on holidays",
+        "on weekends",
+        "on public holidays",
+        "on new year's",
+    ])
+    .is_some()
+    {
+        return;
+    }
+    let what = match cue {
+        "weather" | "forecast" | "rain" | "rain today" | "raining" | "snow" | "snowing"
+        | "sunny" | "windy" | "storm" | "umbrella" | "humidity" | "uv index" | "air quality"
+        | "pollen" => "the current weather",
+        "what time is it" | "current time" | "time is it" => "the current time",
+        "today's date" | "what day is it" | "what's the date" | "what is the date" => {
+            "today's date"
+        }
+        "stock price" | "share price" | "exchange rate" | "gas prices" | "petrol prices" => {
+            "today's prices"
+        }
+        "score of the game" | "the score" | "who won the game" | "who won last night" => {
+            "recent results"
+        }
+        "news today" | "latest news" | "today's news" => "today's news",
+        _ if cue.contains("open") || cue == "closing time" => "whether it is open right now",
+        _ if cue.starts_with("next ")
+            || cue == "delayed"
+            || cue == "running late"
+            || cue == "on time" =>
+        {
+            "the current timetable"
+        }
+        _ => "live information",
+    };
+    out.push(finding(
+        "live",
+        Slot::LiveData,
+        what,
+        0.9,
+        format!("\"{cue}\" needs live data"),
+    ));
+    let all = ctx.words();
+    if m.any(LOCAL_LIVE_CUES).is_some() && !all.has_place() {
+        out.push(finding(
+            "live",
+            Slot::Location,
+            "the location (city or area)",
+            0.9,
+            format!("\"{cue}\" depends on a place the message does not name"),
+        ));
+    }
+}

@@ -1,0 +1,143 @@
+//! Hand tables: a message, and the slots the policy must find missing (empty: it
+//! must stay silent). These are examples of the rules' intent, written apart from the
+//! evaluation set (eval/clarify.jsonl), which `slm eval clarify` scores.
+
+use super::*;
+use serde_json::json;
+
+fn slots(text: &str, earlier: &[&str]) -> Vec<&'static str> {
+    let mut v: Vec<&str> = decide(assess_text(text, earlier))
+        .slots
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn underspecified_prompts_name_their_missing_slot() {
+    let mut bad = Vec::new();
+    for (text, want) in [
+        ("Translate this sentence.", &["target_language", "text"][..]),
+        ("translate pls", &["target_language", "text"]),
+        ("Translate it into German.", &["text"]),
+        ("Translate 'I am hungry'.", &["target_language"]),
+        ("How do you say this in French?", &["text"]),
+        ("Can you fix my code?", &["text"]),
+        ("What's wrong with this?", &["text"]),
+        ("Proofread my cover letter please", &["text"]),
+        ("Summarize the article.", &["text"]),
+        ("tl;dr", &["text"]),
+        (
+            "Write a function that reverses a string.",
+            &["programming_language"],
+        ),
+        (
+            "How do I read a file line by line?",
+            &["programming_language"],
+        ),
+        ("What is the best restaurant?", &["location"]),
+        ("Where can I get a good haircut near me?", &["location"]),
+        ("Give me a JSON object for a customer.", &["schema"]),
+        ("Calculate the area of the rectangle.", &["quantity"]),
+        ("How much will 3 tickets cost?", &["quantity"]),
+        ("What's 20% of my salary?", &["quantity"]),
+        ("Schedule a meeting with Anna.", &["date_time"]),
+        ("Remind me to call the bank.", &["date_time"]),
+        ("Which one is better?", &["criteria", "items"]),
+        ("Is Python or Java better?", &["criteria"]),
+        ("Compare the two options.", &["items"]),
+        ("What did he say?", &["referent"]),
+        ("Is that true?", &["referent"]),
+        ("What's the weather like today?", &["live_data", "location"]),
+        ("Is the pharmacy open now?", &["live_data", "location"]),
+    ] {
+        let got = slots(text, &[]);
+        if got != want {
+            bad.push(format!("{text:?}: got {got:?}, want {want:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn clear_prompts_stay_silent() {
+    let mut bad = Vec::new();
+    for text in [
+        "Translate 'Where is the train station?' into Spanish.",
+        "How do you say thank you in Japanese?",
+        "Here is a sentence: 'The cat sat.' Translate it into German.",
+        "Fix the bug in this code:\n```python\nprint(1 +)\n```",
+        "Summarize this: The council met on Monday and approved the new park budget.",
+        "Summarize the plot of Hamlet.",
+        "Explain recursion in one paragraph.",
+        "Write a Python function that checks whether a number is prime.",
+        "Write a haiku about autumn.",
+        "What is the best restaurant in Lyon for a family dinner?",
+        "What's a good recipe for pizza dough?",
+        "Create a JSON object for a user with fields name, age and email.",
+        "What is the area of a rectangle 5 m by 3 m?",
+        "How many legs does a spider have?",
+        "How long does it take light to reach Earth from the Sun?",
+        "Schedule a meeting with Anna on Tuesday at 3pm.",
+        "Is Python or Java better for Android development?",
+        "What is the capital of Japan?",
+        "Is it safe to eat raw eggs?",
+        "Python's GIL: what is it?",
+        "What is the typical weather in Lisbon in July?",
+        "Who wrote Pride and Prejudice?",
+        "What is the difference between TCP and UDP?",
+        "Hi",
+        "Hello",
+        "Say hello.",
+        "Name a colour.",
+        "Name a fruit.",
+        "Another one?",
+        "Write a long story about a lighthouse keeper.",
+        "Write a Python function that adds two numbers.",
+        "What is the capital of France?",
+    ] {
+        let got = slots(text, &[]);
+        if !got.is_empty() {
+            bad.push(format!("{text:?}: got {got:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn earlier_turns_fill_slots() {
+    let earlier = [
+        "Here is my essay: Cats are the best pets because they are quiet.",
+        "Thanks, it reads well.",
+    ];
+    assert!(slots("Translate it into French.", &earlier).is_empty());
+    assert!(slots("Proofread it.", &earlier).is_empty());
+    assert!(slots("What did he say?", &earlier).is_empty());
+    assert_eq!(
+        slots("Now write a function for it.", &["I use Rust at work."]),
+        Vec::<&str>::new()
+    );
+}
+
+#[test]
+fn apply_appends_a_visible_note_only_when_it_fires() {
+    let mut m = vec![json!({"role": "user", "content": "Translate this sentence."})];
+    let d = apply(&mut m);
+    assert!(d.clarify);
+    let c = m[0]["content"].as_str().unwrap();
+    assert!(
+        c.starts_with("Translate this sentence.\n\n[Clarify first: "),
+        "{c}"
+    );
+    assert!(c.contains("the sentence to translate"), "{c}");
+    let clear = vec![json!({"role": "user", "content": "What is the capital of Japan?"})];
+    let mut m = clear.clone();
+    let d = apply(&mut m);
+    assert!(!d.clarify && d.note.is_none() && d.missing.is_none());
+    assert_eq!(m, clear, "left byte for byte");
+    let j = d.to_json();
+    assert_eq!(j["clarify"], json!(false));
+    assert!(j["missing"].is_null());
+}

@@ -1,0 +1,352 @@
+//! The message as the rules read it: lowercase words, phrase lookup, and whether the
+//! message carries a payload (quoted text, a code block, text after a colon or on its
+//! own lines) that a deictic "this" could point at.
+
+use super::lexicon::{DATE_PHRASES, DATE_WORDS, LANGUAGES, NOT_A_PLACE, NUMBER_WORDS};
+
+/// Acronyms of formats and languages, capitalized without naming anything.
+const FORMAT_WORDS: &[&str] = &[
+    "json", "csv", "xml", "html", "css", "sql", "pdf", "api", "url", "yaml", "http", "https",
+    "rest", "ui", "ux", "ai", "ok", "tl;dr", "tldr", "asap",
+];
+
+/// Characters trimmed from both ends of a word.
+const TRIM: &[char] = &[
+    '"', '\'', '“', '”', '‘', '’', '«', '»', '(', ')', '[', ']', '{', '}', '<', '>', ',', '.', '!',
+    '?', ':', ';', '*', '_', '`', '~', '¿', '¡', '$', '€', '£', '¥',
+];
+
+/// A message split into lowercase words, with the raw text kept for case and quotes.
+pub struct Words<'a> {
+    pub raw: &'a str,
+    pub w: Vec<String>,
+    /// The raw (cased) form of each word, same indices as `w`.
+    pub cased: Vec<String>,
+    /// Index of each word's sentence start (the first word of a sentence is
+    /// capitalized for grammar, not because it names something).
+    pub sentence_initial: Vec<bool>,
+}
+
+impl<'a> Words<'a> {
+    pub fn new(raw: &'a str) -> Words<'a> {
+        let mut w = Vec::new();
+        let mut cased = Vec::new();
+        let mut initial = Vec::new();
+        let mut at_start = true;
+        for chunk in raw.split(|c: char| c.is_whitespace() || c == '/' || c == '—') {
+            let ends_sentence = chunk.ends_with(['.', '!', '?', ':', '\n']);
+            let t = chunk.trim_matches(TRIM);
+            if t.is_empty() {
+                at_start |= ends_sentence;
+                continue;
+            }
+            // "20%" is a number and a percent sign.
+            if let Some(n) = t.strip_suffix('%') {
+                if !n.is_empty() {
+                    w.push(n.to_lowercase());
+                    cased.push(n.to_string());
+                    initial.push(at_start);
+                }
+                w.push("%".into());
+                cased.push("%".into());
+                initial.push(false);
+            } else {
+                w.push(t.to_lowercase());
+                cased.push(t.to_string());
+                initial.push(at_start);
+            }
+            at_start = ends_sentence;
+        }
+        Words {
+            raw,
+            w,
+            cased,
+            sentence_initial: initial,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.w.len()
+    }
+
+    /// Index of the first occurrence of `phrase` (words separated by spaces).
+    pub fn find(&self, phrase: &str) -> Option<usize> {
+        self.find_from(phrase, 0)
+    }
+
+    pub fn find_from(&self, phrase: &str, from: usize) -> Option<usize> {
+        let p: Vec<&str> = phrase.split(' ').collect();
+        if p.len() > self.w.len() {
+            return None;
+        }
+        (from..=self.w.len() - p.len()).find(|&i| p.iter().zip(&self.w[i..]).all(|(a, b)| a == b))
+    }
+
+    pub fn has(&self, phrase: &str) -> bool {
+        self.find(phrase).is_some()
+    }
+
+    /// The first entry of `list` the message contains, as a phrase.
+    pub fn any<'l>(&self, list: &[&'l str]) -> Option<&'l str> {
+        list.iter().copied().find(|p| self.has(p))
+    }
+
+    /// Does some word start with `prefix` ("translat" for translate, translation…)?
+    pub fn starts(&self, prefix: &str) -> Option<usize> {
+        self.w.iter().position(|x| x.starts_with(prefix))
+    }
+
+    pub fn is_number(word: &str) -> bool {
+        let digits = word.trim_start_matches(['-', '+']);
+        (!digits.is_empty()
+            && digits.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && digits
+                .chars()
+                .all(|c| c.is_ascii_digit() || ",._kmx:".contains(c)))
+            || NUMBER_WORDS.contains(&word)
+    }
+
+    /// Numbers the message states (digits or number words; "one" as a pronoun
+    /// is not a number).
+    pub fn numbers(&self) -> usize {
+        self.w
+            .iter()
+            .enumerate()
+            .filter(|(i, x)| {
+                // "one" is a determiner or a pronoun far more often than a quantity.
+                Self::is_number(x) && x.as_str() != "one" && x.as_str() != "1:1" && *i < usize::MAX
+            })
+            .count()
+    }
+
+    /// A word capitalized where grammar would not capitalize it: a name.
+    pub fn has_name(&self) -> bool {
+        self.cased.iter().enumerate().any(|(i, c)| {
+            !self.sentence_initial[i]
+                && c != "I"
+                && !c.starts_with("I'")
+                && c.chars().next().is_some_and(|ch| ch.is_uppercase())
+                // Weekdays, months and nationalities are capitalized but name no one.
+                && !DATE_WORDS.contains(&self.w[i].as_str())
+                && !LANGUAGES.contains(&self.w[i].as_str())
+                // JSON, CSV, SQL: formats, not names.
+                && !FORMAT_WORDS.contains(&self.w[i].as_str())
+        })
+    }
+
+    /// Does the message say a date or a time?
+    pub fn has_date(&self) -> bool {
+        if self.any(DATE_WORDS).is_some() || self.any(DATE_PHRASES).is_some() {
+            return true;
+        }
+        self.w.iter().enumerate().any(|(i, x)| {
+            let next = self.w.get(i + 1).map(String::as_str).unwrap_or("");
+            let prev = if i > 0 { self.w[i - 1].as_str() } else { "" };
+            // 3pm, 15:30, 12/05 (split at '/'), 5th, "at 3", "in 10 minutes".
+            x.ends_with("am") && x.len() > 2 && x[..x.len() - 2].chars().all(|c| c.is_ascii_digit())
+                || x.ends_with("pm")
+                    && x.len() > 2
+                    && x[..x.len() - 2].chars().all(|c| c.is_ascii_digit())
+                || (x.contains(':')
+                    && x != "1:1"
+                    && x.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                || ["st", "nd", "rd", "th"].iter().any(|s| {
+                    x.strip_suffix(s)
+                        .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+                })
+                || (Self::is_number(x) && (prev == "at" || next == "o'clock"))
+                || (Self::is_number(x)
+                    && prev == "in"
+                    && [
+                        "minutes", "minute", "hours", "hour", "days", "day", "weeks", "mins",
+                    ]
+                    .contains(&next))
+                || (x.len() == 4 && x.starts_with("20") && x.chars().all(|c| c.is_ascii_digit()))
+        }) || self.raw.split_whitespace().any(|t| {
+            let parts: Vec<&str> = t.trim_matches(TRIM).split(['/', '-']).collect();
+            parts.len() >= 2
+                && parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.len() <= 4 && p.chars().all(|c| c.is_ascii_digit()))
+        })
+    }
+
+    /// Does the message name a place ("in Lyon", "near Shibuya station", "Paris")?
+    pub fn has_place(&self) -> bool {
+        if self.has_name() {
+            return true;
+        }
+        for prep in [
+            "in", "near", "around", "at", "close to", "within", "downtown",
+        ] {
+            let mut from = 0;
+            while let Some(i) = self.find_from(prep, from) {
+                from = i + 1;
+                let mut j = i + prep.split(' ').count();
+                while self
+                    .w
+                    .get(j)
+                    .is_some_and(|x| x == "downtown" || x == "central")
+                {
+                    j += 1;
+                }
+                let Some(next) = self.w.get(j) else { continue };
+                // "in the bay area" names a place; "in the area" does not.
+                if next == "the" {
+                    if let Some(after) = self.w.get(j + 1) {
+                        if !NOT_A_PLACE.contains(&after.as_str())
+                            && !["city", "area", "neighborhood", "region", "country"]
+                                .contains(&after.as_str())
+                            && self.w.get(j + 2).is_some_and(|a| {
+                                ["area", "city", "region", "valley", "district", "coast"]
+                                    .contains(&a.as_str())
+                            })
+                        {
+                            return true;
+                        }
+                    }
+                    continue;
+                }
+                if !NOT_A_PLACE.contains(&next.as_str()) && !Self::is_number(next) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Words of this message outside `drop`.
+    pub fn content<'s>(&'s self, drop: &[&[&str]]) -> Vec<&'s str> {
+        self.w
+            .iter()
+            .map(String::as_str)
+            .filter(|x| !drop.iter().any(|l| l.contains(x)))
+            .collect()
+    }
+}
+
+/// Does the message carry a text of its own: a code block, a quotation, two or more
+/// words after a colon, further lines, or simply a long message (a pasted text)?
+pub fn has_payload(raw: &str) -> bool {
+    let t = raw.trim();
+    if t.contains("```")
+        || t.lines()
+            .skip(1)
+            .any(|l| l.starts_with("    ") || l.starts_with('\t'))
+    {
+        return true;
+    }
+    if quoted(t) {
+        return true;
+    }
+    // "Summarize this: <text>".
+    if let Some((_, after)) = t.split_once(':') {
+        if after.split_whitespace().count() >= 2 {
+            return true;
+        }
+    }
+    let mut lines = t.lines().filter(|l| !l.trim().is_empty());
+    lines.next();
+    if lines.map(|l| l.split_whitespace().count()).sum::<usize>() >= 3 {
+        return true;
+    }
+    t.split_whitespace().count() > 45
+}
+
+/// Is some span quoted? Double quotes, typographic quotes and guillemets always
+/// count; a single quote only where it cannot be an apostrophe.
+fn quoted(t: &str) -> bool {
+    for (open, close) in [
+        ('"', '"'),
+        ('“', '”'),
+        ('«', '»'),
+        ('„', '“'),
+        ('‘', '’'),
+        ('`', '`'),
+    ] {
+        if let Some(a) = t.find(open) {
+            let rest = &t[a + open.len_utf8()..];
+            if let Some(b) = rest.find(close) {
+                if !rest[..b].trim().is_empty() {
+                    return true;
+                }
+            }
+        }
+    }
+    // 'hello world': opened after a space, a colon or the start; closed before a
+    // space, punctuation or the end.
+    let chars: Vec<char> = t.chars().collect();
+    let mut open = None;
+    for (i, &c) in chars.iter().enumerate() {
+        if c != '\'' {
+            continue;
+        }
+        let before = if i == 0 { ' ' } else { chars[i - 1] };
+        let after = chars.get(i + 1).copied().unwrap_or(' ');
+        match open {
+            None if (before.is_whitespace() || "(:[".contains(before))
+                && !after.is_whitespace() =>
+            {
+                open = Some(i)
+            }
+            Some(o)
+                if !before.is_whitespace()
+                    && (after.is_whitespace() || ".,!?;:)]".contains(after))
+                    && i > o + 1 =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads() {
+        for (s, want) in [
+            ("Translate this sentence.", false),
+            ("Translate 'I am hungry'.", true),
+            ("Translate \"hola\" into English", true),
+            ("Summarize this: The meeting moved to Friday.", true),
+            ("Summarize this:", false),
+            ("Fix this:\n```\nx = 1 +\n```", true),
+            ("What's wrong with my code?", false),
+            ("Proofread my essay\nIt was the best of times it was", true),
+            ("Don't you think it's late?", false),
+            ("It's John's book 'Dune' I mean", true),
+        ] {
+            assert_eq!(has_payload(s), want, "{s}");
+        }
+    }
+
+    #[test]
+    fn dates_places_numbers() {
+        let d = |s| Words::new(s).has_date();
+        assert!(d("Schedule it for Monday"));
+        assert!(d("book a table at 7pm"));
+        assert!(d("remind me in 10 minutes"));
+        assert!(d("on 12/05 please"));
+        assert!(d("on the 5th"));
+        assert!(!d("Schedule a meeting with Anna."));
+        assert!(!d("Book a flight to Rome for me"));
+        let p = |s| Words::new(s).has_place();
+        assert!(p("What is the best restaurant in Lyon?"));
+        assert!(p("best sushi in tokyo"));
+        assert!(p("a good dentist near Shibuya station"));
+        assert!(p("a bar in the bay area"));
+        assert!(!p("What is the best restaurant?"));
+        assert!(!p("Where can I get a good haircut near me?"));
+        assert!(!p("best pizza in town"));
+        assert!(!p("Recommend a cheap hotel in the area."));
+        let n = |s| Words::new(s).numbers();
+        assert_eq!(n("How much will 3 tickets cost at $12.50 each?"), 2);
+        assert_eq!(n("What's 20% of my salary?"), 1);
+        assert_eq!(n("Which one is better?"), 0);
+        assert_eq!(n("a rectangle five by three"), 2);
+    }
+}
