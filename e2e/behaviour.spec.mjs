@@ -35,7 +35,10 @@ test('Clarify first: an underspecified message gets a visible note, a clear one 
   const before = await page.getByTestId('msg-policy').count();
   await say(page, 'Translate this sentence.');
   await expect(page.getByTestId('msg-policy')).toHaveCount(before);
-  await expect(page.getByTestId('rendered-prompt')).not.toContainText('Translate this sentence.\n\n[Clarify first');
+  // The whole transcript is rendered: only the first message carries a note.
+  const rendered = await page.getByTestId('rendered-prompt').textContent();
+  expect(rendered.split('[Clarify first').length - 1).toBe(1);
+  expect(rendered.trimEnd().endsWith('Translate this sentence.<|im_end|>\n<|im_start|>assistant')).toBe(true);
   expect(errors).toEqual([]);
   await shot(page, '30-clarify-first');
 });

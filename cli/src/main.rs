@@ -1,4 +1,5 @@
-//! `slm`: convert, inspect, verify, render, tokenize, logits, generate.
+//! `slm`: convert, inspect, verify, render, tokenize, detokenize, logits, generate,
+//! chat, gate, eval, bench.
 //! Every command has `--json`. Errors go to stderr with a non-zero exit code
 //! (2 for usage, 1 for everything else); with `--json` the error is a JSON object.
 

@@ -1241,3 +1241,223 @@ fn named_chat_templates_are_kept_and_selected_like_transformers() {
         assert_eq!(r(true), "T:1", "{layout}");
     }
 }
+
+fn eval_set(name: &str) -> String {
+    format!("{}/../eval/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
+    let m = smol_slm();
+    let msgs = tmp("clarify-msgs.json");
+    let trace = tmp("clarify-trace.json");
+    std::fs::write(
+        &msgs,
+        r#"[{"role": "user", "content": "Translate this sentence."}]"#,
+    )
+    .unwrap();
+    let o = slm(&[
+        "--json",
+        "generate",
+        m.to_str().unwrap(),
+        "--messages",
+        msgs.to_str().unwrap(),
+        "--max-tokens",
+        "8",
+        "--clarify-first",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = &v["policy"];
+    assert_eq!(p["clarify"], true);
+    assert_eq!(
+        p["missing"],
+        "the sentence to translate and the language to translate into"
+    );
+    assert!(p["score"].as_f64().unwrap() >= 0.5);
+    assert_eq!(p["slots"], serde_json::json!(["text", "target_language"]));
+    // The trace's prompt is what the model was given: the message and the note, as
+    // `slm tokenize` renders them.
+    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let noted = tmp("clarify-noted.json");
+    let content = format!(
+        "Translate this sentence.\n\n{}",
+        p["note"].as_str().unwrap()
+    );
+    std::fs::write(
+        &noted,
+        serde_json::json!([{"role": "user", "content": content}]).to_string(),
+    )
+    .unwrap();
+    let o = slm(&[
+        "--json",
+        "tokenize",
+        m.to_str().unwrap(),
+        "--messages",
+        noted.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tok: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(t["prompt"]["ids"], tok["ids"]);
+    assert!(tok["rendered"]
+        .as_str()
+        .unwrap()
+        .contains("[Clarify first: "));
+    // A clear prompt: no note, and the same ids as without the policy.
+    std::fs::write(
+        &msgs,
+        r#"[{"role": "user", "content": "What is the capital of France?"}]"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--json",
+            "generate",
+            m.to_str().unwrap(),
+            "--messages",
+            msgs.to_str().unwrap(),
+            "--max-tokens",
+            "4",
+        ];
+        a.extend_from_slice(extra);
+        let o = slm(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let on = run(&["--clarify-first"]);
+    let off = run(&[]);
+    assert_eq!(on["policy"]["clarify"], false);
+    assert!(on["policy"]["missing"].is_null() && on["policy"]["note"].is_null());
+    assert!(off["policy"].is_null());
+    assert_eq!(on["ids"], off["ids"]);
+    // In a chat, a follow-up's "it" refers back: the policy stays silent.
+    let o = chat(
+        &[
+            "--json",
+            "chat",
+            m.to_str().unwrap(),
+            "--max-tokens",
+            "4",
+            "--clarify-first",
+        ],
+        "Here is my sentence: the cat sleeps on the mat.\nTranslate it into French.\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let turns: Vec<Value> = serde_json::Deserializer::from_slice(&o.stdout)
+        .into_iter::<Value>()
+        .map(|v| v.unwrap())
+        .collect();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0]["policy"]["clarify"], false);
+    assert_eq!(
+        turns[1]["policy"]["clarify"], false,
+        "{}",
+        turns[1]["policy"]
+    );
+}
+
+#[test]
+fn behaviour_evals_run_a_sample_and_report_their_rates() {
+    let m = smol_slm();
+    let out = tmp("clarify-out.jsonl");
+    let o = slm(&[
+        "--json",
+        "eval",
+        "clarify",
+        m.to_str().unwrap(),
+        "--set",
+        &eval_set("clarify.jsonl"),
+        "--sample",
+        "22",
+        "--max-tokens",
+        "24",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let results = v["sets"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "policy off, then on");
+    for r in results {
+        let t = &r["total"];
+        assert_eq!(
+            t["underspecified"].as_u64().unwrap() + t["controls"].as_u64().unwrap(),
+            22
+        );
+        for k in [
+            "clarification_rate",
+            "useful_clarification_rate",
+            "false_clarification_rate",
+        ] {
+            let x = t[k].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&x), "{k} {x}");
+        }
+    }
+    // The rules fire on most of the sample's underspecified prompts and on no control.
+    let on = &results[1]["total"];
+    assert!(
+        on["policy_fired"].as_u64().unwrap() * 10 >= on["underspecified"].as_u64().unwrap() * 8
+    );
+    assert_eq!(on["policy_fired_on_controls"], 0);
+    // Where the policy is silent the prompt is unchanged, so the reply is the policy-off
+    // one, reused (same seed, same prompt).
+    let lines: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 44);
+    for l in lines.iter().filter(|l| l["policy"] == true) {
+        assert_eq!(
+            l["fired"] == true,
+            l["stop_reason"] != "reused",
+            "{}",
+            l["id"]
+        );
+        assert_eq!(l["fired"], l["decision"]["clarify"]);
+    }
+    assert!(v["summary"]
+        .as_str()
+        .unwrap()
+        .contains("| clarify.jsonl policy on |"));
+
+    let o = slm(&[
+        "--json",
+        "eval",
+        "loops",
+        m.to_str().unwrap(),
+        "--set",
+        &eval_set("loops.jsonl"),
+        "--sample",
+        "5",
+        "--max-tokens",
+        "48",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = v["results"].as_array().unwrap();
+    assert_eq!(r[0]["config"], "chat preset");
+    assert_eq!(r[1]["config"], "repetition penalty 1.0");
+    for c in r {
+        assert_eq!(c["prompts"], 5);
+        assert!(c["median_tokens"].as_u64().unwrap() <= 48);
+    }
+
+    // Bad input: a mistyped policy, a missing set.
+    let o = slm(&["eval", "clarify", m.to_str().unwrap(), "--policy", "maybe"]);
+    assert!(!o.status.success() && stderr(&o).contains("--policy maybe"));
+    let o = slm(&[
+        "eval",
+        "loops",
+        m.to_str().unwrap(),
+        "--set",
+        "no/such/set.jsonl",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("no/such/set.jsonl"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -11,6 +11,8 @@
 //! - [`kernels`]: the row-dot kernels the model runs (scalar, AVX2, AVX-512, simd128);
 //! - [`sampling`]: next-token selection (HF/vLLM semantics, presets, seeded PRNG);
 //! - [`session`]: chat sessions with KV prefix reuse and the divergence flag;
+//! - [`clarify`]: the clarify-first policy (is a message materially underspecified,
+//!   and the note that tells the model what to ask for);
 //! - [`stopping`]: stop reasons, stop strings, loop detection, UTF-8-safe streaming;
 //! - [`engine`]: the pieces above assembled for a loaded `.slm` (render → ids → logits → greedy);
 //! - [`gate`]: the staged quality gate against a golden pack, and its evidence record;
