@@ -50,6 +50,25 @@ pub struct BehaviourGate {
 }
 
 impl BehaviourGate {
+    /// The card's sentence: passes, or fails and which goals it misses.
+    pub fn summary(&self) -> (bool, String) {
+        let misses = self.misses();
+        if misses.is_empty() {
+            (
+                true,
+                "Behaviour gate: passes (asks instead of inventing, does not loop).".into(),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "Behaviour gate: fails. With Clarify first on, it {}.",
+                    misses.join("; ")
+                ),
+            )
+        }
+    }
+
     /// Which goals it misses, in words; empty when it passes.
     pub fn misses(&self) -> Vec<String> {
         let pct = |x: f64| format!("{:.0}%", 100.0 * x);
@@ -463,4 +482,43 @@ pub struct ModelCard {
     pub load_ms: f64,
     pub execution: slm_runtime::facts::ExecutionFacts,
     pub tokenizer: slm_runtime::facts::TokenizerFacts,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BehaviourGate;
+
+    #[test]
+    fn a_behaviour_gate_names_each_goal_it_misses() {
+        let pass = BehaviourGate {
+            useful_clarification: 0.96,
+            false_clarification: 0.05,
+            fabrication: 0.0,
+            loops: 0.0,
+            natural_termination: 0.95,
+        };
+        assert!(pass.summary().0);
+        assert!(pass.misses().is_empty());
+        let fail = BehaviourGate {
+            useful_clarification: 0.155,
+            fabrication: 0.457,
+            natural_termination: 0.9,
+            ..pass
+        };
+        let (ok, text) = fail.summary();
+        assert!(!ok);
+        assert_eq!(fail.misses().len(), 3);
+        assert!(
+            text.contains("asks a useful question on 16% of underspecified prompts (goal 95%)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("invents an answer on 46% of prompts that have none (goal 0%)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ends by itself on 90% of short tasks (goal 95%)"),
+            "{text}"
+        );
+    }
 }

@@ -55,6 +55,14 @@ fn ModelCard() -> impl IntoView {
                         {c.source_files.iter().map(|(n, h)| view! { <dt>"Source file"</dt><dd class="hash">{format!("{n} sha256 {h}")}</dd> }).collect_view()}
                         <dt>"Converter"</dt><dd>{c.converter.clone()}</dd>
                         <dt>"Quality gate"</dt><dd class="quality-gate">{gate.clone()}</dd>
+                        // The behaviour gate of the catalog entry this very file is (by hash).
+                        {
+                            let sha = c.file_sha256.clone();
+                            move || state.catalog.with(|cat| cat.iter().find(|e| e.sha256 == sha).and_then(|e| e.behaviour.clone())).map(|b| {
+                                let (passes, text) = b.summary();
+                                view! { <dt>"Behaviour gate"</dt><dd data-testid="card-behaviour" data-passes=passes.to_string()>{text}</dd> }
+                            })
+                        }
                         <dt>"File SHA-256"</dt><dd class="hash">{c.file_sha256.clone()}</dd>
                         <dt>"Data chunks"</dt><dd>{format!("{} verified", c.chunks)}</dd>
                         <dt>"Memory"</dt><dd data-testid="memory-plan" data-planned=c.plan.total.to_string() data-measured=c.memory_measured.to_string()>{format!(

@@ -159,13 +159,8 @@ fn CatalogList() -> impl IntoView {
                             </div>
                             <div class="entry-url" title=entry.url.clone()>{entry.url.clone()}</div>
                             {entry.behaviour.clone().map(|b| {
-                                let misses = b.misses();
-                                let text = if misses.is_empty() {
-                                    "Behaviour gate: passes (asks instead of inventing, does not loop).".to_string()
-                                } else {
-                                    format!("Behaviour gate: fails. With Clarify first on, it {}.", misses.join("; "))
-                                };
-                                view! { <div class="entry-behaviour" data-testid="entry-behaviour" data-passes=misses.is_empty().to_string()>{text}</div> }
+                                let (passes, text) = b.summary();
+                                view! { <div class="entry-behaviour" data-testid="entry-behaviour" data-passes=passes.to_string()>{text}</div> }
                             })}
                             <div class="entry-memory" data-testid="entry-memory">{move || plan.get().map_or_else(|| "memory: unknown until its manifest is read".to_string(), |(t, _)| t)}</div>
                             {move || refused().map(|r| view! { <div class="memory-refusal" role="alert">{format!("Too big for this browser: {r}")}</div> })}

@@ -141,3 +141,41 @@ fn apply_appends_a_visible_note_only_when_it_fires() {
     assert_eq!(j["clarify"], json!(false));
     assert!(j["missing"].is_null());
 }
+
+#[test]
+fn hostile_messages_get_a_decision_not_a_panic() {
+    // Long, odd and non-English messages: the rules read words, never index past them.
+    let long = "translate this ".repeat(20_000);
+    let t = std::time::Instant::now();
+    let d = decide(assess_text(&long, &[]));
+    eprintln!("{} words assessed in {:?}", 40_000, t.elapsed());
+    // A long message carries its own text; only the language is missing.
+    assert_eq!(d.slots, vec![Slot::TargetLanguage]);
+    for text in [
+        "",
+        " ",
+        "?",
+        "'",
+        "\"",
+        "```",
+        "'a",
+        "a'",
+        ":",
+        "\u{0}",
+        "ü'ö'",
+        "1:1",
+        "20%",
+        "%",
+        "Übersetze diesen Satz.",
+        "这句话翻译一下",
+        "this",
+        "it?",
+        "\n\n\n",
+    ] {
+        let _ = decide(assess_text(text, &[]));
+        let _ = decide(assess_text(text, &[text]));
+    }
+    let mut m = vec![json!({"role": "user", "content": 42})];
+    assert!(!apply(&mut m).clarify, "a non-text content is left alone");
+    assert_eq!(m[0]["content"], 42);
+}
