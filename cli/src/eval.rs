@@ -214,7 +214,35 @@ pub struct ClarifyRun<'a> {
 
 /// Run the clarify evaluation; returns the JSON report and prints the tables
 /// unless `quiet`.
-pub fn clarify(eng: &Engine, model: &str, run: &ClarifyRun) -> Result<Value> {
+/// Where replies come from: the model, or a saved `--out` file (`--from`), which
+/// re-scores the same replies (the scorer changed, or a table is wanted again).
+pub enum Replies<'a> {
+    Model(&'a Engine),
+    Saved(std::collections::HashMap<(String, String, bool), (String, String, usize)>),
+}
+
+impl Replies<'_> {
+    /// Replies saved by an earlier run's `--out`, keyed by (set file, id, policy).
+    pub fn saved(path: &Path) -> Result<Replies<'static>> {
+        let mut m = std::collections::HashMap::new();
+        for v in read_jsonl(path)? {
+            let key = (
+                field(&v, path, "file")?.to_string(),
+                field(&v, path, "id")?.to_string(),
+                v["policy"].as_bool().unwrap_or(false),
+            );
+            let val = (
+                field(&v, path, "text")?.to_string(),
+                field(&v, path, "stop_reason")?.to_string(),
+                v["tokens"].as_u64().unwrap_or(0) as usize,
+            );
+            m.insert(key, val);
+        }
+        Ok(Replies::Saved(m))
+    }
+}
+
+pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value> {
     let opts = options(preset(run.preset, run.seed)?, run.max_tokens);
     let mut rows = Vec::new();
     let mut report = Vec::new();
@@ -239,9 +267,30 @@ pub fn clarify(eng: &Engine, model: &str, run: &ClarifyRun) -> Result<Value> {
                 let (text, s, stop, tokens) = match (&off_replies[i], on && !d.clarify) {
                     (Some((t, s)), true) => (t.clone(), s.clone(), "reused".to_string(), 0),
                     _ => {
-                        let g = reply(eng, &messages, &opts)?;
-                        let s = score(&g.text, &c.missing);
-                        (g.text, s, g.stop_reason.as_str().to_string(), g.ids.len())
+                        let (text, stop, tokens) = match replies {
+                            Replies::Model(eng) => {
+                                let g = reply(eng, &messages, &opts)?;
+                                (g.text, g.stop_reason.as_str().to_string(), g.ids.len())
+                            }
+                            Replies::Saved(m) => {
+                                let key = (c.file.clone(), c.id.clone(), on);
+                                // A reply reused from policy off was saved under policy off.
+                                let hit = m
+                                    .get(&key)
+                                    .filter(|r| r.1 != "reused")
+                                    .or_else(|| m.get(&(c.file.clone(), c.id.clone(), false)));
+                                hit.cloned().ok_or_else(|| {
+                                    SlmError::Invalid(format!(
+                                        "--from: no saved reply for {} {} (policy {})",
+                                        c.file,
+                                        c.id,
+                                        if on { "on" } else { "off" }
+                                    ))
+                                })?
+                            }
+                        };
+                        let s = score(&text, &c.missing);
+                        (text, s, stop, tokens)
                     }
                 };
                 if !on {

@@ -181,6 +181,10 @@ enum EvalCmd {
         /// Every reply, its decision and its score, as JSON lines.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Score the replies of an earlier run's --out file instead of generating
+        /// (MODEL then only names the report).
+        #[arg(long)]
+        from: Option<PathBuf>,
     },
     /// Pathological loops, natural termination and median length.
     Loops {
@@ -976,6 +980,7 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
             policy,
             preset,
             out,
+            from,
         } => {
             let policies: &[bool] = match policy.as_str() {
                 "on" => &[true],
@@ -995,9 +1000,16 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
             } else {
                 set
             };
-            let eng = Engine::load_file(&model)?;
+            let eng;
+            let replies = match &from {
+                Some(f) => eval::Replies::saved(f)?,
+                None => {
+                    eng = Engine::load_file(&model)?;
+                    eval::Replies::Model(&eng)
+                }
+            };
             eval::clarify(
-                &eng,
+                &replies,
                 &model_name(&model),
                 &eval::ClarifyRun {
                     preset: &preset,

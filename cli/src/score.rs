@@ -3,7 +3,8 @@
 //! (eval/labels.jsonl, `scorer_agrees_with_the_hand_labels`).
 //!
 //! - `asks`: some sentence of the reply ends with "?" or requests information
-//!   ("please provide …", `REQUESTS`).
+//!   ("please provide …", `REQUESTS`); quoted text and closing pleasantries ("anything
+//!   else?") do not count.
 //! - `targets`: a question sentence names one of the prompt's missing slots (a
 //!   keyword of the slot, `SLOT_WORDS`).
 //! - `invented`: the reply gives a concrete answer anyway: code, a list, a JSON
@@ -61,7 +62,6 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
             "error",
             "details",
             "draft",
-            "which",
             "what would you like",
             "what do you want",
         ],
@@ -358,6 +358,42 @@ const REQUESTS: &[&str] = &[
     "can you tell",
 ];
 
+/// Closing pleasantries: a request for more, not for a missing piece.
+const PLEASANTRIES: &[&str] = &[
+    "anything else",
+    "any other question",
+    "any further question",
+    "any more question",
+    "other questions",
+    "further assistance",
+    "feel free to ask",
+];
+
+/// The text with quoted spans removed: a quoted question ("¿Dónde está?") is content,
+/// not a question to the user.
+fn unquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut close: Option<char> = None;
+    for c in text.chars() {
+        match close {
+            Some(q) if c == q => close = None,
+            Some(_) => {}
+            None => match c {
+                '"' => close = Some('"'),
+                '“' => close = Some('”'),
+                '«' => close = Some('»'),
+                '「' => close = Some('」'),
+                _ => out.push(c),
+            },
+        }
+    }
+    // An unclosed quote: keep the text as it was.
+    if close.is_some() {
+        return text.to_string();
+    }
+    out
+}
+
 /// Where a reply gives an answer rather than a question.
 const ANSWER_MARKERS: &[&str] = &[
     "here is the",
@@ -480,9 +516,11 @@ fn structured(text: &str) -> bool {
 /// Score a reply to a prompt whose missing slots are `missing` (empty for controls).
 pub fn score(text: &str, missing: &[String]) -> Score {
     let lower = text.to_lowercase();
-    let sents = sentences(&lower);
-    let is_ask =
-        |s: &str| s.ends_with('?') || s.ends_with('？') || REQUESTS.iter().any(|r| s.contains(r));
+    let sents = sentences(&unquoted(&lower));
+    let is_ask = |s: &str| {
+        (s.ends_with('?') || s.ends_with('？') || REQUESTS.iter().any(|r| s.contains(r)))
+            && !PLEASANTRIES.iter().any(|p| s.contains(p))
+    };
     let questions: Vec<&String> = sents.iter().filter(|s| is_ask(s)).collect();
     let answer_words: usize = sents
         .iter()
@@ -569,6 +607,14 @@ mod tests {
         assert!(c.asks && c.substantive && !c.false_clarification());
         let c = score("Which Python version do you use?", &[]);
         assert!(c.false_clarification());
+        // A quoted question is content, and "anything else?" is not a clarification.
+        let c = score("\"Wo ist die nächste Apotheke?\"", &[]);
+        assert!(!c.asks && !c.false_clarification());
+        let c = score(
+            "Done! Let me know if there's anything else I can help with.",
+            &[],
+        );
+        assert!(!c.asks);
         // Keywords match whole words only: "whichever" is not "which".
         assert!(!has_word("whichever works", "which"));
         assert!(has_word("which one?", "which"));
