@@ -2,6 +2,8 @@
 
 eval/clarify.jsonl: underspecified prompts (the model should ask a clarifying
 question) and control prompts (the model should just answer).
+eval/clarify_heldout.jsonl: the same kinds of prompt, by a second author.
+eval/labels.jsonl: hand labels of replies to them (the scorer's check).
 eval/loops.jsonl: short, fully specified utility prompts.
 
 Run: python3 eval/check_sets.py   (exits non-zero on the first failed check)
@@ -31,8 +33,8 @@ def load(name):
     return rows
 
 
-def check_clarify():
-    rows = load("clarify.jsonl")
+def check_clarify(name="clarify.jsonl", minimum=150, per_category=14, min_twins=100):
+    rows = load(name)
     by_id = {r["id"]: r for r in rows}
     keys = {"id", "set", "category", "prompt", "missing", "no_answer", "twin"}
     for r in rows:
@@ -55,17 +57,38 @@ def check_clarify():
     under = Counter(r["category"] for r in rows if r["set"] == "underspecified")
     ctrl = Counter(r["category"] for r in rows if r["set"] == "control")
     twins = sum(1 for r in rows if r["set"] == "control" and r["twin"])
-    assert sum(under.values()) >= 150, "need >= 150 underspecified"
-    assert sum(ctrl.values()) >= 150, "need >= 150 controls"
-    assert sum(1 for c in under.values() if c >= 14) >= 10, "need >= 10 categories with >= 14"
-    assert twins >= 100, f"only {twins} twins"
-    print("clarify.jsonl:", len(rows), "rows,", twins, "twins")
+    assert sum(under.values()) >= minimum, f"need >= {minimum} underspecified"
+    assert sum(ctrl.values()) >= minimum, f"need >= {minimum} controls"
+    assert sum(1 for c in under.values() if c >= per_category) >= 10, \
+        f"need >= 10 categories with >= {per_category}"
+    assert twins >= min_twins, f"only {twins} twins"
+    print(f"{name}:", len(rows), "rows,", twins, "twins")
     print(f"  {'category':16}{'under':>6}{'no_ans':>7}{'ctrl':>6}")
     for c in sorted(CATEGORIES):
         na = sum(1 for r in rows if r["category"] == c and r["no_answer"])
         print(f"  {c:16}{under[c]:>6}{na:>7}{ctrl[c]:>6}")
     print(f"  {'total':16}{sum(under.values()):>6}"
           f"{sum(r['no_answer'] for r in rows):>7}{sum(ctrl.values()):>6}")
+
+
+def check_labels():
+    """eval/labels.jsonl: hand labels of replies, each naming a case of a clarify set."""
+    cases = {}
+    for name in ("clarify.jsonl", "clarify_heldout.jsonl"):
+        for r in load(name):
+            cases[(name, r["id"])] = r
+    n = 0
+    with open(os.path.join(HERE, "labels.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            c = cases.get((r["file"], r["id"]))
+            assert c is not None, f"labels: unknown case {r['file']} {r['id']}"
+            assert r["missing"] == c["missing"], r["id"]
+            assert r["underspecified"] == (c["set"] == "underspecified"), r["id"]
+            assert isinstance(r["label"], bool) and r["batch"] in ("calibration", "after calibration")
+            n += 1
+    assert n >= 60, "need >= 60 hand labels"
+    print("labels.jsonl:", n, "labels")
 
 
 def check_loops():
@@ -84,5 +107,7 @@ def check_loops():
 
 if __name__ == "__main__":
     check_clarify()
+    check_clarify("clarify_heldout.jsonl", minimum=88, per_category=8, min_twins=55)
+    check_labels()
     check_loops()
     print("OK")

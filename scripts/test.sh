@@ -22,6 +22,7 @@ RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/simd1
 cargo test --release --locked -p slm-runtime --lib
 cargo test --release --locked -p tinyrustlm-web --lib
 node scripts/serve-test.mjs
+python3 eval/check_sets.py > /dev/null   # the behaviour sets' fields, counts and labels
 
 scripts/fetch-models.sh
 

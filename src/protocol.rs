@@ -278,9 +278,8 @@ pub enum Event {
     /// `note`: the words appended to the user's message, which the model was given.
     Policy {
         clarify: bool,
-        missing: Option<String>,
-        score: f32,
-        why: String,
+        /// The decision in one line (`Decision::summary`).
+        summary: String,
         note: Option<String>,
     },
     /// A turn began: the exact prompt.

@@ -488,16 +488,7 @@ fn clarified_prompt(
 
 /// The policy's decision as a status line.
 fn policy_line(d: &slm_runtime::clarify::Decision) -> String {
-    if d.clarify {
-        format!(
-            "[clarify first: asked for {} (score {:.2}: {})]",
-            d.missing.as_deref().unwrap_or(""),
-            d.score,
-            d.why
-        )
-    } else {
-        format!("[clarify first: not needed ({})]", d.why)
-    }
+    format!("[{}]", d.summary())
 }
 
 fn open_text(model: &Path) -> Result<TextSide> {

@@ -144,19 +144,9 @@ fn Message(i: usize) -> impl IntoView {
 
 /// The clarify-first decision under a user message, and the exact note the model got.
 fn policy_line(p: &super::state::PolicyView) -> impl IntoView {
-    let summary = if p.clarify {
-        format!(
-            "Clarify first: asked for {} (score {:.2}: {})",
-            p.missing.as_deref().unwrap_or(""),
-            p.score,
-            p.why
-        )
-    } else {
-        format!("Clarify first: not needed ({})", p.why)
-    };
     view! {
         <div class="msg-policy" data-testid="msg-policy" data-clarify=p.clarify.to_string()>
-            <span>{summary}</span>
+            <span>{p.summary.clone()}</span>
             {p.note.clone().map(|n| view! {
                 <details><summary>"Note the model was given"</summary><pre class="policy-note">{n}</pre></details>
             })}

@@ -24,9 +24,7 @@ pub struct ChatMessage {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyView {
     pub clarify: bool,
-    pub missing: Option<String>,
-    pub score: f32,
-    pub why: String,
+    pub summary: String,
     pub note: Option<String>,
 }
 
@@ -364,16 +362,12 @@ impl State {
             }
             Event::Policy {
                 clarify,
-                missing,
-                score,
-                why,
+                summary,
                 note,
             } => {
                 let view = PolicyView {
                     clarify,
-                    missing,
-                    score,
-                    why,
+                    summary,
                     note,
                 };
                 // The decision belongs to the latest user message (the reply being

@@ -405,9 +405,7 @@ async fn chat(
                     let d = slm_runtime::clarify::apply(&mut session.messages);
                     post(Event::Policy {
                         clarify: d.clarify,
-                        missing: d.missing,
-                        score: d.score,
-                        why: d.why,
+                        summary: d.summary(),
                         note: d.note,
                     });
                 }

@@ -247,6 +247,17 @@ impl Decision {
         }
     }
 
+    /// One line for people: what was asked for, the score and why; or why not.
+    pub fn summary(&self) -> String {
+        match &self.missing {
+            Some(m) if self.clarify => format!(
+                "Clarify first: asked for {m} (score {:.2}: {})",
+                self.score, self.why
+            ),
+            _ => format!("Clarify first: not needed ({})", self.why),
+        }
+    }
+
     /// The `--json` form: `{"clarify", "missing", "score", …}`.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("a decision serializes")

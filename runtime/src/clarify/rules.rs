@@ -8,6 +8,7 @@ use super::text::{has_payload, Words};
 use super::{Finding, Slot};
 
 /// Every rule's findings on `text`, with `earlier` messages as context.
+#[rustfmt::skip]
 pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     let m = Words::new(text);
     let ctx = Context::new(text, earlier);
@@ -62,6 +63,7 @@ impl Context {
     }
 }
 
+#[rustfmt::skip]
 fn finding(
     category: &'static str,
     slot: Slot,
@@ -81,6 +83,7 @@ fn finding(
 /// The object of a text verb at word `i` (the verb is `n` words long): Some(noun or
 /// "") when it points at a text the message does not carry ("this", "my essay",
 /// "the article"), None when it names something ("recursion", "the book Dune").
+#[rustfmt::skip]
 fn deictic_object(m: &Words, i: usize, n: usize) -> Option<String> {
     let mut j = i + n;
     // "fix up this", "check over my", "summarize for me the".
@@ -146,6 +149,7 @@ fn deictic_object(m: &Words, i: usize, n: usize) -> Option<String> {
 }
 
 /// A noun of a text, in the singular or plural, possessive or not ("contract's").
+#[rustfmt::skip]
 fn is_text_noun(w: &str) -> bool {
     let base = w.trim_end_matches("'s").trim_end_matches('’');
     TEXT_NOUNS.contains(&base)
@@ -156,6 +160,7 @@ fn is_text_noun(w: &str) -> bool {
 
 /// "this document", "my paragraph", "the following text" anywhere in the message:
 /// a text the user has and did not paste. `definite` also counts "the essay".
+#[rustfmt::skip]
 fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
     (0..m.len()).find_map(|i| {
         let d = m.w[i].as_str();
@@ -181,6 +186,7 @@ fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
 }
 
 /// Does the word at `k` name the text ("the book Dune", "the poem called …")?
+#[rustfmt::skip]
 fn identified_after(m: &Words, k: usize) -> bool {
     m.w.get(k)
         .is_some_and(|x| ["called", "titled", "named", "entitled"].contains(&x.as_str()))
@@ -195,16 +201,12 @@ fn identified_after(m: &Words, k: usize) -> bool {
 }
 
 /// Translation: a text to translate and a language to translate into.
+#[rustfmt::skip]
 fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let verb = m.starts("translat");
     let say = m.any(&[
-        "how do you say",
-        "how do i say",
-        "how to say",
-        "how would you say",
-        "how would i say",
-        "what's the word for",
-        "what is the word for",
+        "how do you say", "how do i say", "how to say", "how would you say", "how would i say",
+        "what's the word for", "what is the word for",
     ]);
     let lang_at_end = m.w.len() >= 2
         && ["in", "into", "to"].contains(&m.w[m.len() - 2].as_str())
@@ -218,12 +220,8 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                     && mentions_absent_text(m, true).is_some()))
     });
     let other_language = m.any(&[
-        "another language",
-        "other language",
-        "different language",
-        "foreign language",
-        "other languages",
-        "a second language",
+        "another language", "other language", "different language", "foreign language",
+        "other languages", "a second language",
     ]);
     if verb.is_none() && say.is_none() && !lang_at_end && !lang_for && other_language.is_none() {
         return;
@@ -284,6 +282,7 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 
 /// A verb that acts on a text ("fix", "summarize", "proofread", "convert") whose
 /// object is "this", "my essay" or "the article", when no text came with it.
+#[rustfmt::skip]
 fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.has_text() {
         return;
@@ -304,13 +303,7 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // "tl;dr" alone, "sum up", "recap" alone.
         let bare = i + n == m.len()
             && [
-                "tl;dr",
-                "tldr",
-                "sum up",
-                "recap",
-                "summarize",
-                "summarise",
-                "proofread",
+                "tl;dr", "tldr", "sum up", "recap", "summarize", "summarise", "proofread",
                 "translate",
             ]
             .contains(verb);
@@ -346,23 +339,9 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "I pasted my CSS below": a text announced and not there.
     if let Some(cue) = m.any(&[
-        "pasted",
-        "attached",
-        "below",
-        "here is my",
-        "here's my",
-        "here is the",
-        "here's the",
-        "see above",
-        "the above",
-        "as follows",
-        "in the pdf",
-        "in the attachment",
-        "in the doc",
-        "i showed you",
-        "i sent you",
-        "i gave you",
-        "i shared",
+        "pasted", "attached", "below", "here is my", "here's my", "here is the", "here's the",
+        "see above", "the above", "as follows", "in the pdf", "in the attachment", "in the doc",
+        "i showed you", "i sent you", "i gave you", "i shared",
     ]) {
         out.push(finding(
             "fix",
@@ -376,29 +355,9 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "Why doesn't my regex match?": a problem with a text of the user's, not shown.
     if let Some(noun) = mentions_absent_text(m, false) {
         if let Some(p) = m.any(&[
-            "doesn't",
-            "don't",
-            "isn't",
-            "won't",
-            "not",
-            "never",
-            "wrong",
-            "fail",
-            "fails",
-            "error",
-            "bug",
-            "broken",
-            "issue",
-            "problem",
-            "crash",
-            "crashes",
-            "weird",
-            "slow",
-            "stuck",
-            "keeps",
-            "returning",
-            "duplicate",
-            "help",
+            "doesn't", "don't", "isn't", "won't", "not", "never", "wrong", "fail", "fails",
+            "error", "bug", "broken", "issue", "problem", "crash", "crashes", "weird", "slow",
+            "stuck", "keeps", "returning", "duplicate", "help",
         ]) {
             out.push(finding(
                 "fix",
@@ -413,54 +372,19 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "The test fails with an IndexError, what's the problem?": a failure of code the
     // message does not show.
     let failure = m.any(&[
-        "fails",
-        "failing",
-        "failed",
-        "error",
-        "exception",
-        "crashes",
-        "crashing",
-        "keeps crashing",
-        "doesn't work",
-        "does not work",
-        "not working",
-        "won't compile",
-        "doesn't compile",
-        "segfault",
-        "segmentation fault",
-        "fault",
-        "throws",
-        "broken",
+        "fails", "failing", "failed", "error", "exception", "crashes", "crashing",
+        "keeps crashing", "doesn't work", "does not work", "not working", "won't compile",
+        "doesn't compile", "segfault", "segmentation fault", "fault", "throws", "broken",
         "traceback",
     ]);
     let asks = m.any(&[
-        "what's the problem",
-        "what is the problem",
-        "why",
-        "what's wrong",
-        "what is wrong",
-        "how do i fix",
-        "how can i fix",
-        "how to fix",
-        "fix it",
-        "help",
-        "what's going on",
-        "any idea",
-        "find the bug",
-        "debug",
-        "can you",
+        "what's the problem", "what is the problem", "why", "what's wrong", "what is wrong",
+        "how do i fix", "how can i fix", "how to fix", "fix it", "help", "what's going on",
+        "any idea", "find the bug", "debug", "can you",
     ]);
     let owned = m.any(&[
-        "my",
-        "our",
-        "the test",
-        "the build",
-        "the script",
-        "the code",
-        "the app",
-        "the program",
-        "it",
-        "this",
+        "my", "our", "the test", "the build", "the script", "the code", "the app", "the program",
+        "it", "this",
     ]);
     if let (Some(f), Some(_), Some(_)) = (failure, asks, owned) {
         out.push(finding(
@@ -474,6 +398,7 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 /// Code with no language, runtime or framework.
+#[rustfmt::skip]
 fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let asks_code = CODE_VERBS.iter().any(|v| {
         m.find(v).is_some_and(|i| {
@@ -498,36 +423,14 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             .is_some();
     let how_to = m
         .any(&[
-            "how do i",
-            "how can i",
-            "how to",
-            "how would i",
-            "what's the code to",
+            "how do i", "how can i", "how to", "how would i", "what's the code to",
             "what is the code to",
         ])
         .is_some()
         && m.any(&[
-            "string",
-            "array",
-            "list in",
-            "dictionary",
-            "dict",
-            "hashmap",
-            "hash map",
-            "a file",
-            "json file",
-            "csv file",
-            "integer",
-            "variable",
-            "exception",
-            "http request",
-            "api call",
-            "linked list",
-            "substring",
-            "regex",
-            "recursion",
-            "loop",
-            "a list",
+            "string", "array", "list in", "dictionary", "dict", "hashmap", "hash map", "a file",
+            "json file", "csv file", "integer", "variable", "exception", "http request",
+            "api call", "linked list", "substring", "regex", "recursion", "loop", "a list",
         ])
         .is_some();
     if !asks_code && !how_to {
@@ -552,6 +455,7 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 /// A recommendation of a place or a local service, with no place given.
+#[rustfmt::skip]
 fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.payload {
         return;
@@ -564,28 +468,9 @@ fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "a good recipe for pizza", "the history of the museum": not a place to go.
     if m.any(&[
-        "recipe",
-        "recipes",
-        "cook",
-        "bake",
-        "make",
-        "history",
-        "toppings",
-        "ingredients",
-        "how to",
-        "how do",
-        "invented",
-        "etiquette",
-        "tips for",
-        "name for",
-        "names for",
-        "slogan",
-        "logo",
-        "business plan",
-        "open a",
-        "start a",
-        "write",
-        "design",
+        "recipe", "recipes", "cook", "bake", "make", "history", "toppings", "ingredients",
+        "how to", "how do", "invented", "etiquette", "tips for", "name for", "names for", "slogan",
+        "logo", "business plan", "open a", "start a", "write", "design",
     ])
     .is_some()
     {
@@ -604,24 +489,16 @@ fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 /// JSON with no fields named and no data given.
+#[rustfmt::skip]
 fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if !m.has("json") {
         return;
     }
     // "matching the format my frontend wants": a schema the user has and did not give.
     if let Some(v) = m.any(&[
-        "matching the format",
-        "the format my",
-        "the format our",
-        "whatever format",
-        "the usual format",
-        "the format the",
-        "expects",
-        "wants",
-        "the right format",
-        "the right fields",
-        "whatever fields",
-        "the same format",
+        "matching the format", "the format my", "the format our", "whatever format",
+        "the usual format", "the format the", "expects", "wants", "the right format",
+        "the right fields", "whatever fields", "the same format",
     ]) {
         out.push(finding(
             "json",
@@ -636,63 +513,25 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         return;
     }
     let produce = m.any(&[
-        "give",
-        "create",
-        "generate",
-        "make",
-        "output",
-        "return",
-        "write",
-        "produce",
-        "format",
-        "convert",
-        "structure",
-        "build",
-        "as json",
-        "json object",
-        "json format",
-        "to json",
-        "into json",
-        "json for",
-        "json of",
-        "json response",
-        "json payload",
-        "json file",
-        "sample json",
-        "example json",
-        "need",
-        "want",
+        "give", "create", "generate", "make", "output", "return", "write", "produce", "format",
+        "convert", "structure", "build", "as json", "json object", "json format", "to json",
+        "into json", "json for", "json of", "json response", "json payload", "json file",
+        "sample json", "example json", "need", "want",
     ]);
     if produce.is_none() {
         return;
     }
     let fields = m
         .any(&[
-            "field",
-            "fields",
-            "key",
-            "keys",
-            "property",
-            "properties",
-            "attribute",
-            "attributes",
-            "column",
-            "columns",
-            "with",
-            "containing",
-            "including",
-            "that has",
-            "that have",
+            "field", "fields", "key", "keys", "property", "properties", "attribute", "attributes",
+            "column", "columns", "with", "containing", "including", "that has", "that have",
             "having",
         ])
         .is_some()
         || ctx.all.contains('{');
     let vague = m
         .any(&[
-            "any fields",
-            "appropriate fields",
-            "the usual fields",
-            "it needs",
+            "any fields", "appropriate fields", "the usual fields", "it needs",
         ])
         .is_some();
     if fields && !vague {
@@ -708,15 +547,11 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 /// A calculation with a number missing.
+#[rustfmt::skip]
 fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let shape_cue = m.any(&["area", "perimeter", "volume", "circumference", "hypotenuse"]);
     let travel = m.any(&[
-        "drive there",
-        "get there",
-        "walk there",
-        "fly there",
-        "cycle there",
-        "bike there",
+        "drive there", "get there", "walk there", "fly there", "cycle there", "bike there",
     ]);
     let Some(cue) = m.any(MATH_CUES).or(shape_cue).or(travel) else {
         return;
@@ -728,18 +563,8 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         return;
     }
     if m.any(&[
-        "formula",
-        "formulas",
-        "how do you calculate",
-        "how do i calculate",
-        "how to calculate",
-        "how is",
-        "what does",
-        "explain",
-        "definition",
-        "define",
-        "meaning",
-        "why",
+        "formula", "formulas", "how do you calculate", "how do i calculate", "how to calculate",
+        "how is", "what does", "explain", "definition", "define", "meaning", "why",
     ])
     .is_some()
     {
@@ -754,30 +579,10 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .is_some();
     let deictic = m
         .any(&[
-            "it",
-            "this",
-            "that",
-            "these",
-            "those",
-            "get there",
-            "drive there",
-            "go there",
-            "walk there",
-            "fly there",
-            "the bill",
-            "the total",
-            "the numbers",
-            "the rectangle",
-            "the triangle",
-            "the circle",
-            "the square",
-            "the room",
-            "the price",
-            "the cost",
-            "the trip",
-            "the loan",
-            "them",
-            "each",
+            "it", "this", "that", "these", "those", "get there", "drive there", "go there",
+            "walk there", "fly there", "the bill", "the total", "the numbers", "the rectangle",
+            "the triangle", "the circle", "the square", "the room", "the price", "the cost",
+            "the trip", "the loan", "them", "each",
         ])
         .is_some();
     let money = ctx.all.contains(['$', '€', '£', '¥'])
@@ -789,19 +594,8 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             .is_some();
     let price_question = m
         .any(&[
-            "cost",
-            "costs",
-            "pay",
-            "price",
-            "spend",
-            "owe",
-            "tip",
-            "bill",
-            "tax",
-            "discount",
-            "change back",
-            "rent",
-            "split the",
+            "cost", "costs", "pay", "price", "spend", "owe", "tip", "bill", "tax", "discount",
+            "change back", "rent", "split the",
         ])
         .is_some();
     let shape_need = [
@@ -843,21 +637,8 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         why = format!("\"{cue}\" to a place the message gives no distance for");
     } else if let Some(need) = shape_need.filter(|_| {
         m.any(&[
-            "area",
-            "perimeter",
-            "volume",
-            "circumference",
-            "diagonal",
-            "hypotenuse",
-            "speed",
-            "how long",
-            "how much",
-            "how many",
-            "paint",
-            "tiles",
-            "carpet",
-            "water",
-            "fill",
+            "area", "perimeter", "volume", "circumference", "diagonal", "hypotenuse", "speed",
+            "how long", "how much", "how many", "paint", "tiles", "carpet", "water", "fill",
             "cover",
         ])
         .is_some()
@@ -871,16 +652,8 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .any(&["an hour", "per hour", "hourly", "a day", "per day"])
         .is_some()
         && m.any(&[
-            "a week",
-            "per week",
-            "a month",
-            "per month",
-            "a year",
-            "per year",
-            "weekly",
-            "monthly",
-            "yearly",
-            "annually",
+            "a week", "per week", "a month", "per month", "a year", "per year", "weekly",
+            "monthly", "yearly", "annually",
         ])
         .is_some()
         && numbers < 2
@@ -895,12 +668,7 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         && (personal || deictic)
         && (!["how many", "how long", "how far", "how fast", "how much"].contains(&cue)
             || m.any(&[
-                "my",
-                "our",
-                "work out",
-                "figure out",
-                "calculate",
-                "compute",
+                "my", "our", "work out", "figure out", "calculate", "compute",
             ])
             .is_some())
     {
@@ -909,16 +677,8 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     } else if numbers == 0
         && deictic
         && m.any(&[
-            "get there",
-            "drive there",
-            "this",
-            "that",
-            "the trip",
-            "the numbers",
-            "the bill",
-            "the total",
-            "them",
-            "the distance",
+            "get there", "drive there", "this", "that", "the trip", "the numbers", "the bill",
+            "the total", "them", "the distance",
         ])
         .is_some()
     {
@@ -934,140 +694,33 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 /// A booking, reminder or meeting with no date or time.
+#[rustfmt::skip]
 fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     const VERBS: &[&str] = &[
-        "schedule",
-        "reschedule",
-        "rescedule",
-        "shedule",
-        "create",
-        "set",
-        "inviting",
-        "invite",
-        "invitation",
-        "book",
-        "reserve",
-        "arrange",
-        "organize",
-        "organise",
-        "set up",
-        "put",
-        "add",
-        "move",
-        "make",
-        "plan",
-        "get",
-        "find",
-        "confirm",
-        "block",
-        "invite",
+        "schedule", "reschedule", "rescedule", "shedule", "create", "set", "inviting", "invite",
+        "invitation", "book", "reserve", "arrange", "organize", "organise", "set up", "put", "add",
+        "move", "make", "plan", "get", "find", "confirm", "block", "invite",
     ];
     const EVENTS: &[&str] = &[
-        "meeting",
-        "call",
-        "appointment",
-        "reservation",
-        "table",
-        "flight",
-        "flights",
-        "ticket",
-        "tickets",
-        "room",
-        "hotel",
-        "session",
-        "interview",
-        "demo",
-        "sync",
-        "standup",
-        "stand-up",
-        "1:1",
-        "one-on-one",
-        "catch-up",
-        "party",
-        "event",
-        "visit",
-        "consultation",
-        "haircut",
-        "massage",
-        "lesson",
-        "train",
-        "taxi",
-        "uber",
-        "ride",
-        "slot",
-        "seat",
-        "seats",
-        "checkup",
-        "check-up",
-        "exam",
-        "delivery",
-        "pickup",
-        "dinner",
-        "lunch",
-        "breakfast",
-        "date",
-        "trip",
-        "vacation",
-        "holiday",
-        "zoom",
-        "webinar",
-        "class",
-        "workout",
-        "review",
-        "time",
-        "it",
-        "that",
-        "this",
-        "timetable",
-        "calendar",
-        "reminder",
-        "alarm",
-        "launch",
-        "farewell",
-        "team",
-        "everyone",
-        "evening",
-        "afternoon",
-        "morning",
-        "day",
-        "conference",
+        "meeting", "call", "appointment", "reservation", "table", "flight", "flights", "ticket",
+        "tickets", "room", "hotel", "session", "interview", "demo", "sync", "standup", "stand-up",
+        "1:1", "one-on-one", "catch-up", "party", "event", "visit", "consultation", "haircut",
+        "massage", "lesson", "train", "taxi", "uber", "ride", "slot", "seat", "seats", "checkup",
+        "check-up", "exam", "delivery", "pickup", "dinner", "lunch", "breakfast", "date", "trip",
+        "vacation", "holiday", "zoom", "webinar", "class", "workout", "review", "time", "it",
+        "that", "this", "timetable", "calendar", "reminder", "alarm", "launch", "farewell", "team",
+        "everyone", "evening", "afternoon", "morning", "day", "conference",
     ];
     let cue = m
         .any(&[
-            "remind me",
-            "set a reminder",
-            "set an alarm",
-            "set a timer",
-            "wake me",
-            "send an invite",
-            "send a calendar invite",
-            "send an invitation",
-            "calendar invite",
-            "to my calendar",
-            "on my calendar",
-            "in my calendar",
-            "to the calendar",
-            "on the calendar",
-            "with a deadline",
-            "set a deadline",
-            "due date",
-            "out-of-office",
-            "out of office",
-            "when i'm back",
-            "when i am back",
-            "i'll be away",
-            "i will be away",
-            "while i'm away",
-            "when should i send",
-            "when should we send",
-            "to my schedule",
-            "on my schedule",
-            "in my schedule",
-            "to my agenda",
-            "until my",
-            "how long until",
-            "days until",
-            "countdown to",
+            "remind me", "set a reminder", "set an alarm", "set a timer", "wake me",
+            "send an invite", "send a calendar invite", "send an invitation", "calendar invite",
+            "to my calendar", "on my calendar", "in my calendar", "to the calendar",
+            "on the calendar", "with a deadline", "set a deadline", "due date", "out-of-office",
+            "out of office", "when i'm back", "when i am back", "i'll be away", "i will be away",
+            "while i'm away", "when should i send", "when should we send", "to my schedule",
+            "on my schedule", "in my schedule", "to my agenda", "until my", "how long until",
+            "days until", "countdown to",
         ])
         .or_else(|| {
             VERBS.iter().copied().find(|v| {
@@ -1081,25 +734,10 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                         ]
                         .contains(v)
                             || m.any(&[
-                                "appointment",
-                                "reservation",
-                                "booking",
-                                "meeting",
-                                "calendar",
-                                "call",
-                                "1:1",
-                                "one-on-one",
-                                "sync",
-                                "standup",
-                                "interview",
-                                "session",
-                                "lesson",
-                                "class",
-                                "timetable",
-                                "exam",
-                                "event",
-                                "reminder",
-                                "alarm",
+                                "appointment", "reservation", "booking", "meeting", "calendar",
+                                "call", "1:1", "one-on-one", "sync", "standup", "interview",
+                                "session", "lesson", "class", "timetable", "exam", "event",
+                                "reminder", "alarm",
                             ])
                             .is_some())
                 })
@@ -1109,16 +747,8 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // A request to write about an event ("write an email inviting …") is scheduling
     // only when it books or reminds.
     if m.any(&[
-        "how do i",
-        "how to",
-        "how can i",
-        "tips",
-        "what should i",
-        "explain",
-        "should i",
-        "should we",
-        "which area",
-        "where should",
+        "how do i", "how to", "how can i", "tips", "what should i", "explain", "should i",
+        "should we", "which area", "where should",
     ])
     .is_some()
         && !cue.starts_with("when should")
@@ -1138,6 +768,7 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 /// A verdict ("which is better?") with no criteria, or over items it does not name.
+#[rustfmt::skip]
 fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let Some(cue) = m.any(COMPARE_CUES) else {
         return;
@@ -1160,21 +791,8 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             && (m.has("and") || m.has("with") || m.has("to")));
     let verdict = m
         .any(&[
-            "better",
-            "best",
-            "superior",
-            "worse",
-            "prefer",
-            "preferable",
-            "should i",
-            "which one",
-            "which is",
-            "which would",
-            "which do you",
-            "recommend",
-            "choose",
-            "pick",
-            "winner",
+            "better", "best", "superior", "worse", "prefer", "preferable", "should i", "which one",
+            "which is", "which would", "which do you", "recommend", "choose", "pick", "winner",
         ])
         .is_some();
     if !items_named && !ctx.has_text() {
@@ -1222,11 +840,7 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         || m.has("which")
         || (product.is_some()
             && m.any(&[
-                "best",
-                "better",
-                "should i buy",
-                "should i get",
-                "recommend",
+                "best", "better", "should i buy", "should i get", "recommend",
             ])
             .is_some())
     {
@@ -1241,6 +855,7 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 /// A pronoun with nothing to refer to, in the first message of a conversation.
+#[rustfmt::skip]
 fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.has_text() || m.len() > 40 || m.has_name() {
         return;
@@ -1252,13 +867,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // message that says almost nothing else.
         let someone = m.any(PERSON_NOUNS).is_some();
         let generic = [
-            "they",
-            "them",
-            "their",
-            "theirs",
-            "they're",
-            "they'd",
-            "themselves",
+            "they", "them", "their", "theirs", "they're", "they'd", "themselves",
         ]
         .contains(&p.as_str());
         if !someone
@@ -1339,6 +948,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 /// Live data: the weather, opening hours, the next train, the time.
+#[rustfmt::skip]
 fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.payload {
         return;
@@ -1346,13 +956,7 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "When does the farmers market open?": opening hours are live too.
     let opens = m.has("open")
         && m.any(&[
-            "when does",
-            "what time does",
-            "is the",
-            "are the",
-            "when do",
-            "does the",
-            "is it",
+            "when does", "what time does", "is the", "are the", "when do", "does the", "is it",
         ])
         .is_some();
     let Some(cue) = m.any(LIVE_CUES).or(opens.then_some("open")) else {
@@ -1364,26 +968,12 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "Does it rain a lot in Seattle in November?": a month, not today, is climate.
     let month = m.any(&[
-        "january",
-        "february",
-        "march",
-        "april",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
+        "january", "february", "march", "april", "june", "july", "august", "september", "october",
+        "november", "december",
     ]);
     if month.is_some()
         && m.any(&[
-            "today",
-            "tomorrow",
-            "tonight",
-            "now",
-            "this week",
-            "this weekend",
+            "today", "tomorrow", "tonight", "now", "this week", "this weekend",
         ])
         .is_none()
     {
@@ -1391,40 +981,11 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "typical weather in July", "how do forecasts work": general knowledge.
     if m.any(&[
-        "typical",
-        "typically",
-        "usually",
-        "usual",
-        "average",
-        "generally",
-        "normally",
-        "climate",
-        "how do",
-        "how does",
-        "why",
-        "what causes",
-        "explain",
-        "history",
-        "forecast model",
-        "write",
-        "poem",
-        "story",
-        "best time",
-        "in general",
-        "tend to",
-        "annual",
-        "annually",
-        "per year",
-        "on average",
-        "season",
-        "a lot",
-        "on sundays",
-        "on thanksgiving",
-        "on christmas",
-        "on holidays",
-        "on weekends",
-        "on public holidays",
-        "on new year's",
+        "typical", "typically", "usually", "usual", "average", "generally", "normally", "climate",
+        "how do", "how does", "why", "what causes", "explain", "history", "forecast model",
+        "write", "poem", "story", "best time", "in general", "tend to", "annual", "annually",
+        "per year", "on average", "season", "a lot", "on sundays", "on thanksgiving",
+        "on christmas", "on holidays", "on weekends", "on public holidays", "on new year's",
     ])
     .is_some()
     {
