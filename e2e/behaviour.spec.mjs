@@ -14,6 +14,8 @@ test('Clarify first: an underspecified message gets a visible note, a clear one 
   await page.getByRole('combobox', { name: 'Preset' }).selectOption('chat');
   await expect(box).toBeChecked();
   await pickFile(page);
+  // The loaded file is the published one (same hash): its card states the gate.
+  await expect(page.getByTestId('card-behaviour')).toContainText('Behaviour gate: fails.');
 
   await say(page, 'Translate this sentence.');
   const policy = page.getByTestId('msg-policy').last();

@@ -111,7 +111,12 @@ function catalog() {
   const p = join(root, 'models.json');
   if (existsSync(p)) base = JSON.parse(readFileSync(p, 'utf8'));
   const ids = new Set(local.map((e) => e.id));
-  return JSON.stringify([...local, ...base.filter((e) => !ids.has(e.id))], null, 2);
+  // A local file that is the published one (same hash) keeps its measured behaviour gate.
+  const withGate = local.map((e) => {
+    const pub = base.find((b) => b.id === e.id && b.sha256 === e.sha256 && b.behaviour);
+    return pub ? { ...e, behaviour: pub.behaviour } : e;
+  });
+  return JSON.stringify([...withGate, ...base.filter((e) => !ids.has(e.id))], null, 2);
 }
 
 const types = {
