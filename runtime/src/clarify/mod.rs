@@ -6,13 +6,13 @@
 //! language, a recommendation with no place, JSON with no fields, maths with a number
 //! missing, scheduling with no date, a verdict with no criteria or no items, a pronoun
 //! with nothing to refer to, and live data the model cannot have. Rules, not the model,
-//! decide, because a 135M model's own judgement of "is this ambiguous?" is near chance,
-//! and a rule can say exactly which piece is missing and why (`Decision::why`).
+//! decide: they are deterministic, the same for every model, and can say exactly which
+//! piece is missing and why (`Decision::why`).
 //!
 //! The question itself comes from the model: the policy appends a visible note to the
 //! user's message (`Decision::note`) naming the missing piece, and the model writes
 //! the question in its own words. The note is part of the transcript, so the rendered
-//! prompt, the token console and an export show exactly what the model was given.
+//! prompt shows exactly what the model was given.
 //!
 //! Invariant: with the policy off, or when it does not fire, the messages are left
 //! byte for byte as they were.
