@@ -87,11 +87,16 @@ pub fn load_clarify(path: &Path) -> Result<Vec<Case>> {
 fn sample<T>(v: Vec<T>, n: Option<usize>) -> Vec<T> {
     match n {
         Some(n) if n < v.len() && n > 0 => {
+            // Keep the items at ⌊k·len/n⌋ for k = 0..n (strictly increasing: n < len).
             let step = v.len() as f64 / n as f64;
-            let keep: Vec<usize> = (0..n).map(|i| (i as f64 * step) as usize).collect();
+            let mut k = 0;
             v.into_iter()
                 .enumerate()
-                .filter(|(i, _)| keep.contains(i))
+                .filter(|(i, _)| {
+                    let keep = k < n && *i == (k as f64 * step) as usize;
+                    k += keep as usize;
+                    keep
+                })
                 .map(|(_, x)| x)
                 .collect()
         }

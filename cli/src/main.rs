@@ -437,7 +437,13 @@ fn now_unix() -> i64 {
 
 /// Render `messages` (+tools) through the model's template.
 fn render(text: &TextSide, chat: &ChatArgs) -> Result<String> {
-    let m = read_template_json(&chat.messages)?;
+    render_messages(text, chat, &read_text_file(&chat.messages)?)
+}
+
+/// `render` with the messages given as JSON text (the file's, or the policy's edit).
+fn render_messages(text: &TextSide, chat: &ChatArgs, messages: &str) -> Result<String> {
+    let m = slm_runtime::template::parse_json(messages)
+        .map_err(|e| SlmError::Invalid(format!("{}: {e}", chat.messages.display())))?;
     let t = chat.tools.as_deref().map(read_template_json).transpose()?;
     text.render_values(
         m,
@@ -471,17 +477,9 @@ fn clarified_prompt(
         ))
     })?;
     let d = slm_runtime::clarify::apply(list);
-    let tools = chat.tools.as_deref().map(read_text_file).transpose()?;
-    let tools: Option<Value> = tools
-        .map(|t| serde_json::from_str(&t))
-        .transpose()
-        .map_err(|e| SlmError::Invalid(format!("--tools: not JSON: {e}")))?;
-    let r = text.render(
-        &messages,
-        tools.as_ref(),
-        !chat.no_generation_prompt,
-        chat.now.unwrap_or_else(now_unix),
-    )?;
+    // Silent, the file's own text is rendered: its integers stay exact at any width.
+    let s = if d.clarify { messages.to_string() } else { s };
+    let r = render_messages(text, chat, &s)?;
     let ids = text.encode_rendered(&r)?;
     Ok((r, ids, d))
 }

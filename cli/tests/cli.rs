@@ -1242,6 +1242,21 @@ fn named_chat_templates_are_kept_and_selected_like_transformers() {
     }
 }
 
+/// `slm --json generate MODEL --messages MESSAGES EXTRA…`, which must succeed.
+fn generate_json(model: &Path, messages: &Path, extra: &[&str]) -> Value {
+    let mut a = vec![
+        "--json",
+        "generate",
+        model.to_str().unwrap(),
+        "--messages",
+        messages.to_str().unwrap(),
+    ];
+    a.extend_from_slice(extra);
+    let o = slm(&a);
+    assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 fn eval_set(name: &str) -> String {
     format!("{}/../eval/{name}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -1256,20 +1271,17 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
         r#"[{"role": "user", "content": "Translate this sentence."}]"#,
     )
     .unwrap();
-    let o = slm(&[
-        "--json",
-        "generate",
-        m.to_str().unwrap(),
-        "--messages",
-        msgs.to_str().unwrap(),
-        "--max-tokens",
-        "8",
-        "--clarify-first",
-        "--trace",
-        trace.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = generate_json(
+        &m,
+        &msgs,
+        &[
+            "--max-tokens",
+            "8",
+            "--clarify-first",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+    );
     let p = &v["policy"];
     assert_eq!(p["clarify"], true);
     assert_eq!(
@@ -1312,19 +1324,9 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     )
     .unwrap();
     let run = |extra: &[&str]| {
-        let mut a = vec![
-            "--json",
-            "generate",
-            m.to_str().unwrap(),
-            "--messages",
-            msgs.to_str().unwrap(),
-            "--max-tokens",
-            "4",
-        ];
+        let mut a = vec!["--max-tokens", "4"];
         a.extend_from_slice(extra);
-        let o = slm(&a);
-        assert!(o.status.success(), "{}", stderr(&o));
-        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+        generate_json(&m, &msgs, &a)
     };
     let on = run(&["--clarify-first"]);
     let off = run(&[]);

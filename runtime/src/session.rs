@@ -215,6 +215,14 @@ impl<'e> Session<'e> {
         Ok(self.finish(p, on_text))
     }
 
+    /// Append a user message, with the clarify-first note when the policy is on and
+    /// fires; the decision, when the policy is on.
+    pub fn push_user(&mut self, user: &str) -> Option<Decision> {
+        self.messages.push(json!({"role": "user", "content": user}));
+        self.clarify_first
+            .then(|| clarify::apply(&mut self.messages))
+    }
+
     /// `send`, step by step: append the user message and prefill.
     pub fn begin_send(
         &mut self,
@@ -222,10 +230,7 @@ impl<'e> Session<'e> {
         opts: &GenerateOptions,
         now_unix: i64,
     ) -> Result<PendingTurn<'e>> {
-        self.messages.push(json!({"role": "user", "content": user}));
-        let policy = self
-            .clarify_first
-            .then(|| clarify::apply(&mut self.messages));
+        let policy = self.push_user(user);
         let r = self.begin_reply(opts, now_unix);
         match r {
             Ok(mut p) => {

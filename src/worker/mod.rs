@@ -398,11 +398,7 @@ async fn chat(
         match msg.0 {
             Command::Send { text, settings } => {
                 apply(&mut session, &settings);
-                session
-                    .messages
-                    .push(json!({"role": "user", "content": text}));
-                if settings.clarify_first {
-                    let d = slm_runtime::clarify::apply(&mut session.messages);
+                if let Some(d) = session.push_user(&text) {
                     post(Event::Policy {
                         clarify: d.clarify,
                         summary: d.summary(),
@@ -494,6 +490,7 @@ fn post_threads(current: &Threads) {
 fn apply(s: &mut Session, settings: &ChatSettings) {
     set_system(s, &settings.system);
     s.tools = settings.tools.clone();
+    s.clarify_first = settings.clarify_first;
 }
 
 /// The editable system prompt is the transcript's first message (when non-empty).
