@@ -206,6 +206,12 @@ pub enum Command {
     },
     ResetContext,
     ClearTranscript,
+    /// Make `messages` (model-facing, as `Event::Context` reported them) the session's
+    /// transcript: another conversation was opened. The KV cache stays, so the next
+    /// turn reuses whatever prefix still matches.
+    OpenChat {
+        messages: Vec<Value>,
+    },
     /// Drop the model, its session and KV cache (answered by `Event::Unloaded`).
     Unload,
     /// Check a quality-gate evidence record (`slm gate` output) against the loaded
@@ -293,6 +299,8 @@ pub enum Event {
         /// The ids begin with the BOS, which the template wrote (a chat prompt is
         /// encoded without the post-processor).
         template_added_bos: bool,
+        /// The Unix time the template was rendered with (`strftime_now`).
+        unix_time: i64,
     },
     /// Prompt tokens prefilled so far, of `total` (without a reused prefix): posted
     /// after every part (`engine::PREFILL_STEP` tokens), so the page shows progress
@@ -354,11 +362,12 @@ pub enum Event {
     Unloaded {
         memory_bytes: f64,
     },
-    /// The session after a reset or clear.
+    /// The session after a turn, a reset, a clear or an opened chat. `messages`: its
+    /// transcript exactly as the model is given it (a clarify note included).
     Context {
         kv_len: usize,
         capacity: usize,
-        messages: usize,
+        messages: Vec<Value>,
         divergence: Option<Value>,
     },
     ProbeResult {

@@ -6,6 +6,7 @@
 mod bench;
 mod eval;
 mod progress;
+mod replay;
 mod score;
 
 use std::io::{Read, Write};
@@ -93,12 +94,18 @@ enum Cmd {
         out: PathBuf,
     },
     /// Generate a reply: greedy by default, or sampled with a preset and flags.
+    /// With --replay, run a reply the page exported again instead, and exit 1 unless
+    /// it comes out byte for byte the same.
     Generate {
         model: PathBuf,
         #[command(flatten)]
-        chat: ChatArgs,
+        chat: OptChatArgs,
         #[command(flatten)]
         gen: GenArgs,
+        /// A replay bundle (the page's "Export for replay"): its messages, sampler,
+        /// seed, limits and stops replace every other flag.
+        #[arg(long, conflicts_with_all = REPLAY_SETS)]
+        replay: Option<PathBuf>,
     },
     /// Terminal chat: streams replies; /reset, /clear, /stats, /quit, and with
     /// --tools, /tool RESULT to answer the model's tool calls.
@@ -201,6 +208,30 @@ enum EvalCmd {
         out: Option<PathBuf>,
     },
 }
+
+/// The flags a replay bundle sets itself (`--replay` refuses them).
+const REPLAY_SETS: [&str; 20] = [
+    "messages",
+    "tools",
+    "no_generation_prompt",
+    "now",
+    "max_tokens",
+    "preset",
+    "temperature",
+    "top_k",
+    "top_p",
+    "min_p",
+    "typical_p",
+    "repetition_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "seed",
+    "stop",
+    "stop_token",
+    "no_loop_detection",
+    "clarify_first",
+];
 
 #[derive(Args)]
 struct GenArgs {
@@ -374,6 +405,20 @@ struct ChatArgs {
     /// Unix time for templates that call strftime_now (default: now).
     #[arg(long)]
     now: Option<i64>,
+}
+
+impl OptChatArgs {
+    /// The chat arguments of a command that needs messages.
+    fn required(self) -> Result<ChatArgs> {
+        Ok(ChatArgs {
+            messages: self
+                .messages
+                .ok_or_else(|| SlmError::Invalid("--messages is required (or --replay)".into()))?,
+            tools: self.tools,
+            no_generation_prompt: self.no_generation_prompt,
+            now: self.now,
+        })
+    }
 }
 
 #[derive(Args)]
@@ -796,16 +841,10 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Tokenize { model, text, chat } => {
             let side = open_text(&model)?;
-            let (ids, rendered) = match (text, chat.messages) {
-                (Some(t), None) => (side.tokenizer.encode(&t, true)?, None),
-                (None, Some(messages)) => {
-                    let chat = ChatArgs {
-                        messages,
-                        tools: chat.tools,
-                        no_generation_prompt: chat.no_generation_prompt,
-                        now: chat.now,
-                    };
-                    let (r, ids) = prompt(&side, &chat)?;
+            let (ids, rendered) = match (text, chat.messages.is_some()) {
+                (Some(t), false) => (side.tokenizer.encode(&t, true)?, None),
+                (None, true) => {
+                    let (r, ids) = prompt(&side, &chat.required()?)?;
                     (ids, Some(r))
                 }
                 _ => {
@@ -907,7 +946,41 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Cmd::Eval { which } => run_eval(which, cli.json),
-        Cmd::Generate { model, chat, gen } => {
+        Cmd::Generate {
+            model,
+            replay: Some(bundle),
+            ..
+        } => {
+            let (report, same) = replay::run(&model, &bundle)?;
+            if cli.json {
+                print_json(&report)?;
+            } else {
+                stdout_write(report["text"].as_str().unwrap_or_default().as_bytes())?;
+                stdout_write(b"\n")?;
+                eprintln!(
+                    "[replay: {}; stop: {}, {} tokens]",
+                    if same {
+                        "the same text, byte for byte"
+                    } else {
+                        "DIFFERENT from the bundle's reply"
+                    },
+                    report["stop_reason"].as_str().unwrap_or_default(),
+                    report["generated"]
+                );
+            }
+            if same {
+                Ok(())
+            } else {
+                Err(SlmError::Invalid(format!(
+                    "the replay differs from the bundle's reply (first differing byte: {}, stop reason {} against {})",
+                    report["first_difference"], report["stop_reason"], report["expected_stop_reason"]
+                )))
+            }
+        }
+        Cmd::Generate {
+            model, chat, gen, ..
+        } => {
+            let chat = chat.required()?;
             let eng = Engine::load_file(&model)?;
             let opts = gen.options(&eng.text)?;
             let (rendered, ids, policy) = if gen.clarify_first {

@@ -1463,3 +1463,133 @@ fn behaviour_evals_run_a_sample_and_report_their_rates() {
         stderr(&o)
     );
 }
+
+/// A replay bundle made from the CLI's own seeded run replays the same text; a bundle
+/// for another file, another prompt or another reply is refused by what differs, and
+/// flags the bundle sets itself are refused.
+#[test]
+fn generate_replay_reproduces_a_bundle_and_names_what_differs() {
+    let m = smol_slm();
+    let msgs = tmp("replay-msgs.json");
+    let messages = serde_json::json!([
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Name a colour."}
+    ]);
+    std::fs::write(&msgs, messages.to_string()).unwrap();
+    let now = "1764672000";
+    let run = generate_json(
+        &m,
+        &msgs,
+        &[
+            "--preset",
+            "chat",
+            "--seed",
+            "7",
+            "--max-tokens",
+            "16",
+            "--now",
+            now,
+        ],
+    );
+    let o = slm(&[
+        "--json",
+        "tokenize",
+        m.to_str().unwrap(),
+        "--messages",
+        msgs.to_str().unwrap(),
+        "--now",
+        now,
+    ]);
+    let rendered = serde_json::from_slice::<Value>(&o.stdout).unwrap()["rendered"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = slm(&["--json", "verify", m.to_str().unwrap()]);
+    let file_sha = serde_json::from_slice::<Value>(&o.stdout).unwrap()["file_sha256"].clone();
+    let bundle = serde_json::json!({
+        "format": "tinyrustlm-replay", "version": 1,
+        "model": {"name": "smol-f32", "sha256": file_sha},
+        "messages": messages, "tools": null, "now": now.parse::<i64>().unwrap(),
+        "prompt_sha256": slm_runtime::format::layout::sha256_hex(rendered.as_bytes()),
+        "sampler": run["sampler"], "max_tokens": 16, "stop_strings": [], "loop_detection": true,
+        "expected": {"text": run["text"], "stop_reason": run["stop_reason"]},
+    });
+    let write = |name: &str, b: &Value| {
+        let p = tmp(name);
+        std::fs::write(&p, b.to_string()).unwrap();
+        p
+    };
+    let replay = |p: &Path| {
+        slm(&[
+            "--json",
+            "generate",
+            m.to_str().unwrap(),
+            "--replay",
+            p.to_str().unwrap(),
+        ])
+    };
+
+    let o = replay(&write("replay-ok.json", &bundle));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["same"], true);
+    assert_eq!(r["text"], run["text"]);
+
+    let mut other = bundle.clone();
+    other["expected"]["text"] = Value::from(format!("{}!", run["text"].as_str().unwrap()));
+    let o = replay(&write("replay-text.json", &other));
+    assert!(!o.status.success());
+    let len = run["text"].as_str().unwrap().len();
+    assert!(
+        stderr(&o).contains(&format!("first differing byte: {len}")),
+        "{}",
+        stderr(&o)
+    );
+
+    let mut other = bundle.clone();
+    other["model"]["sha256"] = Value::from("0".repeat(64));
+    let o = replay(&write("replay-file.json", &other));
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("but the bundle was made with smol-f32"),
+        "{}",
+        stderr(&o)
+    );
+
+    let mut other = bundle.clone();
+    other["messages"][1]["content"] = Value::from("Name a fruit.");
+    let o = replay(&write("replay-prompt.json", &other));
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("the messages or the template differ"),
+        "{}",
+        stderr(&o)
+    );
+
+    let mut other = bundle.clone();
+    other["format"] = Value::from("tinyrustlm-chat");
+    let o = replay(&write("replay-format.json", &other));
+    assert!(
+        stderr(&o).contains(r#"expected \"tinyrustlm-replay\""#),
+        "{}",
+        stderr(&o)
+    );
+
+    let ok = tmp("replay-ok.json");
+    let o = slm(&[
+        "generate",
+        m.to_str().unwrap(),
+        "--replay",
+        ok.to_str().unwrap(),
+        "--seed",
+        "3",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    let o = slm(&["generate", m.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("--messages is required (or --replay)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -8,7 +8,8 @@ use super::state::{ChatMessage, TurnStats};
 use super::State;
 use crate::protocol::Command;
 
-fn begin_turn(state: State) {
+/// A turn starts: the reply's placeholder keeps the settings it is generated with.
+fn begin_turn(state: State, settings: &crate::protocol::ChatSettings) {
     state.error.set(None);
     state.notice.set(None);
     state.tokens.set(vec![]);
@@ -17,9 +18,9 @@ fn begin_turn(state: State) {
     state.last_trace.set(None);
     state.stats.set(None);
     state.generating.set(true);
-    state
-        .transcript
-        .update(|t| t.push(ChatMessage::new("assistant", String::new())));
+    let mut reply = ChatMessage::new("assistant", String::new());
+    reply.turn = Some(settings.clone());
+    state.transcript.update(|t| t.push(reply));
 }
 
 /// The settings for a turn, or the page says why there is none (and nothing is sent).
@@ -52,7 +53,7 @@ fn send_tool_result(state: State, result: RwSignal<String>) {
     state
         .transcript
         .update(|t| t.push(ChatMessage::new("tool", content.clone())));
-    begin_turn(state);
+    begin_turn(state, &settings);
     send(&Command::ToolResult { content, settings });
 }
 
@@ -72,7 +73,7 @@ fn send_message(state: State, text: RwSignal<String>) {
     state
         .transcript
         .update(|t| t.push(ChatMessage::new("user", msg.clone())));
-    begin_turn(state);
+    begin_turn(state, &settings);
     send(&Command::Send {
         text: msg,
         settings,
@@ -93,7 +94,7 @@ fn regenerate(state: State) {
         }
     });
     state.replaced_reply.set(replaced);
-    begin_turn(state);
+    begin_turn(state, &settings);
     send(&Command::Regenerate { settings });
 }
 
@@ -130,9 +131,14 @@ fn Message(i: usize) -> impl IntoView {
                         </div>
                     }).collect_view()}
                     {m.policy.map(|p| policy_line(&p))}
+                    {m.interrupted.then(|| view! {
+                        <p class="msg-interrupted" data-testid="msg-interrupted">
+                            "Interrupted: this reply was cut off before it finished (the page closed or the worker stopped)."
+                        </p>
+                    })}
                     {m.stats.map(|s| view! {
                         <p class="msg-stats" data-testid="msg-stats"
-                            title=format!("Prompt {} tokens ({} reused, {} read at {:.1} tok/s)", s.prompt_tokens, s.reused_tokens, s.prefilled_tokens, s.prefill_tok_s)>
+                            title=format!("Prompt {} tokens ({} reused, {} read at {:.1} tok/s), SHA-256 {}; model {}", s.prompt_tokens, s.reused_tokens, s.prefilled_tokens, s.prefill_tok_s, s.prompt_sha256, s.model)>
                             {message_stats(&s)}
                         </p>
                     })}

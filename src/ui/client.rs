@@ -59,6 +59,12 @@ fn on_crash(state: State, message: String) {
         }
     });
     reject_probe(&format!("the worker failed: {message}"));
+    // A model stored in this browser is loaded again in the new worker.
+    let stored = state.card.get_untracked().filter(|c| {
+        state
+            .cached
+            .with_untracked(|m| m.iter().any(|m| m.id == c.id && m.complete))
+    });
     let had_model = state.worker_lost();
     let now = now_ms();
     let again = RESPAWNS.with_borrow_mut(|r| {
@@ -72,8 +78,14 @@ fn on_crash(state: State, message: String) {
     });
     let next = if !again {
         format!("it failed {MAX_RESPAWNS} times in a row, so it was not restarted: reload the page")
+    } else if let Some(card) = &stored {
+        super::conversations::reopen_after_crash();
+        format!(
+            "a new worker was started, and {} is being loaded again from this browser's storage (the conversation is kept)",
+            card.name
+        )
     } else if had_model {
-        "a new worker was started: load the model again (the transcript and the models stored in this browser are kept)".to_string()
+        "a new worker was started: load the model again (the conversation and the models stored in this browser are kept)".to_string()
     } else {
         "a new worker was started".to_string()
     };

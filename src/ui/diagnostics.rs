@@ -421,7 +421,7 @@ fn ExportTrace() -> impl IntoView {
             .take(12)
             .collect::<String>();
         let text = serde_json::to_string_pretty(&record).unwrap_or_default();
-        if let Err(e) = download(&format!("trace-{sha}.json"), &text) {
+        if let Err(e) = super::offer_file(&format!("trace-{sha}.json"), "application/json", &text) {
             state
                 .notice
                 .set(Some(format!("The trace could not be saved: {e}")));
@@ -432,24 +432,4 @@ fn ExportTrace() -> impl IntoView {
             title="The last turn's record: prompt ids, every sampler stage per token, stop reason"
             on:click=save>"Export trace"</button>
     }
-}
-
-/// Offer `text` as a file download (a Blob URL on a temporary link).
-fn download(name: &str, text: &str) -> Result<(), String> {
-    use wasm_bindgen::JsCast;
-    let err = |e: wasm_bindgen::JsValue| format!("{e:?}");
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
-    let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type("application/json");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).map_err(err)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(err)?;
-    let doc = web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or("no document")?;
-    let a: web_sys::HtmlAnchorElement = doc.create_element("a").map_err(err)?.unchecked_into();
-    a.set_href(&url);
-    a.set_download(name);
-    a.click();
-    let _ = web_sys::Url::revoke_object_url(&url);
-    Ok(())
 }

@@ -2,7 +2,10 @@
 //! (`client`), whose events (`state::apply`) update the signals the views read.
 
 mod chat;
+mod chat_file;
+mod chat_store;
 mod client;
+mod conversations;
 mod diagnostics;
 mod models;
 mod saved;
@@ -32,6 +35,7 @@ fn App() -> impl IntoView {
     let state = State::new();
     provide_context(state);
     saved::keep(state);
+    conversations::start(state);
     theme::follow(state);
     stop_on_escape(state);
     client::start(state);
@@ -69,6 +73,7 @@ fn App() -> impl IntoView {
                 <models::ModelsPanel/>
             </section>
             <section class="column chat-column" aria-label="Chat">
+                <conversations::ConversationsPanel/>
                 <chat::ChatPanel/>
             </section>
             <Show when=move || state.diagnostics_open.get()>
@@ -139,4 +144,24 @@ pub fn input_value(ev: &web_sys::Event) -> String {
         .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
         .map(|i| i.value())
         .unwrap_or_default()
+}
+
+/// Offer `text` as a file download (a Blob URL on a temporary link).
+pub fn offer_file(name: &str, mime: &str, text: &str) -> Result<(), String> {
+    use wasm_bindgen::JsCast;
+    let err = |e: wasm_bindgen::JsValue| format!("{e:?}");
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).map_err(err)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(err)?;
+    let doc = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
+    let a: web_sys::HtmlAnchorElement = doc.create_element("a").map_err(err)?.unchecked_into();
+    a.set_href(&url);
+    a.set_download(name);
+    a.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
 }

@@ -1,6 +1,7 @@
-//! The person's settings, kept in `localStorage` across reloads: system prompt, preset
-//! and sampler, limits, context, tools, threads, whether the diagnostics are open, and the theme. (Conversations are another
-//! matter: they belong in IndexedDB with the chats.)
+//! The person's settings, kept in `localStorage` across reloads. The chat settings
+//! (`ChatPrefs`: system prompt, preset and sampler, limits, context, tools) are also
+//! kept with each conversation (`conversations`); the ones here are what a new chat
+//! starts with. Threads, the diagnostics column and the theme belong to the page.
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -10,24 +11,75 @@ use super::state::{ErrorView, State};
 
 const KEY: &str = "tinyrustlm.settings.v1";
 
+/// How a chat's replies are generated, as the settings panel holds it. A field that is
+/// missing keeps what the page has.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct ChatPrefs {
+    pub system: String,
+    pub preset: Option<String>,
+    pub sampler: Option<SamplerConfig>,
+    pub max_tokens: Option<usize>,
+    pub stop_strings: String,
+    pub loop_detection: Option<bool>,
+    pub clarify_first: Option<bool>,
+    pub context: Option<usize>,
+    pub tools: String,
+}
+
+impl ChatPrefs {
+    /// The settings in use (tracked: an effect that reads them reruns on a change).
+    pub fn read(state: State) -> ChatPrefs {
+        ChatPrefs {
+            system: state.system.get(),
+            preset: Some(state.preset.get()),
+            sampler: Some(state.sampler.get()),
+            max_tokens: Some(state.max_tokens.get()),
+            stop_strings: state.stop_strings.get(),
+            loop_detection: Some(state.loop_detection.get()),
+            clarify_first: Some(state.clarify_first.get()),
+            context: Some(state.context.get()),
+            tools: state.tools.get(),
+        }
+    }
+
+    /// Make these the settings in use.
+    pub fn apply(self, state: State) {
+        state.system.set(self.system);
+        if let Some(p) = self.preset {
+            state.preset.set(p);
+        }
+        if let Some(s) = self.sampler {
+            state.sampler.set(s);
+        }
+        if let Some(m) = self.max_tokens {
+            state.max_tokens.set(m);
+        }
+        state.stop_strings.set(self.stop_strings);
+        if let Some(l) = self.loop_detection {
+            state.loop_detection.set(l);
+        }
+        if let Some(c) = self.clarify_first {
+            state.clarify_first.set(c);
+        }
+        if let Some(c) = self.context {
+            state.context.set(c);
+        }
+        state.tools.set(self.tools);
+    }
+}
+
 #[derive(Serialize, Deserialize, Default)]
 #[serde(default)]
 struct Saved {
-    system: String,
-    preset: Option<String>,
-    sampler: Option<SamplerConfig>,
-    max_tokens: Option<usize>,
-    stop_strings: String,
-    loop_detection: Option<bool>,
-    clarify_first: Option<bool>,
-    context: Option<usize>,
-    tools: String,
+    #[serde(flatten)]
+    chat: ChatPrefs,
     threads: Option<usize>,
     diagnostics_open: Option<bool>,
     theme: Option<String>,
 }
 
-fn storage() -> Option<web_sys::Storage> {
+pub fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok().flatten()
 }
 
@@ -38,27 +90,7 @@ pub fn keep(state: State) {
         .and_then(|s| s.get_item(KEY).ok().flatten())
         .and_then(|t| serde_json::from_str::<Saved>(&t).ok())
         .unwrap_or_default();
-    state.system.set(saved.system);
-    if let Some(p) = saved.preset {
-        state.preset.set(p);
-    }
-    if let Some(s) = saved.sampler {
-        state.sampler.set(s);
-    }
-    if let Some(m) = saved.max_tokens {
-        state.max_tokens.set(m);
-    }
-    state.stop_strings.set(saved.stop_strings);
-    if let Some(l) = saved.loop_detection {
-        state.loop_detection.set(l);
-    }
-    if let Some(c) = saved.clarify_first {
-        state.clarify_first.set(c);
-    }
-    if let Some(c) = saved.context {
-        state.context.set(c);
-    }
-    state.tools.set(saved.tools);
+    saved.chat.apply(state);
     state.threads_wanted.set(saved.threads);
     if let Some(d) = saved.diagnostics_open {
         state.diagnostics_open.set(d);
@@ -68,15 +100,7 @@ pub fn keep(state: State) {
     }
     Effect::new(move |_| {
         let now = Saved {
-            system: state.system.get(),
-            preset: Some(state.preset.get()),
-            sampler: Some(state.sampler.get()),
-            max_tokens: Some(state.max_tokens.get()),
-            stop_strings: state.stop_strings.get(),
-            loop_detection: Some(state.loop_detection.get()),
-            clarify_first: Some(state.clarify_first.get()),
-            context: Some(state.context.get()),
-            tools: state.tools.get(),
+            chat: ChatPrefs::read(state),
             threads: state.threads_wanted.get(),
             diagnostics_open: Some(state.diagnostics_open.get()),
             theme: Some(state.theme.get()),
@@ -84,8 +108,7 @@ pub fn keep(state: State) {
         let Ok(text) = serde_json::to_string(&now) else {
             return;
         };
-        let stored = storage().map(|s| s.set_item(KEY, &text));
-        if !matches!(stored, Some(Ok(()))) {
+        if !remember(KEY, &text) {
             state.error.set(Some(ErrorView {
                 during: "settings".into(),
                 kind: "storage".into(),
@@ -96,4 +119,14 @@ pub fn keep(state: State) {
             }));
         }
     });
+}
+
+/// Write one `localStorage` item; false if the browser refused.
+pub fn remember(key: &str, value: &str) -> bool {
+    matches!(storage().map(|s| s.set_item(key, value)), Some(Ok(())))
+}
+
+/// Read one `localStorage` item.
+pub fn recall(key: &str) -> Option<String> {
+    storage()?.get_item(key).ok().flatten()
 }

@@ -1,27 +1,43 @@
 //! The page's state, as signals, and how each worker event changes it.
 
 use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use slm_runtime::sampling::SamplerConfig;
 
 use crate::protocol::{CachedModel, CatalogEntry, Event, ModelCard};
 use slm_runtime::tool_calls::ToolCall;
 
-#[derive(Clone, Debug, PartialEq)]
+/// One message as the page shows it and a conversation stores it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
     pub role: String,
     pub content: String,
     /// An assistant reply's tool calls, parsed by the worker's session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     /// A finished reply's figures (the worker's Done), shown under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<TurnStats>,
     /// On a user message: the clarify-first policy's decision and the note the model
     /// was given with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<PolicyView>,
+    /// The message exactly as the model was given it (the worker's session reports
+    /// it: a clarify note included, tool calls as data). None until reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given: Option<Value>,
+    /// A reply cut off before it finished: the page closed or the worker died while
+    /// it streamed. Its text is what had arrived.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// On a reply: the settings it was generated with (what a replay needs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<crate::protocol::ChatSettings>,
 }
 
 /// What the clarify-first policy decided on a user message (`Event::Policy`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PolicyView {
     pub clarify: bool,
     pub summary: String,
@@ -36,7 +52,17 @@ impl ChatMessage {
             tool_calls: vec![],
             stats: None,
             policy: None,
+            given: None,
+            interrupted: false,
+            turn: None,
         }
+    }
+
+    /// The message to give the model: as reported, or else as shown.
+    pub fn for_model(&self) -> Value {
+        self.given.clone().unwrap_or_else(
+            || serde_json::json!({"role": self.role.clone(), "content": self.content.clone()}),
+        )
     }
 }
 
@@ -108,10 +134,23 @@ pub struct PromptView {
     pub pieces: Vec<String>,
     pub reused: usize,
     pub template_added_bos: bool,
+    pub unix_time: i64,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// A finished turn's record, kept with its reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnStats {
+    /// SHA-256 of the rendered prompt this reply answered.
+    #[serde(default)]
+    pub prompt_sha256: String,
+    /// The model that wrote the reply, and its file's SHA-256.
+    #[serde(default)]
+    pub model: String,
+    #[serde(default)]
+    pub model_sha256: String,
+    /// The Unix time the prompt was rendered at (templates may print the date).
+    #[serde(default)]
+    pub unix_time: i64,
     pub stop_reason: String,
     pub stop_detail: Value,
     pub prompt_tokens: usize,
@@ -139,6 +178,9 @@ pub struct State {
     pub working: RwSignal<Option<String>>,
     pub card: RwSignal<Option<ModelCard>>,
     pub transcript: RwSignal<Vec<ChatMessage>>,
+    /// The open conversation (its messages are `transcript`), and every stored one.
+    pub chat: RwSignal<Option<super::conversations::ChatHead>>,
+    pub chats: RwSignal<Vec<super::conversations::ChatHead>>,
     pub generating: RwSignal<bool>,
     pub tokens: RwSignal<Vec<TokenRow>>,
     pub prompt: RwSignal<Option<PromptView>>,
@@ -199,6 +241,20 @@ impl State {
     /// transcript and the stored models stay. Whether a model was loaded.
     pub fn worker_lost(&self) -> bool {
         let had_model = self.card.get_untracked().is_some();
+        if self.generating.get_untracked() {
+            // The reply that was streaming stays as far as it got, marked interrupted.
+            self.transcript.update(|t| {
+                if t.last().is_some_and(|m| m.role == "assistant") {
+                    match t.last_mut() {
+                        Some(m) if m.content.is_empty() => {
+                            t.pop();
+                        }
+                        Some(m) => m.interrupted = true,
+                        None => {}
+                    }
+                }
+            });
+        }
         self.generating.set(false);
         self.working.set(None);
         self.progress.set(None);
@@ -219,6 +275,8 @@ impl State {
             working: RwSignal::new(None),
             card: RwSignal::new(None),
             transcript: RwSignal::new(vec![]),
+            chat: RwSignal::new(None),
+            chats: RwSignal::new(vec![]),
             generating: RwSignal::new(false),
             tokens: RwSignal::new(vec![]),
             prompt: RwSignal::new(None),
@@ -285,6 +343,7 @@ impl State {
             } => {
                 self.cached.set(models);
                 self.storage.set((usage, quota));
+                super::conversations::reopen_last_model(self);
             }
             Event::Progress {
                 id,
@@ -333,7 +392,14 @@ impl State {
                 self.working.set(None);
                 self.progress.set(None);
                 self.kv.set((0, card.plan.context as usize));
-                self.transcript.set(vec![]);
+                // The open conversation goes on with this model: its session starts
+                // from the conversation's messages.
+                let messages = self
+                    .transcript
+                    .with_untracked(|t| t.iter().map(ChatMessage::for_model).collect::<Vec<_>>());
+                if !messages.is_empty() {
+                    super::client::send(&crate::protocol::Command::OpenChat { messages });
+                }
                 self.tokens.set(vec![]);
                 self.prompt.set(None);
                 self.stats.set(None);
@@ -350,6 +416,7 @@ impl State {
                             .unwrap_or(&Default::default()),
                     ));
                 }
+                super::conversations::model_loaded(&card);
                 self.card.set(Some(*card));
             }
             Event::Evidence { view } => {
@@ -386,6 +453,7 @@ impl State {
                 reused,
                 capacity,
                 template_added_bos,
+                unix_time,
             } => {
                 self.kv.set((reused, capacity));
                 let total = ids.len().saturating_sub(reused);
@@ -397,6 +465,7 @@ impl State {
                     pieces,
                     reused,
                     template_added_bos,
+                    unix_time,
                 }));
             }
             Event::Prefill { done, total } => {
@@ -473,6 +542,22 @@ impl State {
                 self.generating.set(false);
                 self.prefill.set(None);
                 let stats = TurnStats {
+                    prompt_sha256: self
+                        .prompt
+                        .with_untracked(|p| p.as_ref().map(|p| p.sha256.clone()))
+                        .unwrap_or_default(),
+                    model: self
+                        .card
+                        .with_untracked(|c| c.as_ref().map(|c| c.name.clone()))
+                        .unwrap_or_default(),
+                    model_sha256: self
+                        .card
+                        .with_untracked(|c| c.as_ref().map(|c| c.file_sha256.clone()))
+                        .unwrap_or_default(),
+                    unix_time: self
+                        .prompt
+                        .with_untracked(|p| p.as_ref().map(|p| p.unix_time))
+                        .unwrap_or_default(),
                     stop_reason,
                     stop_detail,
                     prompt_tokens,
@@ -497,6 +582,7 @@ impl State {
                 self.kv.set((kv_len, capacity));
                 self.divergence.set(divergence);
                 self.stats.set(Some(stats));
+                super::conversations::reply_done(self);
             }
             Event::Unloaded { memory_bytes } => {
                 self.card.set(None);
@@ -510,11 +596,12 @@ impl State {
             Event::Context {
                 kv_len,
                 capacity,
-                messages: _,
+                messages,
                 divergence,
             } => {
                 self.kv.set((kv_len, capacity));
                 self.divergence.set(divergence);
+                self.transcript.update(|t| record_given(t, &messages));
             }
             Event::ProbeResult { .. } | Event::BenchResult { .. } => {
                 super::client::resolve_probe(&ev)
@@ -551,8 +638,8 @@ impl State {
                 }
                 if during == "load" {
                     // The worker frees the old model before loading: none is loaded now.
+                    // The conversation stays.
                     self.card.set(None);
-                    self.transcript.set(vec![]);
                     self.kv.set((0, 0));
                 }
                 if during == "probe" {
@@ -568,6 +655,18 @@ impl State {
                     chunk,
                 }));
             }
+        }
+    }
+}
+
+/// Keep each message's model-facing form from the session's transcript
+/// (`Event::Context`): the two pair in order, once the session's system message (the
+/// system prompt setting) is set aside.
+fn record_given(t: &mut [ChatMessage], session: &[Value]) {
+    let skip = usize::from(session.first().is_some_and(|m| m["role"] == "system"));
+    for (m, g) in t.iter_mut().zip(&session[skip..]) {
+        if g["role"].as_str() == Some(m.role.as_str()) {
+            m.given = Some(g.clone());
         }
     }
 }

@@ -6,11 +6,14 @@
 //! A chunk and the progress record that counts it are written in one transaction, so
 //! after a crash or reload the record never claims a chunk that is not there.
 
-use js_sys::{Array, Promise, Uint8Array};
+use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbDatabase, IdbKeyRange, IdbRequest, IdbTransaction, IdbTransactionMode};
+use web_sys::{IdbDatabase, IdbKeyRange, IdbTransaction, IdbTransactionMode};
+
+pub use crate::idb::describe;
+use crate::idb::{committed, request};
 
 use crate::protocol::CachedModel;
 
@@ -19,69 +22,6 @@ const DB_VERSION: u32 = 1;
 pub const MODELS: &str = "models";
 pub const HEADS: &str = "heads";
 pub const CHUNKS: &str = "chunks";
-
-/// An IndexedDB failure, already phrased for people (quota errors say so).
-pub fn describe(e: &JsValue) -> String {
-    if let Some(d) = e.dyn_ref::<web_sys::DomException>() {
-        if d.name() == "QuotaExceededError" {
-            return "browser storage is full (QuotaExceededError): free space or delete a cached model".into();
-        }
-        return format!("{}: {}", d.name(), d.message());
-    }
-    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
-        return String::from(err.message());
-    }
-    e.as_string().unwrap_or_else(|| format!("{e:?}"))
-}
-
-fn request(req: &IdbRequest) -> JsFuture {
-    let promise = Promise::new(&mut |resolve, reject| {
-        let r = req.clone();
-        let ok = Closure::once_into_js(move || {
-            let _ = resolve.call1(&JsValue::NULL, &r.result().unwrap_or(JsValue::UNDEFINED));
-        });
-        let r = req.clone();
-        let fail = Closure::once_into_js(move || {
-            let e = r
-                .error()
-                .ok()
-                .flatten()
-                .map(JsValue::from)
-                .unwrap_or(JsValue::NULL);
-            let _ = reject.call1(&JsValue::NULL, &e);
-        });
-        req.set_onsuccess(Some(ok.unchecked_ref()));
-        req.set_onerror(Some(fail.unchecked_ref()));
-    });
-    JsFuture::from(promise)
-}
-
-/// Resolves when the transaction has committed; rejects with its error if it aborts.
-fn committed(tx: &IdbTransaction) -> JsFuture {
-    let promise = Promise::new(&mut |resolve, reject| {
-        let ok = Closure::once_into_js(move || {
-            let _ = resolve.call0(&JsValue::NULL);
-        });
-        let t = tx.clone();
-        let reject2 = reject.clone();
-        let fail = Closure::once_into_js(move || {
-            let e = t.error().map(JsValue::from).unwrap_or(JsValue::NULL);
-            let _ = reject.call1(&JsValue::NULL, &e);
-        });
-        let t = tx.clone();
-        let aborted = Closure::once_into_js(move || {
-            let e = t
-                .error()
-                .map(JsValue::from)
-                .unwrap_or_else(|| JsValue::from_str("transaction aborted"));
-            let _ = reject2.call1(&JsValue::NULL, &e);
-        });
-        tx.set_oncomplete(Some(ok.unchecked_ref()));
-        tx.set_onerror(Some(fail.unchecked_ref()));
-        tx.set_onabort(Some(aborted.unchecked_ref()));
-    });
-    JsFuture::from(promise)
-}
 
 pub struct Store {
     db: IdbDatabase,
@@ -93,32 +33,8 @@ fn chunk_key(id: &str, index: u64) -> JsValue {
 
 impl Store {
     pub async fn open() -> Result<Store, String> {
-        let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-        let factory = scope
-            .indexed_db()
-            .map_err(|e| describe(&e))?
-            .ok_or("IndexedDB is not available in this browser context")?;
-        let req = factory
-            .open_with_u32(DB_NAME, DB_VERSION)
-            .map_err(|e| describe(&e))?;
-        let upgrade = Closure::<dyn FnMut(web_sys::IdbVersionChangeEvent)>::new(
-            move |e: web_sys::IdbVersionChangeEvent| {
-                let req: web_sys::IdbOpenDbRequest = e.target().unwrap().unchecked_into();
-                let db: IdbDatabase = req.result().unwrap().unchecked_into();
-                let names = db.object_store_names();
-                for s in [MODELS, HEADS, CHUNKS] {
-                    if !names.contains(s) {
-                        let _ = db.create_object_store(s);
-                    }
-                }
-            },
-        );
-        req.set_onupgradeneeded(Some(upgrade.as_ref().unchecked_ref()));
-        let db = request(&req).await.map_err(|e| describe(&e))?;
-        drop(upgrade);
-        Ok(Store {
-            db: db.unchecked_into(),
-        })
+        let db = crate::idb::open(DB_NAME, DB_VERSION, &[MODELS, HEADS, CHUNKS]).await?;
+        Ok(Store { db })
     }
 
     fn tx(&self, stores: &[&str], write: bool) -> Result<IdbTransaction, String> {

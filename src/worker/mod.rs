@@ -211,6 +211,9 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
                 });
                 continue;
             }
+            // The page opens a conversation before any model is loaded too; the
+            // transcript reaches the session when one is (`Event::Loaded`).
+            (Command::OpenChat { .. }, _) => continue,
             (cmd, _) if is_chat(&cmd) => {
                 // The page's probe/bench promises wait for a "probe" answer.
                 let during = match cmd {
@@ -249,6 +252,7 @@ fn is_chat(c: &Command) -> bool {
             | Command::Regenerate { .. }
             | Command::ResetContext
             | Command::ClearTranscript
+            | Command::OpenChat { .. }
             | Command::Probe { .. }
             | Command::Bench { .. }
     )
@@ -408,6 +412,7 @@ async fn chat(
                 if !turn(engine, &mut session, &settings, abort).await {
                     session.messages.pop();
                 }
+                post_context(&session);
             }
             Command::ToolResult { content, settings } => {
                 if let Err(e) = session.add_tool_result(&content) {
@@ -418,6 +423,7 @@ async fn chat(
                 if !turn(engine, &mut session, &settings, abort).await {
                     session.messages.pop();
                 }
+                post_context(&session);
             }
             Command::Regenerate { settings } => {
                 let is_reply =
@@ -431,6 +437,7 @@ async fn chat(
                 if !turn(engine, &mut session, &settings, abort).await {
                     session.messages.extend(dropped);
                 }
+                post_context(&session);
             }
             Command::ResetContext => {
                 session.reset_context();
@@ -441,6 +448,10 @@ async fn chat(
             }),
             Command::ClearTranscript => {
                 session.clear_transcript();
+                post_context(&session);
+            }
+            Command::OpenChat { messages } => {
+                session.messages = messages;
                 post_context(&session);
             }
             Command::Probe {
@@ -512,7 +523,7 @@ fn post_context(s: &Session) {
     post(Event::Context {
         kv_len: s.kv_len(),
         capacity: s.capacity(),
-        messages: s.messages.len(),
+        messages: s.messages.clone(),
         divergence: s
             .divergence(now_unix())
             .ok()
@@ -570,6 +581,7 @@ async fn turn(
         reused: session.kv_len(),
         capacity: session.capacity(),
         ids: ids.clone(),
+        unix_time: now,
     });
     let mut first_token_ms = None;
     // A token is posted as soon as it is chosen, before its own forward pass (which

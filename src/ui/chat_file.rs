@@ -1,0 +1,140 @@
+//! A conversation as a file. Three kinds:
+//! - JSON (`tinyrustlm-chat`): the whole record (messages with the form the model was
+//!   given, settings, seeds, per-turn records); Import reads it back into a new chat.
+//! - Markdown, for people.
+//! - A replay bundle (`tinyrustlm-replay`) of the last reply: exactly what the page gave
+//!   the model and how it sampled, so that `slm generate MODEL --replay FILE` makes the
+//!   same text from the same `.slm`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::conversations::Conversation;
+use super::state::ChatMessage;
+
+pub const CHAT_FORMAT: &str = "tinyrustlm-chat";
+pub const REPLAY_FORMAT: &str = "tinyrustlm-replay";
+const VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct ChatFile {
+    format: String,
+    version: u32,
+    /// Milliseconds since the Unix epoch.
+    exported: f64,
+    conversation: Conversation,
+}
+
+pub fn to_json(c: &Conversation, now_ms: f64) -> String {
+    serde_json::to_string_pretty(&ChatFile {
+        format: CHAT_FORMAT.into(),
+        version: VERSION,
+        exported: now_ms,
+        conversation: c.clone(),
+    })
+    .unwrap_or_default()
+}
+
+/// Read an exported chat, or say what is wrong with the file.
+pub fn from_json(text: &str) -> Result<Conversation, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("the file is not JSON ({e})"))?;
+    match v["format"].as_str() {
+        Some(CHAT_FORMAT) => {}
+        Some(other) => {
+            return Err(format!(
+                "the file's format is \"{other}\", not an exported chat (\"{CHAT_FORMAT}\")"
+            ))
+        }
+        None => {
+            return Err(format!(
+                "the file has no \"format\" field (an exported chat says \"{CHAT_FORMAT}\")"
+            ))
+        }
+    }
+    if v["version"].as_u64() != Some(u64::from(VERSION)) {
+        return Err(format!(
+            "the file's version is {}, this page reads version {VERSION}",
+            v["version"]
+        ));
+    }
+    let f: ChatFile = serde_json::from_value(v)
+        .map_err(|e| format!("the chat in the file is unreadable: {e}"))?;
+    for (i, m) in f.conversation.messages.iter().enumerate() {
+        if !matches!(m.role.as_str(), "user" | "assistant" | "tool") {
+            return Err(format!("message {i} has role \"{}\"", m.role));
+        }
+    }
+    Ok(f.conversation)
+}
+
+pub fn to_markdown(c: &Conversation) -> String {
+    let mut out = format!("# {}\n\n", c.head.title);
+    if let Some(m) = &c.head.model {
+        out += &format!("Model: {} (SHA-256 {})\n\n", m.name, m.sha256);
+    }
+    if !c.prefs.system.is_empty() {
+        out += &format!("**System:**\n\n{}\n\n", c.prefs.system);
+    }
+    for m in &c.messages {
+        let who = match m.role.as_str() {
+            "user" => "User",
+            "assistant" => "Assistant",
+            _ => "Tool",
+        };
+        out += &format!("**{who}:**\n\n{}\n\n", m.content);
+        for call in &m.tool_calls {
+            out += &format!(
+                "Tool call `{}`:\n\n```json\n{}\n```\n\n",
+                call.name,
+                serde_json::to_string_pretty(&call.arguments).unwrap_or_default()
+            );
+        }
+        if m.interrupted {
+            out += "*(interrupted)*\n\n";
+        }
+    }
+    out
+}
+
+/// The replay bundle of the conversation's last reply, or why there is none.
+pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
+    let last = c
+        .messages
+        .iter()
+        .rposition(|m| m.role == "assistant")
+        .ok_or("the chat has no reply to replay")?;
+    let reply = &c.messages[last];
+    if reply.interrupted {
+        return Err("the last reply was interrupted, so it has no final text to replay".into());
+    }
+    let stats = reply
+        .stats
+        .as_ref()
+        .ok_or("the last reply has no turn record (it came from an older version)")?;
+    let turn = reply
+        .turn
+        .as_ref()
+        .ok_or("the last reply has no record of its settings")?;
+    if !reply.tool_calls.is_empty() {
+        return Err("the last reply made tool calls; a replay covers replies without them".into());
+    }
+    let mut messages: Vec<Value> = Vec::new();
+    if !turn.system.is_empty() {
+        messages.push(json!({"role": "system", "content": turn.system}));
+    }
+    messages.extend(c.messages[..last].iter().map(ChatMessage::for_model));
+    Ok(json!({
+        "format": REPLAY_FORMAT,
+        "version": VERSION,
+        "model": {"name": stats.model, "sha256": stats.model_sha256},
+        "messages": messages,
+        "tools": turn.tools,
+        "now": stats.unix_time,
+        "prompt_sha256": stats.prompt_sha256,
+        "sampler": turn.sampler,
+        "max_tokens": turn.max_tokens,
+        "stop_strings": turn.stop_strings,
+        "loop_detection": turn.loop_detection,
+        "expected": {"text": reply.content, "stop_reason": stats.stop_reason},
+    }))
+}

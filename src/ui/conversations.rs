@@ -1,0 +1,693 @@
+//! Conversations: the chats this browser keeps (`chat_store`, IndexedDB), which one is
+//! open, and every move between them: new, open, rename, delete. The open chat is the
+//! page's transcript and chat settings; each change to either is written back within
+//! `SAVE_DELAY_MS`, a streaming reply included. A reply still streaming when a record
+//! is written is stored as interrupted, so a closed tab or a dead worker leaves an
+//! honest record; the finished reply replaces it.
+
+use std::cell::{Cell, RefCell};
+use std::time::Duration;
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen_futures::spawn_local;
+
+use super::chat_file;
+use super::chat_store::ChatStore;
+use super::client::send;
+use super::saved::{recall, remember, ChatPrefs};
+use super::state::{ChatMessage, ErrorView, State};
+use crate::protocol::Command;
+
+/// The longest a change waits before it is written.
+const SAVE_DELAY_MS: u64 = 250;
+/// `localStorage` keys: the chat open at the last visit, and the model last loaded.
+const OPEN_KEY: &str = "tinyrustlm.open-chat";
+const LAST_MODEL_KEY: &str = "tinyrustlm.last-model";
+/// A title made from the first message keeps at most this many characters.
+const TITLE_CHARS: usize = 48;
+
+/// The model a conversation's first reply came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelRef {
+    pub id: String,
+    pub name: String,
+    /// SHA-256 of the whole `.slm` file.
+    pub sha256: String,
+}
+
+/// What the list shows of a conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatHead {
+    pub id: String,
+    pub title: String,
+    /// The person named it; otherwise the title follows the first message.
+    #[serde(default)]
+    pub renamed: bool,
+    /// Milliseconds since the Unix epoch.
+    pub created: f64,
+    pub updated: f64,
+    #[serde(default)]
+    pub model: Option<ModelRef>,
+}
+
+/// One stored conversation: its messages as shown (each with the form the model was
+/// given), and the settings its replies are generated with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    #[serde(flatten)]
+    pub head: ChatHead,
+    #[serde(default)]
+    pub prefs: ChatPrefs,
+    #[serde(default)]
+    pub messages: Vec<ChatMessage>,
+}
+
+impl Conversation {
+    /// What a write compares: everything but the time it was written.
+    fn body(&self) -> String {
+        serde_json::to_string(&(
+            &self.head.title,
+            self.head.renamed,
+            &self.head.model,
+            &self.prefs,
+            &self.messages,
+        ))
+        .unwrap_or_default()
+    }
+}
+
+thread_local! {
+    static STORE: RefCell<Option<ChatStore>> = const { RefCell::new(None) };
+    /// The open chat's id and body as last written or read: a snapshot equal to it
+    /// needs no write.
+    static WRITTEN: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+    static SAVE_PENDING: Cell<bool> = const { Cell::new(false) };
+    /// The last model is reopened once, at the first list of cached models.
+    static REOPEN: Cell<bool> = const { Cell::new(true) };
+}
+
+fn now() -> f64 {
+    js_sys::Date::now()
+}
+
+fn new_id() -> String {
+    format!(
+        "chat-{:x}-{:08x}",
+        now() as u64,
+        (js_sys::Math::random() * f64::from(u32::MAX)) as u32
+    )
+}
+
+fn fail(state: State, message: String) {
+    state.error.set(Some(ErrorView {
+        during: "conversations".into(),
+        kind: "storage".into(),
+        message,
+        chunk: None,
+    }));
+}
+
+/// A title from the first user message: its first line, shortened.
+fn title_of(messages: &[ChatMessage]) -> String {
+    let first = messages
+        .iter()
+        .find(|m| m.role == "user")
+        .and_then(|m| m.content.lines().find(|l| !l.trim().is_empty()))
+        .map(str::trim);
+    match first {
+        None => "New chat".into(),
+        Some(l) if l.chars().count() <= TITLE_CHARS => l.into(),
+        Some(l) => l.chars().take(TITLE_CHARS - 1).collect::<String>() + "…",
+    }
+}
+
+/// The open chat as it would be stored now (tracked, for the saving effect). A reply
+/// still streaming is stored as interrupted.
+fn snapshot(state: State) -> Option<Conversation> {
+    let mut head = state.chat.get()?;
+    let mut messages = state.transcript.get();
+    if state.generating.get() {
+        if let Some(m) = messages.last_mut().filter(|m| m.role == "assistant") {
+            m.interrupted = true;
+        }
+    }
+    if !head.renamed {
+        head.title = title_of(&messages);
+    }
+    Some(Conversation {
+        head,
+        prefs: ChatPrefs::read(state),
+        messages,
+    })
+}
+
+/// A chat is kept once it has a message or a name; after that every change is
+/// written, a cleared transcript included.
+fn worth_writing(c: &Conversation) -> bool {
+    !c.messages.is_empty()
+        || c.head.renamed
+        || WRITTEN.with_borrow(|w| w.as_ref().is_some_and(|w| w.0 == c.head.id))
+}
+
+/// Write the open chat if it changed since it was last written (an empty chat that was
+/// never named is not kept).
+fn flush(state: State) {
+    SAVE_PENDING.set(false);
+    let Some(mut c) = untrack(|| snapshot(state)) else {
+        return;
+    };
+    if !worth_writing(&c) {
+        return;
+    }
+    let body = c.body();
+    let same = WRITTEN.with_borrow(|w| w.as_ref() == Some(&(c.head.id.clone(), body.clone())));
+    if same {
+        return;
+    }
+    c.head.updated = now();
+    WRITTEN.set(Some((c.head.id.clone(), body)));
+    let head = c.head.clone();
+    state.chat.update(|h| {
+        if let Some(h) = h.as_mut().filter(|h| h.id == head.id) {
+            h.updated = head.updated;
+            h.title = head.title.clone();
+        }
+    });
+    state.chats.update(|list| {
+        list.retain(|h| h.id != head.id);
+        list.insert(0, head.clone());
+    });
+    let Some(store) = STORE.with_borrow(|s| s.clone()) else {
+        return;
+    };
+    let json = serde_json::to_string(&c).unwrap_or_default();
+    spawn_local(async move {
+        if let Err(e) = store.put(&head.id, &json).await {
+            // The record of the last successful write stays as it was.
+            WRITTEN.set(None);
+            fail(
+                state,
+                format!(
+                    "the conversation \"{}\" could not be saved ({e}); it stays on this page, \
+                     and what was saved before is kept",
+                    head.title
+                ),
+            );
+        }
+    });
+}
+
+/// Open the store, show the chat that was open at the last visit (or the latest one),
+/// and keep every change from now on.
+pub fn start(state: State) {
+    Effect::new(move |_| {
+        let Some(c) = snapshot(state) else { return };
+        if !worth_writing(&c) {
+            return;
+        }
+        let body = c.body();
+        if WRITTEN.with_borrow(|w| w.as_ref() == Some(&(c.head.id.clone(), body))) {
+            return;
+        }
+        if !SAVE_PENDING.replace(true) {
+            set_timeout(move || flush(state), Duration::from_millis(SAVE_DELAY_MS));
+        }
+    });
+    // A closing tab gets one last write (it may or may not commit; what was written
+    // before stays either way).
+    let handle = window_event_listener(leptos::ev::pagehide, move |_| flush(state));
+    std::mem::forget(handle);
+    spawn_local(async move {
+        let store = match ChatStore::open().await {
+            Ok(s) => s,
+            Err(e) => {
+                fail(
+                    state,
+                    format!("conversations cannot be kept in this browser ({e}); this chat lasts until the page closes"),
+                );
+                fresh(state);
+                return;
+            }
+        };
+        STORE.set(Some(store.clone()));
+        let heads = match store.list().await {
+            Ok((heads, unreadable)) => {
+                if !unreadable.is_empty() {
+                    fail(
+                        state,
+                        format!(
+                            "{} stored conversation(s) could not be read and are left as they are: {}",
+                            unreadable.len(),
+                            unreadable.join("; ")
+                        ),
+                    );
+                }
+                heads
+            }
+            Err(e) => {
+                fail(
+                    state,
+                    format!("the stored conversations could not be listed: {e}"),
+                );
+                vec![]
+            }
+        };
+        state.chats.set(heads.clone());
+        let want = recall(OPEN_KEY)
+            .filter(|id| heads.iter().any(|h| &h.id == id))
+            .or_else(|| heads.first().map(|h| h.id.clone()));
+        match want {
+            Some(id) => show_stored(state, &store, &id).await,
+            None => fresh(state),
+        }
+    });
+}
+
+async fn show_stored(state: State, store: &ChatStore, id: &str) {
+    match store.get(id).await {
+        Ok(Some(c)) => show(state, c),
+        Ok(None) => {
+            fail(state, "that conversation is no longer stored".into());
+            state.chats.update(|l| l.retain(|h| h.id != id));
+            fresh(state);
+        }
+        Err(e) => {
+            fail(state, format!("the conversation could not be opened: {e}"));
+            if state.chat.get_untracked().is_none() {
+                fresh(state);
+            }
+        }
+    }
+}
+
+/// Make `c` the open chat: its messages, its settings, and (with a model loaded) the
+/// session's transcript.
+fn show(state: State, c: Conversation) {
+    WRITTEN.set(Some((c.head.id.clone(), c.body())));
+    remember(OPEN_KEY, &c.head.id);
+    clear_turn_views(state);
+    c.prefs.apply(state);
+    let messages: Vec<_> = c.messages.iter().map(ChatMessage::for_model).collect();
+    state.transcript.set(c.messages);
+    state.chat.set(Some(c.head));
+    if state.card.get_untracked().is_some() {
+        send(&Command::OpenChat { messages });
+    }
+}
+
+/// The last turn's console, prompt and figures belong to the chat being left.
+fn clear_turn_views(state: State) {
+    state.tokens.set(vec![]);
+    state.prompt.set(None);
+    state.stats.set(None);
+    state.divergence.set(None);
+    state.last_trace.set(None);
+    state.replaced_reply.set(None);
+    state.opened_token.set(None);
+    state.notice.set(None);
+}
+
+/// A new, empty chat with the settings in use.
+fn fresh(state: State) {
+    let head = ChatHead {
+        id: new_id(),
+        title: "New chat".into(),
+        renamed: false,
+        created: now(),
+        updated: now(),
+        model: None,
+    };
+    WRITTEN.set(None);
+    remember(OPEN_KEY, &head.id);
+    clear_turn_views(state);
+    state.transcript.set(vec![]);
+    state.chats.update(|l| l.insert(0, head.clone()));
+    state.chat.set(Some(head));
+    if state.card.get_untracked().is_some() {
+        send(&Command::OpenChat { messages: vec![] });
+    }
+}
+
+/// "New chat": the open chat is saved and an empty one opens (unless the open one is
+/// empty already).
+pub fn new_chat(state: State) {
+    if state.generating.get_untracked() {
+        return;
+    }
+    if state.transcript.with_untracked(|t| t.is_empty()) && state.chat.get_untracked().is_some() {
+        return;
+    }
+    flush(state);
+    drop_unsaved(state);
+    fresh(state);
+}
+
+/// The list keeps only chats that are stored, and the open one.
+fn drop_unsaved(state: State) {
+    let open = state.chat.get_untracked().map(|h| h.id);
+    let written = WRITTEN.with_borrow(|w| w.as_ref().map(|w| w.0.clone()));
+    if let Some(open) = open.filter(|o| Some(o) != written.as_ref()) {
+        state.chats.update(|l| l.retain(|h| h.id != open));
+    }
+}
+
+pub fn open(state: State, id: String) {
+    if state.generating.get_untracked()
+        || state
+            .chat
+            .with_untracked(|h| h.as_ref().is_some_and(|h| h.id == id))
+    {
+        return;
+    }
+    flush(state);
+    drop_unsaved(state);
+    let Some(store) = STORE.with_borrow(|s| s.clone()) else {
+        return;
+    };
+    spawn_local(async move { show_stored(state, &store, &id).await });
+}
+
+pub fn rename(state: State, title: String) {
+    let title = title.trim().to_string();
+    if title.is_empty() {
+        return;
+    }
+    state.chat.update(|h| {
+        if let Some(h) = h {
+            h.title = title.clone();
+            h.renamed = true;
+        }
+    });
+}
+
+/// Delete a stored chat for good (the page asked first). The open one is replaced by
+/// the latest other, or a new chat.
+pub fn delete(state: State, id: String) {
+    if state.generating.get_untracked() {
+        return;
+    }
+    let store = STORE.with_borrow(|s| s.clone());
+    spawn_local(async move {
+        if let Some(store) = &store {
+            if let Err(e) = store.delete(&id).await {
+                fail(state, format!("the conversation could not be deleted: {e}"));
+                return;
+            }
+        }
+        state.chats.update(|l| l.retain(|h| h.id != id));
+        let was_open = state
+            .chat
+            .with_untracked(|h| h.as_ref().is_some_and(|h| h.id == id));
+        if was_open {
+            WRITTEN.set(None);
+            let next = state
+                .chats
+                .with_untracked(|l| l.first().map(|h| h.id.clone()));
+            match (next, store) {
+                (Some(next), Some(store)) => show_stored(state, &store, &next).await,
+                _ => fresh(state),
+            }
+        }
+    });
+}
+
+/// A model finished loading: remember it for the next visit (nothing to reopen now).
+pub fn model_loaded(card: &crate::protocol::ModelCard) {
+    remember(LAST_MODEL_KEY, &card.id);
+    REOPEN.set(false);
+}
+
+/// A reply finished: the chat's model is the one that wrote its first reply.
+pub fn reply_done(state: State) {
+    let Some(card) = state.card.get_untracked() else {
+        return;
+    };
+    state.chat.update(|h| {
+        if let Some(h) = h.as_mut().filter(|h| h.model.is_none()) {
+            h.model = Some(ModelRef {
+                id: card.id.clone(),
+                name: card.name.clone(),
+                sha256: card.file_sha256.clone(),
+            });
+        }
+    });
+}
+
+/// The worker died with a stored model loaded: reload it at the new worker's first
+/// list of cached models.
+pub fn reopen_after_crash() {
+    REOPEN.set(true);
+}
+
+/// The first list of cached models after the page opened: load the model used last,
+/// if it is stored and verified and nothing else is loading.
+pub fn reopen_last_model(state: State) {
+    if !REOPEN.replace(false)
+        || state.card.get_untracked().is_some()
+        || state.working.get_untracked().is_some()
+    {
+        return;
+    }
+    let Some(last) = recall(LAST_MODEL_KEY) else {
+        return;
+    };
+    let found = state.cached.with_untracked(|c| {
+        c.iter()
+            .find(|m| m.id == last && m.complete)
+            .map(|m| m.name.clone())
+    });
+    if let Some(name) = found {
+        state.notice.set(Some(format!(
+            "Reopening {name}, the model used last (stored in this browser)."
+        )));
+        state.working.set(Some(format!("loading {last}")));
+        send(&Command::Load {
+            id: last,
+            context: state.context.get_untracked(),
+        });
+    }
+}
+
+/// A file name from the chat's title.
+fn file_stem(title: &str) -> String {
+    let s: String = title
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    if s.is_empty() {
+        "chat".into()
+    } else {
+        s.chars().take(40).collect()
+    }
+}
+
+/// The open chat as a file: "json" (Import reads it back), "md", or "replay".
+pub fn export(state: State, kind: &str) {
+    let Some(c) = untrack(|| snapshot(state)) else {
+        return;
+    };
+    let stem = file_stem(&c.head.title);
+    let result = match kind {
+        "json" => super::offer_file(
+            &format!("{stem}.chat.json"),
+            "application/json",
+            &chat_file::to_json(&c, now()),
+        ),
+        "md" => super::offer_file(
+            &format!("{stem}.md"),
+            "text/markdown",
+            &chat_file::to_markdown(&c),
+        ),
+        _ => chat_file::replay_bundle(&c).and_then(|b| {
+            super::offer_file(
+                &format!("{stem}.replay.json"),
+                "application/json",
+                &serde_json::to_string_pretty(&b).unwrap_or_default(),
+            )
+        }),
+    };
+    if let Err(e) = result {
+        state
+            .notice
+            .set(Some(format!("Nothing was exported: {e}.")));
+    }
+}
+
+/// Import an exported chat as a new conversation (a new id, so that nothing stored
+/// is overwritten) and open it.
+pub fn import(state: State, file: web_sys::File) {
+    if state.generating.get_untracked() {
+        return;
+    }
+    spawn_local(async move {
+        let text = match wasm_bindgen_futures::JsFuture::from(file.text()).await {
+            Ok(t) => t.as_string().unwrap_or_default(),
+            Err(e) => {
+                fail(
+                    state,
+                    format!(
+                        "{} could not be read: {}",
+                        file.name(),
+                        crate::idb::describe(&e)
+                    ),
+                );
+                return;
+            }
+        };
+        let mut c = match chat_file::from_json(&text) {
+            Ok(c) => c,
+            Err(e) => {
+                state.error.set(Some(ErrorView {
+                    during: "import".into(),
+                    kind: "invalid".into(),
+                    message: format!("{} was not imported: {e}", file.name()),
+                    chunk: None,
+                }));
+                return;
+            }
+        };
+        flush(state);
+        drop_unsaved(state);
+        c.head.id = new_id();
+        c.head.updated = now();
+        if let Some(store) = STORE.with_borrow(|s| s.clone()) {
+            let json = serde_json::to_string(&c).unwrap_or_default();
+            if let Err(e) = store.put(&c.head.id, &json).await {
+                fail(
+                    state,
+                    format!("the imported chat could not be saved ({e}); it is shown, not kept"),
+                );
+            }
+        }
+        state.chats.update(|l| l.insert(0, c.head.clone()));
+        state.notice.set(Some(format!(
+            "Imported \"{}\" from {}.",
+            c.head.title,
+            file.name()
+        )));
+        show(state, c);
+    });
+}
+
+fn when(ms: f64) -> String {
+    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms));
+    String::from(d.to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED))
+}
+
+/// The list of chats, and the open chat's name, rename and delete.
+#[component]
+pub fn ConversationsPanel() -> impl IntoView {
+    let state = expect_context::<State>();
+    let renaming = RwSignal::new(None::<String>);
+    let confirming = RwSignal::new(false);
+    let busy = move || state.generating.get();
+    view! {
+        <nav class="conversations" aria-label="Conversations panel">
+            <div class="conv-head">
+                <h2>"Conversations"</h2>
+                <button disabled=busy on:click=move |_| new_chat(state)>"New chat"</button>
+            </div>
+            <ul class="conv-list" role="list" aria-label="Conversations">
+                <For each=move || state.chats.get() key=|h| (h.id.clone(), h.title.clone(), h.updated.to_bits()) let:h>
+                    {
+                        let id = h.id.clone();
+                        let id2 = h.id.clone();
+                        let is_open = Memo::new(move |_| state.chat.with(|c| c.as_ref().is_some_and(|c| c.id == id2)));
+                        view! {
+                            <li class="conv" class:open=is_open data-id=h.id.clone()>
+                                <button class="conv-open" aria-current=move || is_open.get().then_some("true")
+                                    disabled=busy title=format!("Last changed {}", when(h.updated))
+                                    on:click=move |_| open(state, id.clone())>{h.title.clone()}</button>
+                            </li>
+                        }
+                    }
+                </For>
+            </ul>
+            {move || state.chat.get().map(|h| {
+                let title = h.title.clone();
+                let id = h.id.clone();
+                let model_note = h.model.clone().and_then(|m| {
+                    let loaded = state.card.get();
+                    match loaded {
+                        Some(c) if c.file_sha256 == m.sha256 => None,
+                        Some(c) => Some(format!("This chat was made with {}; {} is loaded now and continues it.", m.name, c.name)),
+                        None => Some(format!("This chat was made with {}.", m.name)),
+                    }
+                });
+                view! {
+                    <div class="conv-actions">
+                        {move || match renaming.get() {
+                            Some(text) => view! {
+                                <input class="conv-title-input" aria-label="Chat name" prop:value=text
+                                    on:input=move |ev| renaming.set(Some(event_target_value(&ev)))
+                                    on:keydown=move |ev: web_sys::KeyboardEvent| {
+                                        if ev.key() == "Enter" {
+                                            if let Some(t) = renaming.get_untracked() { rename(state, t); }
+                                            renaming.set(None);
+                                        } else if ev.key() == "Escape" {
+                                            ev.stop_propagation();
+                                            renaming.set(None);
+                                        }
+                                    }/>
+                                <button on:click=move |_| {
+                                    if let Some(t) = renaming.get_untracked() { rename(state, t); }
+                                    renaming.set(None);
+                                }>"Save name"</button>
+                            }.into_any(),
+                            None => {
+                                let title = title.clone();
+                                view! {
+                                    <button disabled=busy on:click=move |_| renaming.set(Some(title.clone()))>"Rename"</button>
+                                }.into_any()
+                            }
+                        }}
+                        {move || if confirming.get() {
+                            let id = id.clone();
+                            view! {
+                                <span class="confirm" role="alertdialog" aria-label="Confirm delete">
+                                    "Delete this chat for good? "
+                                    <button class="danger" on:click=move |_| { confirming.set(false); delete(state, id.clone()); }>"Delete"</button>
+                                    <button on:click=move |_| confirming.set(false)>"Keep"</button>
+                                </span>
+                            }.into_any()
+                        } else {
+                            view! { <button disabled=busy on:click=move |_| confirming.set(true)>"Delete chat"</button> }.into_any()
+                        }}
+                    </div>
+                    {model_note.map(|n| view! { <p class="conv-model" data-testid="chat-model">{n}</p> })}
+                    <div class="conv-actions conv-files">
+                        <button on:click=move |_| export(state, "json") title="The whole chat as JSON: messages, settings, seeds, prompt hashes; Import reads it back">"Export"</button>
+                        <button on:click=move |_| export(state, "md") title="The chat as Markdown, for people">"Export Markdown"</button>
+                        <button on:click=move |_| export(state, "replay")
+                            title="The last reply as a bundle that `slm generate MODEL --replay FILE` reproduces byte for byte">"Export for replay"</button>
+                        <label class="import">
+                            <span class="button-like">"Import"</span>
+                            <input type="file" accept=".json,application/json" aria-label="Import" class="sr-only"
+                                disabled=busy
+                                on:change=move |ev| {
+                                    use wasm_bindgen::JsCast;
+                                    let input: Option<web_sys::HtmlInputElement> = ev.target().and_then(|t| t.dyn_into().ok());
+                                    if let Some(input) = input {
+                                        if let Some(f) = input.files().and_then(|l| l.get(0)) { import(state, f); }
+                                        input.set_value("");
+                                    }
+                                }/>
+                        </label>
+                    </div>
+                }
+            })}
+        </nav>
+    }
+}
