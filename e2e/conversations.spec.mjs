@@ -55,6 +55,7 @@ test('chats survive a reload and a browser restart; rename, switch and delete', 
   await expect(chats(page)).toHaveCount(2);
   await expect(openChat(page)).toHaveText('Name a fruit.');
   const fruit = await assistantMessages(page).first().textContent();
+  await expect(page.getByTestId('chat-saved')).toHaveText('Saved in this browser');
 
   // A reload shows the chat that was open, and reopens the model used last.
   await page.reload();
@@ -75,6 +76,7 @@ test('chats survive a reload and a browser restart; rename, switch and delete', 
   await say(page, 'And another one?');
   await expect(assistantMessages(page)).toHaveCount(2);
   await expect(page.getByTestId('rendered-prompt')).toContainText('Name a colour.');
+  await expect(page.getByTestId('chat-saved')).toHaveText('Saved in this browser');
 
   // A browser restart on the same profile: both chats, the open one shown.
   await context.close();

@@ -90,7 +90,7 @@ test('a model that cannot fit is refused before the download, with numbers', asy
   await expect(qwen.getByRole('button', { name: 'Download' })).toBeDisabled();
   await expect(catalogEntry(page, MODEL_ID).locator('.memory-refusal')).toHaveCount(0);
   // A smaller context does not make a 492 MB model fit in 268 MB.
-  await page.getByRole('combobox', { name: 'Context' }).selectOption('512');
+  await page.getByRole('combobox', { name: 'Context size' }).selectOption('512');
   await expect(qwen.locator('.memory-refusal')).toContainText('at 512 positions');
   await qwen.getByRole('button', { name: 'Download' }).click({ force: true });
   expect(await qwenRequests()).toBe(before);

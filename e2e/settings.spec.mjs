@@ -9,7 +9,7 @@ test('settings are kept across a reload, the thread count included', async ({ pa
   await page.getByRole('textbox', { name: 'System prompt' }).fill('Answer like a pirate.');
   await page.getByRole('textbox', { name: 'System prompt' }).dispatchEvent('change');
   await page.getByRole('combobox', { name: 'Preset' }).selectOption('precise');
-  await page.getByRole('combobox', { name: 'Context' }).selectOption('1024');
+  await page.getByRole('combobox', { name: 'Context size' }).selectOption('1024');
   const threads = page.getByRole('combobox', { name: 'Threads' });
   if (cores > 1) {
     await expect(threads).toBeEnabled();
@@ -26,7 +26,7 @@ test('settings are kept across a reload, the thread count included', async ({ pa
   await expect(page.getByRole('textbox', { name: 'System prompt' })).toHaveValue('Answer like a pirate.');
   // A sampler edit makes the preset "custom"; both come back.
   await expect(page.getByRole('combobox', { name: 'Preset' })).toHaveValue('custom');
-  await expect(page.getByRole('combobox', { name: 'Context' })).toHaveValue('1024');
+  await expect(page.getByRole('combobox', { name: 'Context size' })).toHaveValue('1024');
   await page.locator('details.advanced summary').click();
   await expect(page.getByRole('spinbutton', { name: 'Temperature' })).toHaveValue('0.35');
   // The new worker started with its default and was asked for 1.

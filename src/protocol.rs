@@ -156,6 +156,9 @@ pub struct ChatSettings {
     /// asks for the missing piece (`Event::Policy` says what was decided).
     #[serde(default)]
     pub clarify_first: bool,
+    /// What a turn does when its prompt does not fit the context.
+    #[serde(default)]
+    pub overflow: slm_runtime::session::Overflow,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -197,8 +200,18 @@ pub enum Command {
     Regenerate {
         settings: ChatSettings,
     },
+    /// Continue the last reply (cut by its token limit, stopped or interrupted): the
+    /// new text joins it.
+    Continue {
+        settings: ChatSettings,
+    },
     /// Handled as soon as it arrives, even mid-generation.
     Stop,
+    /// Stop the running download (handled at once): the chunks verified so far stay,
+    /// so Resume continues from there; the model is not usable until complete.
+    CancelDownload,
+    /// Stop the running load (handled at once): no model is loaded afterwards.
+    CancelLoad,
     /// Run the products on `count` threads (answered by `Event::Threads`). With a
     /// model loaded, its transcript is kept and prefilled again at the next turn.
     Threads {
@@ -301,6 +314,9 @@ pub enum Event {
         template_added_bos: bool,
         /// The Unix time the template was rendered with (`strftime_now`).
         unix_time: i64,
+        /// What the prompt left out to fit the context (the context policy), if anything.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fitted: Option<slm_runtime::session::Fitted>,
     },
     /// Prompt tokens prefilled so far, of `total` (without a reused prefix): posted
     /// after every part (`engine::PREFILL_STEP` tokens), so the page shows progress
@@ -350,7 +366,8 @@ pub enum Event {
         /// any block that looked like a call was kept as text.
         tool_calls: Vec<slm_runtime::tool_calls::ToolCall>,
         tool_errors: Vec<String>,
-        /// The reply's text without its call blocks (the transcript's content).
+        /// The reply's text without its call blocks, as the transcript now holds it
+        /// (a continued reply: all of it, the part before included).
         content: String,
         /// With `ChatSettings::trace`: the turn's generation record, the schema of
         /// `slm generate --trace` (`slm_runtime::trace::record`).

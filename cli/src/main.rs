@@ -22,6 +22,7 @@ use slm_runtime::format::writer::{self, QuantPolicy};
 use slm_runtime::model::memory::{mb, MemoryNeeds};
 use slm_runtime::parallel::Threads;
 use slm_runtime::sampling::SamplerConfig;
+use slm_runtime::session::Overflow;
 use slm_runtime::stopping::LoopConfig;
 use slm_runtime::{import, Result, SlmError};
 
@@ -107,7 +108,8 @@ enum Cmd {
         #[arg(long, conflicts_with_all = REPLAY_SETS)]
         replay: Option<PathBuf>,
     },
-    /// Terminal chat: streams replies; /reset, /clear, /stats, /quit, and with
+    /// Terminal chat: streams replies; /reset, /clear, /continue (more of the last
+    /// reply), /stats, /quit, and with
     /// --tools, /tool RESULT to answer the model's tool calls.
     Chat {
         model: PathBuf,
@@ -121,6 +123,11 @@ enum Cmd {
         /// Context positions to allocate for the session.
         #[arg(long, default_value_t = 4096)]
         ctx: usize,
+        /// When a turn does not fit the context: stop (refuse it and say by how
+        /// much), drop-oldest (leave out the oldest turns, keep the system message) or
+        /// truncate-middle (leave out the turns after the first exchange).
+        #[arg(long, default_value = "stop")]
+        context_policy: String,
         #[command(flatten)]
         gen: GenArgs,
     },
@@ -894,8 +901,28 @@ fn run(cli: Cli) -> Result<()> {
             system,
             tools,
             ctx,
+            context_policy,
             gen,
-        } => chat(&model, system, tools.as_deref(), ctx, &gen, cli.json),
+        } => {
+            let overflow = match context_policy.as_str() {
+                "stop" => Overflow::Stop,
+                "drop-oldest" => Overflow::DropOldest,
+                "truncate-middle" => Overflow::TruncateMiddle,
+                p => {
+                    return Err(SlmError::Invalid(format!(
+                        "--context-policy {p}: expected stop, drop-oldest or truncate-middle"
+                    )))
+                }
+            };
+            chat(
+                &model,
+                system,
+                tools.as_deref(),
+                (ctx, overflow),
+                &gen,
+                cli.json,
+            )
+        }
         Cmd::Bench {
             model,
             prompt_tokens,
@@ -1119,7 +1146,7 @@ fn chat(
     model: &Path,
     system: Option<String>,
     tools: Option<&Path>,
-    ctx: usize,
+    (ctx, overflow): (usize, Overflow),
     gen: &GenArgs,
     json_mode: bool,
 ) -> Result<()> {
@@ -1129,6 +1156,7 @@ fn chat(
     let opts = gen.options(&eng.text)?;
     let mut session = Session::new(&eng, ctx);
     session.clarify_first = gen.clarify_first;
+    session.overflow = overflow;
     if let Some(t) = tools {
         let v: Value = serde_json::from_str(&read_text_file(t)?)
             .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", t.display())))?;
@@ -1142,7 +1170,7 @@ fn chat(
             .push(json!({"role": "system", "content": sys}));
     }
     eprintln!(
-        "chat with {} (kv capacity {}): /reset /clear /stats /quit",
+        "chat with {} (kv capacity {}): /reset /clear /continue /stats /quit",
         model.display(),
         session.capacity()
     );
@@ -1166,6 +1194,7 @@ fn chat(
             }
             "/stats" => eprintln!("{}", status(&session)),
             text => {
+                let cont = text == "/continue";
                 let mut on_text = |piece: &str, _: &slm_runtime::sampling::StepTrace| {
                     if !json_mode {
                         let _ = stdout_write(piece.as_bytes());
@@ -1184,6 +1213,8 @@ fn chat(
                         }
                         t
                     }
+                    // More of the last reply, joining it.
+                    None if cont => session.continue_reply(&opts, now_unix(), &mut on_text),
                     None => session.send(text, &opts, now_unix(), &mut on_text),
                 };
                 match turn {
@@ -1198,6 +1229,8 @@ fn chat(
                                 "tool_calls": t.reply.as_ref().map(|r| &r.calls),
                                 "tool_errors": t.reply.as_ref().map(|r| &r.errors),
                                 "policy": t.policy.as_ref().map(|d| d.to_json()),
+                                "fitted": t.fitted,
+                                "continued": cont,
                             }))?;
                         } else {
                             stdout_write(b"\n")?;
@@ -1209,6 +1242,9 @@ fn chat(
                                 g.stop_reason.as_str(), g.ids.len(), g.prompt_tokens, g.reused_tokens, g.prefilled_tokens,
                                 session.kv_len(), session.capacity(), g.timings.decode_tok_s
                             );
+                            if let Some(f) = &t.fitted {
+                                eprintln!("[to fit the context: {}]", f.explanation);
+                            }
                             if let Some(d) = &t.divergence {
                                 eprintln!(
                                     "[divergence at token {}: {}]",

@@ -1593,3 +1593,78 @@ fn generate_replay_reproduces_a_bundle_and_names_what_differs() {
         stderr(&o)
     );
 }
+
+/// `/continue` adds to the last reply (the 6 + 6 tokens are the 12-token reply), and
+/// `--context-policy drop-oldest` fits a chat that `stop` refuses, saying what it left
+/// out. A policy that does not exist is refused by name.
+#[test]
+fn chat_continues_a_reply_and_applies_the_context_policy() {
+    let m = smol_slm();
+    let m = m.to_str().unwrap();
+    let whole = json_stream(
+        &chat(
+            &["--json", "chat", m, "--max-tokens", "12"],
+            "Describe the sea in two sentences.\n/quit\n",
+        )
+        .stdout,
+    );
+    let o = chat(
+        &["--json", "chat", m, "--max-tokens", "6"],
+        "Describe the sea in two sentences.\n/continue\n/quit\n",
+    );
+    let turns = json_stream(&o.stdout);
+    assert_eq!(turns.len(), 2, "{}", stderr(&o));
+    assert_eq!(turns[1]["continued"], true);
+    let joined = format!(
+        "{}{}",
+        turns[0]["text"].as_str().unwrap(),
+        turns[1]["text"].as_str().unwrap()
+    );
+    assert_eq!(joined, whole[0]["text"].as_str().unwrap());
+
+    let long = |t: &str| {
+        format!(
+            "Topic {t}. {}\n",
+            "Tell me something about the sea and its waves. ".repeat(8)
+        )
+    };
+    let input = format!(
+        "{}{}{}/quit\n",
+        long("ALPHA"),
+        long("BRAVO"),
+        long("CHARLIE")
+    );
+    let stop = chat(
+        &["--json", "chat", m, "--max-tokens", "8", "--ctx", "200"],
+        &input,
+    );
+    assert!(
+        stderr(&stop).contains("context policy: stop and explain"),
+        "{}",
+        stderr(&stop)
+    );
+    let o = chat(
+        &[
+            "--json",
+            "chat",
+            m,
+            "--max-tokens",
+            "8",
+            "--ctx",
+            "200",
+            "--context-policy",
+            "drop-oldest",
+        ],
+        &input,
+    );
+    let turns = json_stream(&o.stdout);
+    assert_eq!(turns.len(), 3, "{}", stderr(&o));
+    let f = &turns[2]["fitted"];
+    assert_eq!(f["policy"], "drop_oldest");
+    assert_eq!(f["dropped_messages"][0], 0);
+    assert!(f["prompt_tokens"].as_u64().unwrap() + 8 <= 200);
+    let o = chat(&["chat", m, "--context-policy", "oldest"], "/quit\n");
+    assert!(!o.status.success());
+    assert!(stderr(&o)
+        .contains("--context-policy oldest: expected stop, drop-oldest or truncate-middle"));
+}

@@ -386,3 +386,152 @@ fn warm_up_runs_every_kernel_and_leaves_nothing_behind() {
     eng.model.warm_up().unwrap();
     assert_eq!(eng.greedy(&ids, 6).unwrap().ids, before);
 }
+
+/// A long chat in a small context, under each overflow policy: `Stop` refuses with
+/// the numbers; `DropOldest` leaves out the oldest whole turns and keeps the system
+/// message; `TruncateMiddle` keeps the first exchange too. The transcript keeps every
+/// message, and the divergence flag says that the context holds less.
+#[test]
+fn context_policies_fit_a_long_chat_or_refuse_it() {
+    use slm_runtime::session::{Overflow, Session};
+    let eng = engine();
+    let mut opts = GenerateOptions::greedy(16);
+    opts.loop_detection = None;
+    let history = |s: &mut Session| {
+        s.messages
+            .push(serde_json::json!({"role": "system", "content": "You are brief."}));
+        for (q, a) in [
+            ("First question: what is red?", "A colour."),
+            (
+                "Second question: what is a cat?",
+                "An animal that purrs and sleeps a lot.",
+            ),
+            (
+                "Third question: what is rain?",
+                "Water falling from clouds in drops.",
+            ),
+        ] {
+            s.messages
+                .push(serde_json::json!({"role": "user", "content": q}));
+            s.messages
+                .push(serde_json::json!({"role": "assistant", "content": a}));
+        }
+        s.push_user("Last question: what is snow?");
+    };
+    let whole = {
+        let mut s = Session::new(&eng, 512);
+        history(&mut s);
+        s.transcript_ids(true, NOW).unwrap().len()
+    };
+    // Room for the prompt but not for the reply's 16 tokens.
+    let cap = whole + 4;
+
+    let mut s = Session::new(&eng, cap);
+    history(&mut s);
+    let p = s.begin_reply(&opts, NOW).unwrap();
+    assert!(p.fitted().is_none(), "Stop still runs a prompt that fits");
+    drop(p);
+    let mut s = Session::new(&eng, whole - 1);
+    history(&mut s);
+    let e = s.begin_reply(&opts, NOW).err().unwrap().to_string();
+    assert!(e.contains("context policy: stop and explain"), "{e}");
+    assert_eq!(s.messages.len(), 8, "a refused turn keeps the transcript");
+
+    for (policy, kept_first) in [
+        (Overflow::DropOldest, false),
+        (Overflow::TruncateMiddle, true),
+    ] {
+        let mut s = Session::new(&eng, cap);
+        s.overflow = policy;
+        history(&mut s);
+        let mut p = s.begin_reply(&opts, NOW).unwrap();
+        let f = p.fitted().cloned().expect("a turn was left out");
+        let text = p.prompt_text().to_string();
+        assert_eq!(
+            p.prompt_ids(),
+            &eng.text.encode_rendered(&text).unwrap()[..]
+        );
+        assert!(p.prompt_ids().len() + 16 <= cap, "{f:?}");
+        assert!(text.contains("You are brief.") && text.contains("Last question"));
+        assert_eq!(
+            text.contains("First question"),
+            kept_first,
+            "{policy:?}: {text}"
+        );
+        if kept_first {
+            assert!(
+                !text.contains("Second question"),
+                "the oldest middle turn goes first: {text}"
+            );
+        }
+        assert_eq!(
+            f.dropped_messages[..2],
+            if kept_first { [3, 4] } else { [1, 2] }
+        );
+        assert_eq!(f.whole_tokens, whole);
+        while !s.step(&mut p, &mut |_, _| {}) {}
+        let t = s.finish(p, &mut |_, _| {});
+        assert_eq!(t.fitted.as_ref(), Some(&f));
+        assert_eq!(s.messages.len(), 9, "the transcript keeps every message");
+        let d = s
+            .divergence(NOW)
+            .unwrap()
+            .expect("the context holds less than the transcript");
+        assert!(
+            d.explanation
+                .starts_with("the context no longer holds the whole transcript"),
+            "{}",
+            d.explanation
+        );
+    }
+}
+
+/// A reply cut at 6 tokens and continued for 6 more is the 12-token greedy reply: the
+/// continuing prompt ends with the reply's text (transformers' continue_final_message),
+/// reuses the cache, and the new text joins the same message.
+#[test]
+fn a_cut_reply_continues_as_if_it_had_not_been_cut() {
+    use slm_runtime::session::Session;
+    let eng = engine();
+    let mut opts = GenerateOptions::greedy(12);
+    opts.loop_detection = None;
+    let mut whole = Session::new(&eng, 256);
+    let full = whole
+        .send(
+            "Describe the sea in two sentences.",
+            &opts,
+            NOW,
+            &mut |_, _| {},
+        )
+        .unwrap();
+    opts.max_tokens = 6;
+    let mut s = Session::new(&eng, 256);
+    let first = s
+        .send(
+            "Describe the sea in two sentences.",
+            &opts,
+            NOW,
+            &mut |_, _| {},
+        )
+        .unwrap();
+    assert_eq!(first.generation.stop_reason, StopReason::MaxTokens);
+    let kv = s.kv_len();
+    let mut p = s.begin_continue(&opts, NOW).unwrap();
+    assert!(p.prompt_text().ends_with(&first.generation.text));
+    while !s.step(&mut p, &mut |_, _| {}) {}
+    let more = s.finish(p, &mut |_, _| {});
+    assert_eq!(
+        more.generation.reused_tokens, kv,
+        "the whole cache is reused"
+    );
+    assert_eq!(s.messages.len(), 2);
+    assert_eq!(
+        s.messages[1]["content"].as_str().unwrap(),
+        full.generation.text,
+        "6 + 6 tokens make the 12-token reply"
+    );
+    // Only a reply can be continued.
+    s.push_user("Thanks.");
+    let e = s.begin_continue(&opts, NOW).err().unwrap().to_string();
+    assert!(e.contains("can be continued"), "{e}");
+}

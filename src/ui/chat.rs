@@ -6,10 +6,12 @@ use super::client::send;
 use super::settings::{current, SettingsPanel};
 use super::state::{ChatMessage, TurnStats};
 use super::State;
-use crate::protocol::Command;
+use crate::protocol::{ChatSettings, Command};
 
-/// A turn starts: the reply's placeholder keeps the settings it is generated with.
-fn begin_turn(state: State, settings: &crate::protocol::ChatSettings) {
+/// A turn starts: the transcript as it was is kept (put back if the worker refuses
+/// the turn), and the page's turn views are cleared.
+fn start_turn(state: State, before: Vec<ChatMessage>) {
+    state.before_turn.set(Some(before));
     state.error.set(None);
     state.notice.set(None);
     state.tokens.set(vec![]);
@@ -18,13 +20,21 @@ fn begin_turn(state: State, settings: &crate::protocol::ChatSettings) {
     state.last_trace.set(None);
     state.stats.set(None);
     state.generating.set(true);
+}
+
+/// A new reply's placeholder, keeping the settings it is generated with.
+fn placeholder(settings: &ChatSettings) -> ChatMessage {
     let mut reply = ChatMessage::new("assistant", String::new());
     reply.turn = Some(settings.clone());
-    state.transcript.update(|t| t.push(reply));
+    reply
 }
 
 /// The settings for a turn, or the page says why there is none (and nothing is sent).
-fn settings_or_error(state: State) -> Option<crate::protocol::ChatSettings> {
+/// None too while a reply is generated or no model is loaded.
+fn settings_or_error(state: State) -> Option<ChatSettings> {
+    if state.generating.get_untracked() || state.card.get_untracked().is_none() {
+        return None;
+    }
     match current(state) {
         Ok(s) => Some(s),
         Err(message) => {
@@ -39,63 +49,162 @@ fn settings_or_error(state: State) -> Option<crate::protocol::ChatSettings> {
     }
 }
 
+/// The session's transcript becomes `messages` (the page's, as the model is given
+/// them): after an edit, a regenerated older reply or a branch switch. The KV cache
+/// keeps the prefix that still matches.
+fn open_in_session(messages: &[ChatMessage]) {
+    send(&Command::OpenChat {
+        messages: messages.iter().map(ChatMessage::for_model).collect(),
+    });
+}
+
 /// Answer the last reply's tool calls with `result` as a `tool` message.
 fn send_tool_result(state: State, result: RwSignal<String>) {
     let content = result.get_untracked();
-    if state.generating.get_untracked() {
-        return;
-    }
     let Some(settings) = settings_or_error(state) else {
         return;
     };
     result.set(String::new());
-    state.replaced_reply.set(None);
-    state
-        .transcript
-        .update(|t| t.push(ChatMessage::new("tool", content.clone())));
-    begin_turn(state, &settings);
+    start_turn(state, state.transcript.get_untracked());
+    state.transcript.update(|t| {
+        t.push(ChatMessage::new("tool", content.clone()));
+        t.push(placeholder(&settings));
+    });
     send(&Command::ToolResult { content, settings });
 }
 
 fn send_message(state: State, text: RwSignal<String>) {
     let msg = text.get_untracked();
-    if msg.trim().is_empty()
-        || state.generating.get_untracked()
-        || state.card.get_untracked().is_none()
-    {
+    if msg.trim().is_empty() {
         return;
     }
     let Some(settings) = settings_or_error(state) else {
         return;
     };
     text.set(String::new());
-    state.replaced_reply.set(None);
-    state
-        .transcript
-        .update(|t| t.push(ChatMessage::new("user", msg.clone())));
-    begin_turn(state, &settings);
+    start_turn(state, state.transcript.get_untracked());
+    state.transcript.update(|t| {
+        t.push(ChatMessage::new("user", msg.clone()));
+        t.push(placeholder(&settings));
+    });
     send(&Command::Send {
         text: msg,
         settings,
     });
 }
 
-fn regenerate(state: State) {
-    if state.generating.get_untracked() {
+/// Message `i` and all after it leave the transcript as one branch among the
+/// branches at `i` (the current one at its place among them); all of them, in order.
+fn fork(t: &mut Vec<ChatMessage>, i: usize) -> Vec<Vec<ChatMessage>> {
+    let mut current = t.split_off(i);
+    let Some(first) = current.first_mut() else {
+        return vec![];
+    };
+    let mut all = std::mem::take(&mut first.alts);
+    let at = first.alt_pos.min(all.len());
+    all.insert(at, current);
+    all
+}
+
+/// Make branch `k` of `all` the transcript's tail from `i` (the others stay on its
+/// first message).
+fn join(t: &mut Vec<ChatMessage>, mut all: Vec<Vec<ChatMessage>>, k: usize) {
+    let mut chosen = all.remove(k);
+    if let Some(first) = chosen.first_mut() {
+        first.alts = all;
+        first.alt_pos = k;
+    }
+    t.extend(chosen);
+}
+
+/// Replace user message `i` with `text` and generate the reply to it. What followed
+/// stays as a branch.
+fn edit_message(state: State, i: usize, text: String) {
+    if text.trim().is_empty() {
         return;
     }
     let Some(settings) = settings_or_error(state) else {
         return;
     };
-    let mut replaced = None;
+    let before = state.transcript.get_untracked();
+    start_turn(state, before.clone());
+    let mut t = before;
+    let all = fork(&mut t, i);
+    open_in_session(&t);
+    let n = all.len();
+    let mut edited = ChatMessage::new("user", text.clone());
+    edited.alts = all;
+    edited.alt_pos = n;
+    t.push(edited);
+    t.push(placeholder(&settings));
+    state.transcript.set(t);
+    send(&Command::Send { text, settings });
+}
+
+/// Generate reply `i` again (any reply, not only the last). The old one, with what
+/// followed it, stays as a branch.
+fn regenerate_at(state: State, i: usize) {
+    let Some(settings) = settings_or_error(state) else {
+        return;
+    };
+    let before = state.transcript.get_untracked();
+    if before.get(i).is_none_or(|m| m.role != "assistant") {
+        return;
+    }
+    start_turn(state, before.clone());
+    let mut t = before;
+    let all = fork(&mut t, i);
+    open_in_session(&t);
+    let n = all.len();
+    let mut reply = placeholder(&settings);
+    reply.alts = all;
+    reply.alt_pos = n;
+    t.push(reply);
+    state.transcript.set(t);
+    send(&Command::Regenerate { settings });
+}
+
+/// Continue the last reply: what is generated joins it.
+fn continue_reply(state: State) {
+    let Some(settings) = settings_or_error(state) else {
+        return;
+    };
+    let before = state.transcript.get_untracked();
+    if !before.last().is_some_and(can_continue) {
+        return;
+    }
+    start_turn(state, before);
+    state.continuing.set(true);
     state.transcript.update(|t| {
-        if t.last().is_some_and(|m| m.role == "assistant") {
-            replaced = t.pop();
+        if let Some(m) = t.last_mut() {
+            m.interrupted = false;
+            m.turn = Some(settings.clone());
         }
     });
-    state.replaced_reply.set(replaced);
-    begin_turn(state, &settings);
-    send(&Command::Regenerate { settings });
+    send(&Command::Continue { settings });
+}
+
+fn can_continue(m: &ChatMessage) -> bool {
+    m.role == "assistant" && !m.content.is_empty() && m.tool_calls.is_empty()
+}
+
+/// Show branch `k` at message `i`.
+fn switch_branch(state: State, i: usize, k: usize) {
+    if state.generating.get_untracked() {
+        return;
+    }
+    let mut t = state.transcript.get_untracked();
+    let all = fork(&mut t, i);
+    if k >= all.len() {
+        return;
+    }
+    join(&mut t, all, k);
+    if state.card.get_untracked().is_some() {
+        open_in_session(&t);
+    }
+    state.tokens.set(vec![]);
+    state.prompt.set(None);
+    state.transcript.set(t);
 }
 
 /// One transcript entry: Markdown (`crate::markdown`), or the exact text with Raw on.
@@ -104,21 +213,64 @@ fn Message(i: usize) -> impl IntoView {
     let state = expect_context::<State>();
     let msg = Memo::new(move |_| state.transcript.with(|t| t.get(i).cloned()));
     let raw = RwSignal::new(false);
+    let editing = RwSignal::new(None::<String>);
+    let idle = move || !state.generating.get() && state.card.with(|c| c.is_some());
+    let is_last = move || state.transcript.with(|t| t.len() == i + 1);
     move || {
         msg.get().map(|m| {
             let class = format!("msg {}", m.role);
             let html = crate::markdown::to_html(&m.content);
             let text = m.content.clone();
             let copy = m.content.clone();
+            let original = m.content.clone();
+            let continuable = can_continue(&m);
+            let branches = m.alts.len() + 1;
+            let pos = m.alt_pos.min(m.alts.len());
+            let at_end = pos + 1 == branches;
             view! {
                 <li class=class data-role=m.role.clone()>
                     <span class="role">{m.role.clone()}</span>
                     <span class="msg-tools">
+                        {(branches > 1).then(|| view! {
+                            <span class="branches" data-testid="branches">
+                                <button class="small" aria-label="Previous branch" disabled=move || pos == 0 || state.generating.get()
+                                    on:click=move |_| switch_branch(state, i, pos - 1)>"‹"</button>
+                                <span class="branch-pos">{format!("{} / {branches}", pos + 1)}</span>
+                                <button class="small" aria-label="Next branch" disabled=move || at_end || state.generating.get()
+                                    on:click=move |_| switch_branch(state, i, pos + 1)>"›"</button>
+                            </span>
+                        })}
+                        {(m.role == "user").then(|| view! {
+                            <button class="small" disabled=move || !idle()
+                                title="Change this message and generate the reply again; what followed stays as a branch"
+                                on:click=move |_| editing.set(Some(original.clone()))>"Edit"</button>
+                        })}
+                        {(m.role == "assistant").then(|| view! {
+                            <button class="small" disabled=move || !idle()
+                                title="Generate this reply again; the old one stays as a branch"
+                                on:click=move |_| regenerate_at(state, i)>"Regenerate"</button>
+                        })}
+                        {move || (continuable && is_last()).then(|| view! {
+                            <button class="small" disabled=move || !idle()
+                                title="Generate more of this reply; the new text joins it"
+                                on:click=move |_| continue_reply(state)>"Continue"</button>
+                        })}
                         <button class="small" aria-pressed=move || raw.get().to_string()
                             title="The exact text the model produced, as the token console explains it"
                             on:click=move |_| raw.update(|r| *r = !*r)>"Raw"</button>
                         <button class="small" on:click=move |ev| copy_text(&ev, &copy)>"Copy"</button>
                     </span>
+                    {move || editing.get().map(|draft| view! {
+                        <div class="edit">
+                            <textarea aria-label="Edit message" rows="3" prop:value=draft
+                                on:input=move |ev| editing.set(Some(event_target_value(&ev)))></textarea>
+                            <button class="primary" on:click=move |_| {
+                                if let Some(t) = editing.get_untracked() { edit_message(state, i, t); }
+                                editing.set(None);
+                            }>"Send edit"</button>
+                            <button on:click=move |_| editing.set(None)>"Cancel edit"</button>
+                        </div>
+                    })}
                     {move || if raw.get() {
                         view! { <pre class="content raw">{text.clone()}</pre> }.into_any()
                     } else {
@@ -282,8 +434,7 @@ pub fn ChatPanel() -> impl IntoView {
                     on:click=move |_| send_message(state, text)>"Send"</button>
                 <button disabled=move || !state.generating.get()
                     on:click=move |_| send(&Command::Stop)>"Stop"</button>
-                <button disabled=move || no_model() || state.generating.get() || state.transcript.with(|t| t.is_empty())
-                    on:click=move |_| regenerate(state)>"Regenerate"</button>
+
             </div>
         </div>
         <SettingsPanel/>

@@ -111,6 +111,12 @@ pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
         .stats
         .as_ref()
         .ok_or("the last reply has no turn record (it came from an older version)")?;
+    if let Some(f) = &stats.fitted {
+        return Err(format!("the last reply's prompt was cut to fit the context ({f}); a replay covers whole prompts"));
+    }
+    if stats.continued {
+        return Err("the last reply was continued, so it was made in more than one turn; a replay covers one".into());
+    }
     let turn = reply
         .turn
         .as_ref()

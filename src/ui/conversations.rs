@@ -27,6 +27,14 @@ const LAST_MODEL_KEY: &str = "tinyrustlm.last-model";
 /// A title made from the first message keeps at most this many characters.
 const TITLE_CHARS: usize = 48;
 
+/// Whether the open chat's last change is in IndexedDB (shown beside the chat list).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaveState {
+    Saved,
+    Saving,
+    Failed,
+}
+
 /// The model a conversation's first reply came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelRef {
@@ -83,6 +91,8 @@ thread_local! {
     /// needs no write.
     static WRITTEN: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
     static SAVE_PENDING: Cell<bool> = const { Cell::new(false) };
+    /// Writes sent to IndexedDB and not yet committed.
+    static IN_FLIGHT: Cell<u32> = const { Cell::new(0) };
     /// The last model is reopened once, at the first list of cached models.
     static REOPEN: Cell<bool> = const { Cell::new(true) };
 }
@@ -182,8 +192,19 @@ fn flush(state: State) {
         return;
     };
     let json = serde_json::to_string(&c).unwrap_or_default();
+    IN_FLIGHT.set(IN_FLIGHT.get() + 1);
+    state.saved.set(SaveState::Saving);
     spawn_local(async move {
-        if let Err(e) = store.put(&head.id, &json).await {
+        let result = store.put(&head.id, &json).await;
+        IN_FLIGHT.set(IN_FLIGHT.get().saturating_sub(1));
+        if IN_FLIGHT.get() == 0 && !SAVE_PENDING.get() {
+            state.saved.set(if result.is_ok() {
+                SaveState::Saved
+            } else {
+                SaveState::Failed
+            });
+        }
+        if let Err(e) = result {
             // The record of the last successful write stays as it was.
             WRITTEN.set(None);
             fail(
@@ -211,6 +232,7 @@ pub fn start(state: State) {
             return;
         }
         if !SAVE_PENDING.replace(true) {
+            state.saved.set(SaveState::Saving);
             set_timeout(move || flush(state), Duration::from_millis(SAVE_DELAY_MS));
         }
     });
@@ -303,7 +325,7 @@ fn clear_turn_views(state: State) {
     state.stats.set(None);
     state.divergence.set(None);
     state.last_trace.set(None);
-    state.replaced_reply.set(None);
+    state.before_turn.set(None);
     state.opened_token.set(None);
     state.notice.set(None);
 }
@@ -418,7 +440,8 @@ pub fn model_loaded(card: &crate::protocol::ModelCard) {
     REOPEN.set(false);
 }
 
-/// A reply finished: the chat's model is the one that wrote its first reply.
+/// A reply finished: it is written at once (a closing tab then keeps all of it), and
+/// the chat's model is the one that wrote its first reply.
 pub fn reply_done(state: State) {
     let Some(card) = state.card.get_untracked() else {
         return;
@@ -432,6 +455,7 @@ pub fn reply_done(state: State) {
             });
         }
     });
+    flush(state);
 }
 
 /// The worker died with a stored model loaded: reload it at the new worker's first
@@ -597,6 +621,11 @@ pub fn ConversationsPanel() -> impl IntoView {
         <nav class="conversations" aria-label="Conversations panel">
             <div class="conv-head">
                 <h2>"Conversations"</h2>
+                <span class="save-state" data-testid="chat-saved" role="status">{move || match state.saved.get() {
+                    SaveState::Saved => "Saved in this browser",
+                    SaveState::Saving => "Saving…",
+                    SaveState::Failed => "Not saved",
+                }}</span>
                 <button disabled=busy on:click=move |_| new_chat(state)>"New chat"</button>
             </div>
             <ul class="conv-list" role="list" aria-label="Conversations">

@@ -185,7 +185,13 @@ fn PromptView() -> impl IntoView {
         state.prompt.get().map(|p| {
             view! {
                 <details class="prompt-view">
-                    <summary>{format!("Prompt view: {} tokens, SHA-256 {}", p.ids.len(), &p.sha256[..16])}</summary>
+                    <summary>{format!("Prompt view: {} tokens ({} reused from the KV cache), SHA-256 {}", p.ids.len(), p.reused, &p.sha256[..16])}</summary>
+                    <p class="reused" data-testid="prompt-reused" data-reused=p.reused.to_string()>
+                        {format!("{} of {} prompt tokens were reused from the KV cache; {} were read.", p.reused, p.ids.len(), p.ids.len() - p.reused.min(p.ids.len()))}
+                    </p>
+                    {p.fitted.clone().map(|f| view! {
+                        <p class="fitted" data-testid="prompt-fitted">{format!("To fit the context: {}.", f.explanation)}</p>
+                    })}
                     <p class="hash" data-testid="prompt-sha256">{format!("SHA-256 {}", p.sha256)}</p>
                     <pre class="rendered" data-testid="rendered-prompt">{p.rendered.clone()}</pre>
                     <div class="ids">

@@ -192,6 +192,7 @@ fn ProgressBar() -> impl IntoView {
                 "verify" => "Verification progress",
                 _ => "Progress",
             };
+            let downloading = p.stage == "download";
             view! {
                 <div class="progress" data-stage=p.stage.clone()>
                     <div class="progress-title">{format!("{}: {}", p.stage, p.id)}</div>
@@ -203,6 +204,12 @@ fn ProgressBar() -> impl IntoView {
                         {format!("{} / {} ({pct:.1}%) · {}/s{eta}", mb(p.done as f64), mb(p.total as f64), mb(p.speed))}
                     </div>
                     {p.note.map(|n| view! { <div class="progress-note">{n}</div> })}
+                    {downloading.then(|| view! {
+                        <button class="cancel" on:click=move |_| send(&Command::CancelDownload)>"Cancel download"</button>
+                    })}
+                    {move || (!downloading && state.working.with(|w| w.as_ref().is_some_and(|w| w.starts_with("loading")))).then(|| view! {
+                        <button class="cancel" on:click=move |_| send(&Command::CancelLoad)>"Cancel load"</button>
+                    })}
                 </div>
             }
         })

@@ -24,6 +24,7 @@ pub struct ChatPrefs {
     pub loop_detection: Option<bool>,
     pub clarify_first: Option<bool>,
     pub context: Option<usize>,
+    pub overflow: Option<slm_runtime::session::Overflow>,
     pub tools: String,
 }
 
@@ -39,6 +40,7 @@ impl ChatPrefs {
             loop_detection: Some(state.loop_detection.get()),
             clarify_first: Some(state.clarify_first.get()),
             context: Some(state.context.get()),
+            overflow: Some(state.overflow.get()),
             tools: state.tools.get(),
         }
     }
@@ -64,6 +66,9 @@ impl ChatPrefs {
         }
         if let Some(c) = self.context {
             state.context.set(c);
+        }
+        if let Some(o) = self.overflow {
+            state.overflow.set(o);
         }
         state.tools.set(self.tools);
     }

@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 use slm_runtime::sampling::SamplerConfig;
+use slm_runtime::session::Overflow;
 
 use super::State;
 use crate::protocol::ChatSettings;
@@ -40,6 +41,7 @@ pub fn current(state: State) -> Result<ChatSettings, String> {
         context: state.context.get_untracked(),
         trace: state.diagnostics_open.get_untracked(),
         clarify_first: state.clarify_first.get_untracked(),
+        overflow: state.overflow.get_untracked(),
     })
 }
 
@@ -69,8 +71,8 @@ fn ContextField() -> impl IntoView {
     };
     view! {
         <label class="field">
-            <span>"Context"</span>
-            <select aria-label="Context" prop:value=move || state.context.get().to_string()
+            <span>"Context size"</span>
+            <select aria-label="Context size" prop:value=move || state.context.get().to_string()
                 on:change=move |ev| {
                     if let Ok(v) = event_target_value(&ev).parse::<usize>() { state.context.set(v) }
                 }>
@@ -80,7 +82,28 @@ fn ContextField() -> impl IntoView {
             </select>
             <span class="context-cost" data-testid="context-cost">{cost}</span>
         </label>
+        <label class="field">
+            <span>"When a turn does not fit"</span>
+            <select aria-label="Context policy"
+                prop:value=move || policy_value(state.overflow.get())
+                on:change=move |ev| {
+                    let p = serde_json::from_value(serde_json::Value::String(event_target_value(&ev)));
+                    if let Ok(p) = p { state.overflow.set(p) }
+                }>
+                {[Overflow::Stop, Overflow::DropOldest, Overflow::TruncateMiddle].into_iter().map(|p| view! {
+                    <option value=policy_value(p) selected=move || state.overflow.get() == p>{p.describe()}</option>
+                }).collect_view()}
+            </select>
+        </label>
     }
+}
+
+/// The policy's name as the protocol spells it.
+fn policy_value(p: Overflow) -> String {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 /// The threads setting: 1..=what the worker can have, with why not more.

@@ -34,6 +34,17 @@ pub struct ChatMessage {
     /// On a reply: the settings it was generated with (what a replay needs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<crate::protocol::ChatSettings>,
+    /// The other branches from this message on (an edit or a regenerated reply keeps
+    /// what it replaced), each a whole tail of the transcript; this one sits at
+    /// `alt_pos` among them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alts: Vec<Vec<ChatMessage>>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub alt_pos: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What the clarify-first policy decided on a user message (`Event::Policy`).
@@ -55,6 +66,8 @@ impl ChatMessage {
             given: None,
             interrupted: false,
             turn: None,
+            alts: vec![],
+            alt_pos: 0,
         }
     }
 
@@ -135,6 +148,8 @@ pub struct PromptView {
     pub reused: usize,
     pub template_added_bos: bool,
     pub unix_time: i64,
+    /// What the prompt left out to fit the context.
+    pub fitted: Option<slm_runtime::session::Fitted>,
 }
 
 /// A finished turn's record, kept with its reply.
@@ -151,6 +166,12 @@ pub struct TurnStats {
     /// The Unix time the prompt was rendered at (templates may print the date).
     #[serde(default)]
     pub unix_time: i64,
+    /// What the prompt left out to fit the context, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitted: Option<String>,
+    /// The reply was continued (made in more than one turn).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continued: bool,
     pub stop_reason: String,
     pub stop_detail: Value,
     pub prompt_tokens: usize,
@@ -181,6 +202,7 @@ pub struct State {
     /// The open conversation (its messages are `transcript`), and every stored one.
     pub chat: RwSignal<Option<super::conversations::ChatHead>>,
     pub chats: RwSignal<Vec<super::conversations::ChatHead>>,
+    pub saved: RwSignal<super::conversations::SaveState>,
     pub generating: RwSignal<bool>,
     pub tokens: RwSignal<Vec<TokenRow>>,
     pub prompt: RwSignal<Option<PromptView>>,
@@ -202,6 +224,8 @@ pub struct State {
     /// Context positions for the session (a load plans for it; a change applies at
     /// the next turn).
     pub context: RwSignal<usize>,
+    /// What a turn does when its prompt does not fit the context.
+    pub overflow: RwSignal<slm_runtime::session::Overflow>,
     /// The tools JSON as typed (a list of function schemas); empty: no tools.
     pub tools: RwSignal<String>,
     pub keep_file: RwSignal<bool>,
@@ -211,8 +235,11 @@ pub struct State {
     pub threads_wanted: RwSignal<Option<usize>>,
     /// This worker was asked for `threads_wanted` already.
     pub threads_asked: RwSignal<bool>,
-    /// The reply a Regenerate replaced, put back if the worker refuses the turn.
-    pub replaced_reply: RwSignal<Option<ChatMessage>>,
+    /// The transcript as it was before the turn being generated, put back if the
+    /// worker refuses the turn.
+    pub before_turn: RwSignal<Option<Vec<ChatMessage>>>,
+    /// The turn being generated continues the last reply.
+    pub continuing: RwSignal<bool>,
     /// The diagnostics column is open. Closed, turns record no sampler stages, so
     /// decoding does no extra work.
     pub diagnostics_open: RwSignal<bool>,
@@ -277,6 +304,7 @@ impl State {
             transcript: RwSignal::new(vec![]),
             chat: RwSignal::new(None),
             chats: RwSignal::new(vec![]),
+            saved: RwSignal::new(super::conversations::SaveState::Saved),
             generating: RwSignal::new(false),
             tokens: RwSignal::new(vec![]),
             prompt: RwSignal::new(None),
@@ -295,11 +323,13 @@ impl State {
             clarify_first: RwSignal::new(true),
             tools: RwSignal::new(String::new()),
             context: RwSignal::new(DEFAULT_CONTEXT),
+            overflow: RwSignal::new(Default::default()),
             keep_file: RwSignal::new(false),
             threads: RwSignal::new(None),
             threads_wanted: RwSignal::new(None),
             threads_asked: RwSignal::new(false),
-            replaced_reply: RwSignal::new(None),
+            before_turn: RwSignal::new(None),
+            continuing: RwSignal::new(false),
             diagnostics_open: RwSignal::new(true),
             opened_token: RwSignal::new(None),
             last_trace: RwSignal::new(None),
@@ -454,6 +484,7 @@ impl State {
                 capacity,
                 template_added_bos,
                 unix_time,
+                fitted,
             } => {
                 self.kv.set((reused, capacity));
                 let total = ids.len().saturating_sub(reused);
@@ -466,6 +497,7 @@ impl State {
                     reused,
                     template_added_bos,
                     unix_time,
+                    fitted,
                 }));
             }
             Event::Prefill { done, total } => {
@@ -558,6 +590,11 @@ impl State {
                         .prompt
                         .with_untracked(|p| p.as_ref().map(|p| p.unix_time))
                         .unwrap_or_default(),
+                    fitted: self.prompt.with_untracked(|p| {
+                        p.as_ref()
+                            .and_then(|p| p.fitted.as_ref().map(|f| f.explanation.clone()))
+                    }),
+                    continued: false,
                     stop_reason,
                     stop_detail,
                     prompt_tokens,
@@ -569,11 +606,18 @@ impl State {
                     first_token_ms,
                     memory_bytes,
                 };
+                let continuing = self.continuing.get_untracked();
+                self.continuing.set(false);
+                self.before_turn.set(None);
                 self.transcript.update(|t| {
                     if let Some(m) = t.last_mut() {
+                        let mut stats = stats.clone();
+                        stats.continued =
+                            continuing || m.stats.as_ref().is_some_and(|s| s.continued);
                         m.content = content;
                         m.tool_calls = tool_calls;
-                        m.stats = Some(stats.clone());
+                        m.interrupted = false;
+                        m.stats = Some(stats);
                     }
                 });
                 if !tool_errors.is_empty() {
@@ -613,27 +657,17 @@ impl State {
                 chunk,
             } => {
                 if during == "chat" {
-                    // The worker refused the turn and restored its transcript: mirror it
-                    // (drop the placeholder; then drop the user message of a Send, or put
-                    // back the reply a Regenerate replaced).
+                    // The worker refused the turn: put the transcript back as it was, and
+                    // give the session the same messages.
                     if self.generating.get_untracked() {
-                        let replaced = self.replaced_reply.get_untracked();
-                        self.transcript.update(|t| {
-                            if t.last()
-                                .is_some_and(|m| m.role == "assistant" && m.content.is_empty())
-                            {
-                                t.pop();
-                            }
-                            match replaced {
-                                Some(m) => t.push(m),
-                                None => {
-                                    if t.last().is_some_and(|m| m.role == "user") {
-                                        t.pop();
-                                    }
-                                }
-                            }
-                        });
+                        if let Some(before) = self.before_turn.get_untracked() {
+                            let messages = before.iter().map(ChatMessage::for_model).collect();
+                            self.transcript.set(before);
+                            super::client::send(&crate::protocol::Command::OpenChat { messages });
+                        }
                     }
+                    self.before_turn.set(None);
+                    self.continuing.set(false);
                     self.generating.set(false);
                 }
                 if during == "load" {
@@ -647,6 +681,12 @@ impl State {
                 }
                 if during == "download" || during == "load" {
                     self.working.set(None);
+                }
+                if kind == "cancelled" {
+                    // Asked for, so said plainly rather than raised as an error.
+                    self.progress.set(None);
+                    self.notice.set(Some(message));
+                    return;
                 }
                 self.error.set(Some(ErrorView {
                     during,

@@ -299,6 +299,17 @@ async fn stream_chunks(
             let _ = reader.cancel();
             return Ok(());
         }
+        if super::download_cancelled() {
+            let _ = reader.cancel();
+            return Err(Failure {
+                kind: "cancelled".into(),
+                message: format!(
+                    "the download of {} was cancelled at chunk {} of {}: the verified chunks are kept, so Resume continues from there (Delete removes them); the model cannot be loaded until it is complete",
+                    e.name, meta.chunks_done, meta.chunks_total
+                ),
+                chunk: None,
+            });
+        }
         let r = JsFuture::from(reader.read())
             .await
             .map_err(|err| Failure::network(describe(&err)))?;

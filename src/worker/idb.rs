@@ -23,6 +23,8 @@ pub const MODELS: &str = "models";
 pub const HEADS: &str = "heads";
 pub const CHUNKS: &str = "chunks";
 
+/// A handle on the database (cloning shares it).
+#[derive(Clone)]
 pub struct Store {
     db: IdbDatabase,
 }

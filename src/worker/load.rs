@@ -209,6 +209,15 @@ async fn read_chunks(
     file.update(&head.bytes);
     let mut buf = Vec::with_capacity(d.chunk_size as usize);
     for i in 0..total {
+        if super::load_cancelled() {
+            return Err(Failure {
+                kind: "cancelled".into(),
+                message: format!(
+                    "loading {id} was cancelled at chunk {i} of {total}: no model is loaded"
+                ),
+                chunk: None,
+            });
+        }
         let start = head.data_offset + i * d.chunk_size;
         let end = (start + d.chunk_size).min(file_len);
         match origin {

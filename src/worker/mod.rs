@@ -106,6 +106,25 @@ pub fn device_memory() -> Option<f64> {
 }
 
 thread_local! {
+    /// Set by `Command::CancelDownload` / `CancelLoad` the moment they arrive; the
+    /// running download or load sees it between chunks.
+    static CANCEL_DOWNLOAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static CANCEL_LOAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The id of the download running in the background, if any.
+    static DOWNLOADING: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Whether the person cancelled the running download (`true` once per cancel).
+pub fn download_cancelled() -> bool {
+    CANCEL_DOWNLOAD.with(|c| c.get())
+}
+
+/// Whether the person cancelled the running load.
+pub fn load_cancelled() -> bool {
+    CANCEL_LOAD.with(|c| c.get())
+}
+
+thread_local! {
     static YIELD: web_sys::MessageChannel =
         web_sys::MessageChannel::new().expect("MessageChannel exists in workers");
 }
@@ -141,6 +160,8 @@ pub fn start() {
                 .and_then(|v| v.dyn_into::<web_sys::File>().ok());
             match serde_json::from_str::<Command>(&json) {
                 Ok(Command::Stop) => flag.store(true, Ordering::Relaxed),
+                Ok(Command::CancelDownload) => CANCEL_DOWNLOAD.with(|c| c.set(true)),
+                Ok(Command::CancelLoad) => CANCEL_LOAD.with(|c| c.set(true)),
                 // A trap, as `handle_alloc_error` ends a wasm worker.
                 Ok(Command::Crash) => std::process::abort(),
                 Ok(c) => {
@@ -250,6 +271,7 @@ fn is_chat(c: &Command) -> bool {
         Command::Send { .. }
             | Command::ToolResult { .. }
             | Command::Regenerate { .. }
+            | Command::Continue { .. }
             | Command::ResetContext
             | Command::ClearTranscript
             | Command::OpenChat { .. }
@@ -267,6 +289,7 @@ async fn load_model(store: Option<&Store>, origin: Origin, context: usize) -> Op
         );
         return None;
     };
+    CANCEL_LOAD.with(|c| c.set(false));
     match load::load(store, origin, &post, perf_now, context).await {
         Ok(mut l) => {
             // The catalog's evidence comes with the card; a missing or unreadable
@@ -322,13 +345,31 @@ async fn storage(store: Option<&Store>, cmd: Command) {
     match cmd {
         Command::List => {}
         Command::Download { entry, context } => {
-            match download::download(s, &entry, context, &post).await {
-                Ok(sha256) => post(Event::Downloaded {
-                    id: entry.id.clone(),
-                    sha256,
-                }),
-                Err(f) => post_failure("download", f),
+            // In the background: chatting with a loaded model goes on meanwhile.
+            if let Some(running) = DOWNLOADING.with_borrow(|d| d.clone()) {
+                post_failure(
+                    "download",
+                    Failure::from(format!(
+                        "{running} is downloading: wait for it or cancel it first"
+                    )),
+                );
+                return;
             }
+            DOWNLOADING.set(Some(entry.name.clone()));
+            CANCEL_DOWNLOAD.with(|c| c.set(false));
+            let s = s.clone();
+            spawn_local(async move {
+                match download::download(&s, &entry, context, &post).await {
+                    Ok(sha256) => post(Event::Downloaded {
+                        id: entry.id.clone(),
+                        sha256,
+                    }),
+                    Err(f) => post_failure("download", f),
+                }
+                DOWNLOADING.set(None);
+                list(Some(&s)).await;
+            });
+            return;
         }
         Command::Delete { id } => {
             if let Err(e) = s.delete(&id).await {
@@ -380,6 +421,7 @@ async fn chat(
         let settings = match &msg.0 {
             Command::Send { settings, .. }
             | Command::Regenerate { settings }
+            | Command::Continue { settings }
             | Command::ToolResult { settings, .. } => Some(settings),
             _ => None,
         };
@@ -409,7 +451,7 @@ async fn chat(
                         note: d.note,
                     });
                 }
-                if !turn(engine, &mut session, &settings, abort).await {
+                if !turn(engine, &mut session, &settings, abort, false).await {
                     session.messages.pop();
                 }
                 post_context(&session);
@@ -420,7 +462,7 @@ async fn chat(
                     continue;
                 }
                 apply(&mut session, &settings);
-                if !turn(engine, &mut session, &settings, abort).await {
+                if !turn(engine, &mut session, &settings, abort, false).await {
                     session.messages.pop();
                 }
                 post_context(&session);
@@ -434,9 +476,14 @@ async fn chat(
                     None
                 };
                 apply(&mut session, &settings);
-                if !turn(engine, &mut session, &settings, abort).await {
+                if !turn(engine, &mut session, &settings, abort, false).await {
                     session.messages.extend(dropped);
                 }
+                post_context(&session);
+            }
+            Command::Continue { settings } => {
+                apply(&mut session, &settings);
+                turn(engine, &mut session, &settings, abort, true).await;
                 post_context(&session);
             }
             Command::ResetContext => {
@@ -502,6 +549,7 @@ fn apply(s: &mut Session, settings: &ChatSettings) {
     set_system(s, &settings.system);
     s.tools = settings.tools.clone();
     s.clarify_first = settings.clarify_first;
+    s.overflow = settings.overflow;
 }
 
 /// The editable system prompt is the transcript's first message (when non-empty).
@@ -532,13 +580,15 @@ fn post_context(s: &Session) {
     });
 }
 
-/// Generate the reply to the transcript (which ends with the user's message), streaming
-/// tokens. False if it could not start (the error has been posted).
+/// Generate the reply to the transcript (which ends with the user's message), or
+/// (`continues`) more of its last reply, streaming tokens. False if it could not start
+/// (the error has been posted).
 async fn turn(
     engine: &Engine,
     session: &mut Session<'_>,
     st: &ChatSettings,
     abort: &Arc<AtomicBool>,
+    continues: bool,
 ) -> bool {
     let t0 = perf_now();
     abort.store(false, Ordering::Relaxed);
@@ -553,22 +603,19 @@ async fn turn(
         abort: Some(abort.clone()),
     };
     let now = now_unix();
-    let mut p = match session.begin_reply(&opts, now) {
+    let begun = if continues {
+        session.begin_continue(&opts, now)
+    } else {
+        session.begin_reply(&opts, now)
+    };
+    let mut p = match begun {
         Ok(p) => p,
         Err(e) => {
             post_failure("chat", e.into());
             return false;
         }
     };
-    let rendered = engine
-        .text
-        .render(
-            &Value::Array(session.messages.clone()),
-            session.tools.as_ref(),
-            true,
-            now,
-        )
-        .unwrap_or_default();
+    let rendered = p.prompt_text().to_string();
     let ids = p.prompt_ids().to_vec();
     post(Event::Prompt {
         sha256: hex(&Sha256::digest(rendered.as_bytes())),
@@ -582,6 +629,7 @@ async fn turn(
         capacity: session.capacity(),
         ids: ids.clone(),
         unix_time: now,
+        fitted: p.fitted().cloned(),
     });
     let mut first_token_ms = None;
     // A token is posted as soon as it is chosen, before its own forward pass (which
@@ -617,8 +665,13 @@ async fn turn(
             content: g.text.clone(),
             ..Default::default()
         });
+    // The reply as the transcript holds it (all of a continued one).
+    let content = match session.messages.last() {
+        Some(m) if continues => m["content"].as_str().unwrap_or_default().to_string(),
+        _ => reply.content,
+    };
     post(Event::Done {
-        content: reply.content,
+        content,
         tool_calls: reply.calls,
         tool_errors: reply.errors,
         text: g.text.clone(),

@@ -16,6 +16,8 @@
 //! extension of the context tokens (e.g. the assistant's reply re-tokenizes differently,
 //! or the transcript was edited or cleared), with an explanation.
 
+mod fit;
+
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -26,6 +28,7 @@ use crate::model::kv_cache::KvCache;
 use crate::model::Scratch;
 use crate::sampling::StepTrace;
 use crate::tool_calls::{self, ParsedReply, ToolCallSyntax};
+pub use fit::{Fitted, Overflow};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Divergence {
@@ -43,6 +46,11 @@ pub struct Session<'e> {
     /// Apply the clarify-first policy (`clarify.rs`) to each message `send` adds: a
     /// visible note joins the message when it is materially underspecified.
     pub clarify_first: bool,
+    /// What a turn does when its prompt does not fit (`fit.rs`).
+    pub overflow: Overflow,
+    /// What the last turn's prompt left out, if anything: the context then holds less
+    /// than the transcript, and the divergence flag says so.
+    trimmed: Option<Fitted>,
     /// Tokens whose K/V are in `cache` (always `cache.len` long).
     context: Vec<u32>,
     cache: KvCache,
@@ -54,6 +62,7 @@ pub struct Transcript {
     pub messages: Vec<Value>,
     pub tools: Option<Value>,
     pub clarify_first: bool,
+    pub overflow: Overflow,
 }
 
 #[derive(Debug, Serialize)]
@@ -66,6 +75,8 @@ pub struct Turn {
     pub reply: Option<ParsedReply>,
     /// The clarify-first decision on the user's message (`send` with the policy on).
     pub policy: Option<Decision>,
+    /// What the prompt left out to fit the context (`overflow`), if anything.
+    pub fitted: Option<Fitted>,
 }
 
 impl<'e> Session<'e> {
@@ -77,6 +88,8 @@ impl<'e> Session<'e> {
             messages: Vec::new(),
             tools: None,
             clarify_first: false,
+            overflow: Overflow::Stop,
+            trimmed: None,
             context: Vec::new(),
             cache: engine.model.new_cache(cap),
             scratch: Scratch::new(&engine.model.cfg, cap),
@@ -91,6 +104,7 @@ impl<'e> Session<'e> {
             messages: self.messages,
             tools: self.tools,
             clarify_first: self.clarify_first,
+            overflow: self.overflow,
         }
     }
 
@@ -101,6 +115,7 @@ impl<'e> Session<'e> {
         s.messages = t.messages;
         s.tools = t.tools;
         s.clarify_first = t.clarify_first;
+        s.overflow = t.overflow;
         s
     }
 
@@ -151,6 +166,7 @@ impl<'e> Session<'e> {
     pub fn reset_context(&mut self) {
         self.cache.truncate(0);
         self.context.clear();
+        self.trimmed = None;
     }
 
     pub fn clear_transcript(&mut self) {
@@ -183,11 +199,21 @@ impl<'e> Session<'e> {
                 ),
             }));
         }
-        Ok(diverges(
+        let d = diverges(
             &self.context,
             &self.transcript_ids(false, now_unix)?,
             &self.engine.text.tokenizer,
-        ))
+        );
+        Ok(match (d, &self.trimmed) {
+            (Some(mut d), Some(f)) => {
+                d.explanation = format!(
+                    "the context no longer holds the whole transcript: {}",
+                    f.explanation
+                );
+                Some(d)
+            }
+            (d, _) => d,
+        })
     }
 
     /// Append a user message and generate the assistant's reply.
@@ -211,6 +237,18 @@ impl<'e> Session<'e> {
         on_text: &mut dyn FnMut(&str, &StepTrace),
     ) -> Result<Turn> {
         let mut p = self.begin_reply(opts, now_unix)?;
+        while !self.step(&mut p, on_text) {}
+        Ok(self.finish(p, on_text))
+    }
+
+    /// Generate more of the last reply (`begin_continue`), joining it.
+    pub fn continue_reply(
+        &mut self,
+        opts: &GenerateOptions,
+        now_unix: i64,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> Result<Turn> {
+        let mut p = self.begin_continue(opts, now_unix)?;
         while !self.step(&mut p, on_text) {}
         Ok(self.finish(p, on_text))
     }
@@ -250,12 +288,107 @@ impl<'e> Session<'e> {
         opts: &GenerateOptions,
         now_unix: i64,
     ) -> Result<PendingTurn<'e>> {
-        let ids = self.transcript_ids(true, now_unix)?;
+        self.begin(opts, now_unix, false)
+    }
+
+    /// Continue the transcript's last message, an assistant reply that was cut off:
+    /// the prompt ends with its text, as transformers' `continue_final_message` renders
+    /// it, and what is generated joins that message.
+    pub fn begin_continue(
+        &mut self,
+        opts: &GenerateOptions,
+        now_unix: i64,
+    ) -> Result<PendingTurn<'e>> {
+        let last = self.messages.last();
+        let ok = last.is_some_and(|m| {
+            m["role"] == "assistant"
+                && m["content"].as_str().is_some_and(|c| !c.is_empty())
+                && m.get("tool_calls")
+                    .is_none_or(|c| c.as_array().is_none_or(|c| c.is_empty()))
+        });
+        if !ok {
+            return Err(SlmError::Invalid(
+                "only a reply with text and no tool calls, the transcript's last message, can be continued".into(),
+            ));
+        }
+        self.begin(opts, now_unix, true)
+    }
+
+    /// The prompt for `messages`: with the assistant opener, or (`continues`) ending
+    /// with the last message's text.
+    fn prompt_for(
+        &self,
+        messages: &[Value],
+        continues: bool,
+        now_unix: i64,
+    ) -> Result<(String, Vec<u32>)> {
+        let mut r = self.engine.text.render(
+            &Value::Array(messages.to_vec()),
+            self.tools.as_ref(),
+            !continues,
+            now_unix,
+        )?;
+        if continues {
+            let content = messages
+                .last()
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or_default();
+            let at = r.rfind(content).ok_or_else(|| {
+                SlmError::Invalid(
+                    "the chat template does not render the reply's text as it stands, so it cannot be continued".into(),
+                )
+            })?;
+            r.truncate(at + content.len());
+        }
+        let ids = self.engine.text.encode_rendered(&r)?;
+        Ok((r, ids))
+    }
+
+    /// Render, fit the context (`overflow`), reuse the common prefix, start decoding.
+    fn begin(
+        &mut self,
+        opts: &GenerateOptions,
+        now_unix: i64,
+        continues: bool,
+    ) -> Result<PendingTurn<'e>> {
+        let cap = self.cache.capacity;
+        let (mut rendered, mut ids) = self.prompt_for(&self.messages, continues, now_unix)?;
+        let mut fitted = None;
+        // Room for the reply: with a dropping policy, as much of `max_tokens` as half
+        // the context; refused only when not even one output token fits.
+        let reserve = opts.max_tokens.min(cap / 2).max(1);
+        if self.overflow != Overflow::Stop && ids.len() + reserve > cap {
+            let whole = ids.len();
+            let turns = fit::removable_turns(&self.messages, self.overflow);
+            for n in 1..=turns.len() {
+                let (kept, gone) = fit::without(&self.messages, &turns, n);
+                let (r, i) = self.prompt_for(&kept, continues, now_unix)?;
+                rendered = r;
+                ids = i;
+                fitted = Some(Fitted {
+                    policy: self.overflow,
+                    explanation: format!(
+                        "{} of {} messages were left out of the prompt ({}), which went from {whole} to {} tokens to fit a context of {cap} positions",
+                        gone.len(),
+                        self.messages.len(),
+                        self.overflow.describe(),
+                        ids.len()
+                    ),
+                    dropped_messages: gone,
+                    whole_tokens: whole,
+                    prompt_tokens: ids.len(),
+                });
+                if ids.len() + reserve <= cap {
+                    break;
+                }
+            }
+        }
         // Budget: refuse before any compute when not even one output token fits.
-        check_fits(ids.len(), 1, self.cache.capacity).map_err(|e| match e {
+        check_fits(ids.len(), 1, cap).map_err(|e| match e {
             SlmError::Invalid(m) => SlmError::Invalid(format!(
-                "{m} (session capacity; the model allows {})",
-                self.engine.context_len()
+                "{m} (session capacity; the model allows {}; context policy: {})",
+                self.engine.context_len(),
+                self.overflow.describe()
             )),
             e => e,
         })?;
@@ -265,12 +398,18 @@ impl<'e> Session<'e> {
         self.context.truncate(common);
         let engine: &'e Engine = self.engine;
         match engine.start(&self.cache, &ids, opts) {
-            Ok(decoding) => Ok(PendingTurn {
-                decoding,
-                ids,
-                divergence,
-                policy: None,
-            }),
+            Ok(decoding) => {
+                self.trimmed = fitted.clone();
+                Ok(PendingTurn {
+                    decoding,
+                    ids,
+                    rendered,
+                    divergence,
+                    policy: None,
+                    fitted,
+                    continues,
+                })
+            }
             Err(e) => {
                 // Refused before any compute; the truncated cache no longer matches the
                 // transcript's ids, so start the context afresh.
@@ -301,16 +440,28 @@ impl<'e> Session<'e> {
         self.context = p.ids;
         self.context.extend(&g.ids);
         self.context.truncate(self.cache.len);
-        let reply = self.tool_syntax().map(|s| tool_calls::parse(s, &g.text));
-        self.messages.push(match &reply {
-            Some(r) => r.to_message(),
-            None => json!({"role": "assistant", "content": g.text}),
-        });
+        let reply = if p.continues {
+            // The continuation joins the reply it continues (`begin_continue` checked
+            // that the last message is that reply).
+            if let Some(m) = self.messages.last_mut() {
+                let text = m["content"].as_str().unwrap_or_default().to_string() + &g.text;
+                m["content"] = Value::String(text);
+            }
+            None
+        } else {
+            let reply = self.tool_syntax().map(|s| tool_calls::parse(s, &g.text));
+            self.messages.push(match &reply {
+                Some(r) => r.to_message(),
+                None => json!({"role": "assistant", "content": g.text}),
+            });
+            reply
+        };
         Turn {
             generation: g,
             divergence: p.divergence,
             reply,
             policy: p.policy,
+            fitted: p.fitted,
         }
     }
 }
@@ -318,15 +469,29 @@ impl<'e> Session<'e> {
 /// A reply being generated (`Session::begin_send` / `begin_reply`).
 pub struct PendingTurn<'e> {
     decoding: Decoding<'e>,
-    /// The prompt's ids.
+    /// The prompt's ids, and its text.
     ids: Vec<u32>,
+    rendered: String,
     divergence: Option<Divergence>,
     pub policy: Option<Decision>,
+    /// What the prompt left out to fit the context.
+    fitted: Option<Fitted>,
+    /// The turn continues the last reply (`begin_continue`).
+    continues: bool,
 }
 
 impl PendingTurn<'_> {
     pub fn prompt_ids(&self) -> &[u32] {
         &self.ids
+    }
+
+    /// The prompt as rendered: exactly the text its ids encode.
+    pub fn prompt_text(&self) -> &str {
+        &self.rendered
+    }
+
+    pub fn fitted(&self) -> Option<&Fitted> {
+        self.fitted.as_ref()
     }
 
     /// Prompt tokens prefilled so far and to prefill in all (`Decoding::prefill_progress`).
