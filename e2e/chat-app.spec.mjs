@@ -11,6 +11,8 @@ test('replies render as Markdown: code blocks copy, raw HTML stays text, Raw sho
   const reply = assistantMessages(page).last();
   const code = reply.locator('pre > code.language-python');
   await expect(code).toContainText('def ');
+  // Highlighted: the keyword is a token span; the copy still gives the plain code.
+  await expect(code.locator('.tok-keyword').first()).toHaveText('def');
   await reply.getByRole('button', { name: 'Copy code' }).first().click();
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   expect(copied).toBe(await code.first().textContent());
@@ -125,7 +127,7 @@ test('each finished reply keeps its own figures: tokens, rate, first token, stop
   const generated = Number(last.match(/(\d+) generated/)[1]);
   const reason = (await page.getByTestId('stop-reason').textContent()).replace('Stop reason: ', '');
   expect(first).toMatch(new RegExp(`^${generated} tokens · [\\d.]+ tok/s · first token after \\d+ ms · stopped: ${reason}$`));
-  expect(await stats.first().getAttribute('title')).toMatch(/^Prompt \d+ tokens \(\d+ reused, \d+ read at [\d.]+ tok\/s\)$/);
+  expect(await stats.first().getAttribute('title')).toMatch(/^Prompt \d+ tokens \(\d+ reused, \d+ read at [\d.]+ tok\/s\), SHA-256 [0-9a-f]{64}; model smollm2-135m-instruct\.slm$/);
 
   // A second reply gets its own line; the first keeps its figures.
   // (The advanced settings are still open from `greedy`.)

@@ -11,7 +11,7 @@
 //! Everything else (text, code, attribute values) is escaped by pulldown-cmark's HTML
 //! writer or by `escape` here.
 
-use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{html, CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 /// The HTML for `text`.
 pub fn to_html(text: &str) -> String {
@@ -19,6 +19,8 @@ pub fn to_html(text: &str) -> String {
     // Per open link: whether it became an anchor. Per open image: its address.
     let mut links: Vec<bool> = Vec::new();
     let mut images: Vec<String> = Vec::new();
+    // Inside a code block: its language and its text so far.
+    let mut code: Option<(String, String)> = None;
     let events = Parser::new_ext(text, opts).flat_map(|ev| -> Vec<Event<'_>> {
         match ev {
             Event::Html(s) | Event::InlineHtml(s) => vec![Event::Text(s)],
@@ -54,16 +56,31 @@ pub fn to_html(text: &str) -> String {
                     escape(&url)
                 )))]
             }
-            Event::Start(Tag::CodeBlock(kind)) => vec![
-                Event::Html(
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => info
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                code = Some((lang, String::new()));
+                vec![Event::Html(
                     "<div class=\"code-block\"><button type=\"button\" class=\"copy-code\" \
                      aria-label=\"Copy code\">Copy</button>"
                         .into(),
-                ),
-                Event::Start(Tag::CodeBlock(kind)),
-            ],
+                )]
+            }
+            Event::Text(t) if code.is_some() => {
+                if let Some((_, buf)) = code.as_mut() {
+                    buf.push_str(&t);
+                }
+                vec![]
+            }
             Event::End(TagEnd::CodeBlock) => {
-                vec![Event::End(TagEnd::CodeBlock), Event::Html("</div>".into())]
+                let (lang, buf) = code.take().unwrap_or_default();
+                vec![Event::Html(CowStr::from(code_block(&lang, &buf)))]
             }
             other => vec![other],
         }
@@ -71,6 +88,22 @@ pub fn to_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len() * 3 / 2);
     html::push_html(&mut out, events);
     out
+}
+
+/// A code block's `<pre><code>`, its text highlighted when the fence names a language
+/// `oxidoc_highlight` knows (which escapes everything it emits), escaped otherwise.
+fn code_block(lang: &str, text: &str) -> String {
+    let body = if oxidoc_highlight::is_supported(lang) {
+        oxidoc_highlight::highlight(text, lang)
+    } else {
+        escape(text)
+    };
+    let class = if lang.is_empty() {
+        String::new()
+    } else {
+        format!(" class=\"language-{}\"", escape(lang))
+    };
+    format!("<pre><code{class}>{body}</code></pre>\n</div>")
 }
 
 /// Absolute http(s) and mailto addresses only: no `javascript:`, `data:` or
@@ -133,14 +166,29 @@ mod tests {
     }
 
     #[test]
-    fn code_blocks_get_a_copy_button() {
-        let h = to_html("```python\nprint(\"<hi>\")\n```");
+    fn code_blocks_get_a_copy_button_and_highlighting() {
+        let h = to_html("```python\nprint(\"<hi>\")  # <img onerror=x>\n```");
         assert!(h.contains("<div class=\"code-block\"><button"), "{h}");
+        assert!(h.starts_with("<div class=\"code-block\">"), "{h}");
+        assert!(h.contains("<pre><code class=\"language-python\">"), "{h}");
         assert!(
-            h.contains(
-                "<pre><code class=\"language-python\">print(\"&lt;hi&gt;\")\n</code></pre>\n</div>"
-            ),
+            h.contains("<span class=\"tok-comment\"># &lt;img onerror=x&gt;</span>"),
             "{h}"
         );
+        assert!(h.contains("&quot;&lt;hi&gt;&quot;"), "{h}");
+        assert!(!h.contains("<img") && !h.contains("<hi>"), "{h}");
+        assert!(h.ends_with("</code></pre>\n</div>"), "{h}");
+    }
+
+    #[test]
+    fn unknown_and_missing_languages_are_escaped_text() {
+        let h = to_html("```klingon\n<b>qapla'</b>\n```\n\n    <i>indented</i>\n");
+        assert!(h.contains("<pre><code class=\"language-klingon\">&lt;b&gt;qapla&#39;&lt;/b&gt;\n</code></pre>"), "{h}");
+        assert!(
+            h.contains("<pre><code>&lt;i&gt;indented&lt;/i&gt;\n</code></pre>"),
+            "{h}"
+        );
+        let h = to_html("```\"><script>\nx\n```");
+        assert!(!h.contains("<script"), "{h}");
     }
 }
