@@ -136,7 +136,7 @@ test('a reply cut off by closing the tab comes back marked interrupted, and the 
   await context.close();
 });
 
-test('a worker that dies mid-reply is replaced, its stored model loaded again and the chat kept', async ({ page }) => {
+test('a worker that dies mid-reply or is terminated is replaced, its stored model loaded again and the chat kept', async ({ page }) => {
   await page.goto('/');
   await expect(page.getByText('worker ready')).toBeVisible();
   await download(page);
@@ -159,6 +159,13 @@ test('a worker that dies mid-reply is replaced, its stored model loaded again an
   await say(page, 'Name a fruit.');
   await expect(assistantMessages(page)).toHaveCount(3);
   await expect(assistantMessages(page).last()).not.toBeEmpty();
+  // Ended from outside (worker.terminate(), as a browser may): the same recovery.
+  await page.evaluate(() => window.tinyrustlm.terminate());
+  await expect(page.getByRole('alert')).toContainText('it was terminated');
+  await expect(page.locator('.card')).toBeVisible({ timeout: 300_000 });
+  await say(page, 'Name a tree.');
+  await expect(assistantMessages(page)).toHaveCount(4);
+  await expect(page.locator('.msg.user')).toHaveCount(4);
 });
 
 test('a chat exports as JSON and Markdown, imports into a fresh profile, and its replay bundle reproduces the reply in the CLI', async ({ page, browser }) => {

@@ -106,3 +106,27 @@ pub async fn open(
     drop(upgrade);
     Ok(db.unchecked_into())
 }
+
+/// Every value in `store`, in key order.
+pub async fn get_all(db: &IdbDatabase, store: &str) -> Result<js_sys::Array, String> {
+    let tx = db.transaction_with_str(store).map_err(|e| describe(&e))?;
+    let req = tx
+        .object_store(store)
+        .and_then(|s| s.get_all())
+        .map_err(|e| describe(&e))?;
+    Ok(request(&req)
+        .await
+        .map_err(|e| describe(&e))?
+        .unchecked_into())
+}
+
+/// The value under `key` in `store`, if there is one.
+pub async fn get(db: &IdbDatabase, store: &str, key: &JsValue) -> Result<Option<JsValue>, String> {
+    let tx = db.transaction_with_str(store).map_err(|e| describe(&e))?;
+    let req = tx
+        .object_store(store)
+        .and_then(|s| s.get(key))
+        .map_err(|e| describe(&e))?;
+    let v = request(&req).await.map_err(|e| describe(&e))?;
+    Ok((!v.is_undefined()).then_some(v))
+}

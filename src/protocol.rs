@@ -374,6 +374,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         trace: Option<Value>,
     },
+    /// The session's transcript after a turn, exactly as the model is given it (a
+    /// clarify note included; a refused turn leaves it as it was).
+    Transcript {
+        messages: Vec<Value>,
+    },
     /// No model is loaded any more. `memory_bytes`: the worker's wasm memory, which
     /// never shrinks; what the model held is free for the next one.
     Unloaded {

@@ -495,25 +495,19 @@ fn a_cut_reply_continues_as_if_it_had_not_been_cut() {
     let eng = engine();
     let mut opts = GenerateOptions::greedy(12);
     opts.loop_detection = None;
-    let mut whole = Session::new(&eng, 256);
-    let full = whole
-        .send(
-            "Describe the sea in two sentences.",
-            &opts,
-            NOW,
-            &mut |_, _| {},
-        )
-        .unwrap();
+    // A session that has answered the prompt with at most `opts.max_tokens` tokens.
+    fn answered<'e>(
+        eng: &'e Engine,
+        opts: &GenerateOptions,
+    ) -> (Session<'e>, slm_runtime::session::Turn) {
+        let mut s = Session::new(eng, 256);
+        let prompt = "Describe the sea in two sentences.";
+        let t = s.send(prompt, opts, NOW, &mut |_, _| {}).unwrap();
+        (s, t)
+    }
+    let (_, full) = answered(&eng, &opts);
     opts.max_tokens = 6;
-    let mut s = Session::new(&eng, 256);
-    let first = s
-        .send(
-            "Describe the sea in two sentences.",
-            &opts,
-            NOW,
-            &mut |_, _| {},
-        )
-        .unwrap();
+    let (mut s, first) = answered(&eng, &opts);
     assert_eq!(first.generation.stop_reason, StopReason::MaxTokens);
     let kv = s.kv_len();
     let mut p = s.begin_continue(&opts, NOW).unwrap();

@@ -4,13 +4,11 @@
 
 use std::rc::Rc;
 
-use js_sys::Array;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::{IdbDatabase, IdbTransaction, IdbTransactionMode};
 
 use super::conversations::{ChatHead, Conversation};
-use crate::idb::{committed, describe, request};
+use crate::idb::{committed, describe};
 
 const DB_NAME: &str = "tinyrustlm-chats";
 const DB_VERSION: u32 = 1;
@@ -27,29 +25,16 @@ impl ChatStore {
         Ok(ChatStore { db: Rc::new(db) })
     }
 
-    fn tx(&self, write: bool) -> Result<IdbTransaction, String> {
-        let mode = if write {
-            IdbTransactionMode::Readwrite
-        } else {
-            IdbTransactionMode::Readonly
-        };
+    fn write_tx(&self) -> Result<IdbTransaction, String> {
         self.db
-            .transaction_with_str_and_mode(CHATS, mode)
+            .transaction_with_str_and_mode(CHATS, IdbTransactionMode::Readwrite)
             .map_err(|e| describe(&e))
     }
 
     /// Every conversation's head, the most recently changed first. A record this
     /// version cannot read is skipped and named.
     pub async fn list(&self) -> Result<(Vec<ChatHead>, Vec<String>), String> {
-        let tx = self.tx(false)?;
-        let req = tx
-            .object_store(CHATS)
-            .and_then(|s| s.get_all())
-            .map_err(|e| describe(&e))?;
-        let all: Array = request(&req)
-            .await
-            .map_err(|e| describe(&e))?
-            .unchecked_into();
+        let all = crate::idb::get_all(&self.db, CHATS).await?;
         let mut heads = Vec::new();
         let mut unreadable = Vec::new();
         for v in all.iter() {
@@ -64,15 +49,9 @@ impl ChatStore {
     }
 
     pub async fn get(&self, id: &str) -> Result<Option<Conversation>, String> {
-        let tx = self.tx(false)?;
-        let req = tx
-            .object_store(CHATS)
-            .and_then(|s| s.get(&JsValue::from_str(id)))
-            .map_err(|e| describe(&e))?;
-        let v = request(&req).await.map_err(|e| describe(&e))?;
-        if v.is_undefined() {
+        let Some(v) = crate::idb::get(&self.db, CHATS, &JsValue::from_str(id)).await? else {
             return Ok(None);
-        }
+        };
         let text = v.as_string().ok_or("a conversation record is not text")?;
         serde_json::from_str(&text)
             .map(Some)
@@ -81,7 +60,7 @@ impl ChatStore {
 
     /// Write `json` (a `Conversation`) under `id`; resolves once it is committed.
     pub async fn put(&self, id: &str, json: &str) -> Result<(), String> {
-        let tx = self.tx(true)?;
+        let tx = self.write_tx()?;
         tx.object_store(CHATS)
             .and_then(|s| s.put_with_key(&JsValue::from_str(json), &JsValue::from_str(id)))
             .map_err(|e| describe(&e))?;
@@ -89,7 +68,7 @@ impl ChatStore {
     }
 
     pub async fn delete(&self, id: &str) -> Result<(), String> {
-        let tx = self.tx(true)?;
+        let tx = self.write_tx()?;
         tx.object_store(CHATS)
             .and_then(|s| s.delete(&JsValue::from_str(id)))
             .map_err(|e| describe(&e))?;

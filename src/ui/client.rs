@@ -47,7 +47,7 @@ fn now_ms() -> f64 {
 
 pub fn start(state: State) {
     spawn(state);
-    install_probe_hook();
+    install_probe_hook(state);
 }
 
 /// The worker died: say so, forget what it held (the model; a pending probe), and
@@ -191,7 +191,7 @@ pub fn send(cmd: &Command) {
 /// `window.tinyrustlm.probe(messages, maxTokens, sampler?)` → Promise of
 /// `{rendered, ids, logits, greedy, sampled, sampled_text}` from the worker's runtime
 /// (one request at a time); `sampler` is the CLI's effective sampler JSON.
-fn install_probe_hook() {
+fn install_probe_hook(state: State) {
     let probe = Closure::<dyn Fn(JsValue, u32, JsValue) -> Promise>::new(
         |messages: JsValue, max_tokens: u32, sampler: JsValue| {
             let sampler: Option<slm_runtime::sampling::SamplerConfig> =
@@ -235,13 +235,19 @@ fn install_probe_hook() {
     // `window.tinyrustlm.crash()`: the worker aborts, as it would on an allocation
     // failure, so that the e2e suite can check that the page recovers.
     let crash = Closure::<dyn Fn()>::new(|| send(&Command::Crash));
+    // `window.tinyrustlm.terminate()`: the page ends the worker from outside, as a
+    // browser may; the page replaces it as it would a crashed one.
+    let terminate =
+        Closure::<dyn Fn()>::new(move || on_crash(state, "it was terminated".to_string()));
     let hook = Object::new();
     let _ = Reflect::set(&hook, &"probe".into(), probe.as_ref());
     let _ = Reflect::set(&hook, &"bench".into(), bench.as_ref());
     let _ = Reflect::set(&hook, &"crash".into(), crash.as_ref());
+    let _ = Reflect::set(&hook, &"terminate".into(), terminate.as_ref());
     probe.forget();
     bench.forget();
     crash.forget();
+    terminate.forget();
     if let Some(w) = web_sys::window() {
         let _ = Reflect::set(&w, &"tinyrustlm".into(), &hook);
     }

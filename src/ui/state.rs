@@ -628,6 +628,9 @@ impl State {
                 self.stats.set(Some(stats));
                 super::conversations::reply_done(self);
             }
+            Event::Transcript { messages } => {
+                self.transcript.update(|t| record_given(t, &messages));
+            }
             Event::Unloaded { memory_bytes } => {
                 self.card.set(None);
                 self.kv.set((0, 0));

@@ -12,8 +12,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbKeyRange, IdbTransaction, IdbTransactionMode};
 
+use crate::idb::committed;
 pub use crate::idb::describe;
-use crate::idb::{committed, request};
 
 use crate::protocol::CachedModel;
 
@@ -55,13 +55,7 @@ impl Store {
     }
 
     async fn get(&self, store: &str, key: &JsValue) -> Result<Option<JsValue>, String> {
-        let tx = self.tx(&[store], false)?;
-        let req = tx
-            .object_store(store)
-            .and_then(|s| s.get(key))
-            .map_err(|e| describe(&e))?;
-        let v = request(&req).await.map_err(|e| describe(&e))?;
-        Ok((!v.is_undefined()).then_some(v))
+        crate::idb::get(&self.db, store, key).await
     }
 
     pub async fn meta(&self, id: &str) -> Result<Option<CachedModel>, String> {
@@ -77,15 +71,7 @@ impl Store {
     }
 
     pub async fn list(&self) -> Result<Vec<CachedModel>, String> {
-        let tx = self.tx(&[MODELS], false)?;
-        let req = tx
-            .object_store(MODELS)
-            .and_then(|s| s.get_all())
-            .map_err(|e| describe(&e))?;
-        let all: Array = request(&req)
-            .await
-            .map_err(|e| describe(&e))?
-            .unchecked_into();
+        let all = crate::idb::get_all(&self.db, MODELS).await?;
         Ok(all
             .iter()
             .filter_map(|v| v.as_string())

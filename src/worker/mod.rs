@@ -454,7 +454,7 @@ async fn chat(
                 if !turn(engine, &mut session, &settings, abort, false).await {
                     session.messages.pop();
                 }
-                post_context(&session);
+                post_transcript(&session);
             }
             Command::ToolResult { content, settings } => {
                 if let Err(e) = session.add_tool_result(&content) {
@@ -465,7 +465,7 @@ async fn chat(
                 if !turn(engine, &mut session, &settings, abort, false).await {
                     session.messages.pop();
                 }
-                post_context(&session);
+                post_transcript(&session);
             }
             Command::Regenerate { settings } => {
                 let is_reply =
@@ -479,12 +479,12 @@ async fn chat(
                 if !turn(engine, &mut session, &settings, abort, false).await {
                     session.messages.extend(dropped);
                 }
-                post_context(&session);
+                post_transcript(&session);
             }
             Command::Continue { settings } => {
                 apply(&mut session, &settings);
                 turn(engine, &mut session, &settings, abort, true).await;
-                post_context(&session);
+                post_transcript(&session);
             }
             Command::ResetContext => {
                 session.reset_context();
@@ -565,6 +565,13 @@ fn set_system(s: &mut Session, system: &str) {
             .insert(0, json!({"role": "system", "content": system})),
         (false, true) => {}
     }
+}
+
+/// The transcript after a turn (the turn's Done already said how the context stands).
+fn post_transcript(s: &Session) {
+    post(Event::Transcript {
+        messages: s.messages.clone(),
+    });
 }
 
 fn post_context(s: &Session) {

@@ -392,7 +392,19 @@ impl<'e> Session<'e> {
             )),
             e => e,
         })?;
-        let divergence = diverges(&self.context, &ids, &self.engine.text.tokenizer);
+        let divergence = match &fitted {
+            // The prompt leaves part of the transcript out: say so, whatever the cache.
+            Some(f) => Some(Divergence {
+                position: common_prefix(&self.context, &ids),
+                context_tokens: self.context.len(),
+                transcript_tokens: f.whole_tokens,
+                explanation: format!(
+                    "the context no longer holds the whole transcript: {}",
+                    f.explanation
+                ),
+            }),
+            None => diverges(&self.context, &ids, &self.engine.text.tokenizer),
+        };
         let common = common_prefix(&self.context, &ids).min(ids.len() - 1);
         self.cache.truncate(common);
         self.context.truncate(common);
