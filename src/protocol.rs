@@ -369,6 +369,9 @@ pub enum Event {
         /// The reply's text without its call blocks, as the transcript now holds it
         /// (a continued reply: all of it, the part before included).
         content: String,
+        /// The turn continued the last reply (`Command::Continue`).
+        #[serde(default)]
+        continued: bool,
         /// With `ChatSettings::trace`: the turn's generation record, the schema of
         /// `slm generate --trace` (`slm_runtime::trace::record`).
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::client::send;
 use super::settings::{current, SettingsPanel};
-use super::state::{ChatMessage, TurnStats};
+use super::state::{open_in_session, ChatMessage, TurnStats};
 use super::State;
 use crate::protocol::{ChatSettings, Command};
 
@@ -47,15 +47,6 @@ fn settings_or_error(state: State) -> Option<ChatSettings> {
             None
         }
     }
-}
-
-/// The session's transcript becomes `messages` (the page's, as the model is given
-/// them): after an edit, a regenerated older reply or a branch switch. The KV cache
-/// keeps the prefix that still matches.
-fn open_in_session(messages: &[ChatMessage]) {
-    send(&Command::OpenChat {
-        messages: messages.iter().map(ChatMessage::for_model).collect(),
-    });
 }
 
 /// Answer the last reply's tool calls with `result` as a `tool` message.
@@ -174,7 +165,6 @@ fn continue_reply(state: State) {
         return;
     }
     start_turn(state, before);
-    state.continuing.set(true);
     state.transcript.update(|t| {
         if let Some(m) = t.last_mut() {
             m.interrupted = false;

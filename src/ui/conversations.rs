@@ -16,7 +16,7 @@ use super::chat_file;
 use super::chat_store::ChatStore;
 use super::client::send;
 use super::saved::{recall, remember, ChatPrefs};
-use super::state::{ChatMessage, ErrorView, State};
+use super::state::{open_in_session, ChatMessage, ErrorView, State};
 use crate::protocol::Command;
 
 /// The longest a change waits before it is written.
@@ -132,8 +132,8 @@ fn title_of(messages: &[ChatMessage]) -> String {
     }
 }
 
-/// The open chat as it would be stored now (tracked, for the saving effect). A reply
-/// still streaming is stored as interrupted.
+/// The open chat as it would be stored now. A reply still streaming is stored as
+/// interrupted.
 fn snapshot(state: State) -> Option<Conversation> {
     let mut head = state.chat.get()?;
     let mut messages = state.transcript.get();
@@ -167,12 +167,12 @@ fn flush(state: State) {
     let Some(mut c) = untrack(|| snapshot(state)) else {
         return;
     };
-    if !worth_writing(&c) {
-        return;
-    }
     let body = c.body();
     let same = WRITTEN.with_borrow(|w| w.as_ref() == Some(&(c.head.id.clone(), body.clone())));
-    if same {
+    if same || !worth_writing(&c) {
+        if IN_FLIGHT.get() == 0 && same {
+            state.saved.set(SaveState::Saved);
+        }
         return;
     }
     c.head.updated = now();
@@ -222,17 +222,13 @@ fn flush(state: State) {
 /// Open the store, show the chat that was open at the last visit (or the latest one),
 /// and keep every change from now on.
 pub fn start(state: State) {
+    // Only tracks what a record holds and schedules a write: the record is built and
+    // compared when the write is due, not once per streamed token.
     Effect::new(move |_| {
-        let Some(c) = snapshot(state) else { return };
-        if !worth_writing(&c) {
-            return;
-        }
-        let body = c.body();
-        if WRITTEN.with_borrow(|w| w.as_ref() == Some(&(c.head.id.clone(), body))) {
-            return;
-        }
-        if !SAVE_PENDING.replace(true) {
-            state.saved.set(SaveState::Saving);
+        state.transcript.track();
+        state.generating.track();
+        let _ = ChatPrefs::read(state);
+        if state.chat.with(|c| c.is_some()) && !SAVE_PENDING.replace(true) {
             set_timeout(move || flush(state), Duration::from_millis(SAVE_DELAY_MS));
         }
     });
@@ -310,12 +306,11 @@ fn show(state: State, c: Conversation) {
     remember(OPEN_KEY, &c.head.id);
     clear_turn_views(state);
     c.prefs.apply(state);
-    let messages: Vec<_> = c.messages.iter().map(ChatMessage::for_model).collect();
+    if state.card.get_untracked().is_some() {
+        open_in_session(&c.messages);
+    }
     state.transcript.set(c.messages);
     state.chat.set(Some(c.head));
-    if state.card.get_untracked().is_some() {
-        send(&Command::OpenChat { messages });
-    }
 }
 
 /// The last turn's console, prompt and figures belong to the chat being left.
@@ -347,7 +342,7 @@ fn fresh(state: State) {
     state.chats.update(|l| l.insert(0, head.clone()));
     state.chat.set(Some(head));
     if state.card.get_untracked().is_some() {
-        send(&Command::OpenChat { messages: vec![] });
+        open_in_session(&[]);
     }
 }
 

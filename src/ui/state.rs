@@ -79,6 +79,15 @@ impl ChatMessage {
     }
 }
 
+/// Make `messages` (as the model is given them) the worker session's transcript: a
+/// chat opened, a model loaded, an edit or a branch switch, a refused turn undone. The
+/// KV cache keeps the prefix that still matches.
+pub fn open_in_session(messages: &[ChatMessage]) {
+    super::client::send(&crate::protocol::Command::OpenChat {
+        messages: messages.iter().map(ChatMessage::for_model).collect(),
+    });
+}
+
 /// The threads the worker's products run on (the worker's report).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThreadsView {
@@ -238,8 +247,6 @@ pub struct State {
     /// The transcript as it was before the turn being generated, put back if the
     /// worker refuses the turn.
     pub before_turn: RwSignal<Option<Vec<ChatMessage>>>,
-    /// The turn being generated continues the last reply.
-    pub continuing: RwSignal<bool>,
     /// The diagnostics column is open. Closed, turns record no sampler stages, so
     /// decoding does no extra work.
     pub diagnostics_open: RwSignal<bool>,
@@ -271,14 +278,13 @@ impl State {
         if self.generating.get_untracked() {
             // The reply that was streaming stays as far as it got, marked interrupted.
             self.transcript.update(|t| {
-                if t.last().is_some_and(|m| m.role == "assistant") {
-                    match t.last_mut() {
-                        Some(m) if m.content.is_empty() => {
-                            t.pop();
-                        }
-                        Some(m) => m.interrupted = true,
-                        None => {}
-                    }
+                if let Some(m) = t.last_mut().filter(|m| m.role == "assistant") {
+                    m.interrupted = true;
+                }
+                if t.last()
+                    .is_some_and(|m| m.interrupted && m.content.is_empty())
+                {
+                    t.pop();
                 }
             });
         }
@@ -329,7 +335,6 @@ impl State {
             threads_wanted: RwSignal::new(None),
             threads_asked: RwSignal::new(false),
             before_turn: RwSignal::new(None),
-            continuing: RwSignal::new(false),
             diagnostics_open: RwSignal::new(true),
             opened_token: RwSignal::new(None),
             last_trace: RwSignal::new(None),
@@ -424,12 +429,11 @@ impl State {
                 self.kv.set((0, card.plan.context as usize));
                 // The open conversation goes on with this model: its session starts
                 // from the conversation's messages.
-                let messages = self
-                    .transcript
-                    .with_untracked(|t| t.iter().map(ChatMessage::for_model).collect::<Vec<_>>());
-                if !messages.is_empty() {
-                    super::client::send(&crate::protocol::Command::OpenChat { messages });
-                }
+                self.transcript.with_untracked(|t| {
+                    if !t.is_empty() {
+                        open_in_session(t);
+                    }
+                });
                 self.tokens.set(vec![]);
                 self.prompt.set(None);
                 self.stats.set(None);
@@ -549,6 +553,7 @@ impl State {
             Event::Done {
                 text: _,
                 content,
+                continued,
                 tool_calls,
                 tool_errors,
                 stop_reason,
@@ -573,27 +578,25 @@ impl State {
                 ));
                 self.generating.set(false);
                 self.prefill.set(None);
+                // The turn's prompt and model, as the Prompt event and the card say.
+                let (prompt_sha256, unix_time, fitted) = self.prompt.with_untracked(|p| match p {
+                    Some(p) => (
+                        p.sha256.clone(),
+                        p.unix_time,
+                        p.fitted.as_ref().map(|f| f.explanation.clone()),
+                    ),
+                    None => Default::default(),
+                });
+                let (model, model_sha256) = self.card.with_untracked(|c| match c {
+                    Some(c) => (c.name.clone(), c.file_sha256.clone()),
+                    None => Default::default(),
+                });
                 let stats = TurnStats {
-                    prompt_sha256: self
-                        .prompt
-                        .with_untracked(|p| p.as_ref().map(|p| p.sha256.clone()))
-                        .unwrap_or_default(),
-                    model: self
-                        .card
-                        .with_untracked(|c| c.as_ref().map(|c| c.name.clone()))
-                        .unwrap_or_default(),
-                    model_sha256: self
-                        .card
-                        .with_untracked(|c| c.as_ref().map(|c| c.file_sha256.clone()))
-                        .unwrap_or_default(),
-                    unix_time: self
-                        .prompt
-                        .with_untracked(|p| p.as_ref().map(|p| p.unix_time))
-                        .unwrap_or_default(),
-                    fitted: self.prompt.with_untracked(|p| {
-                        p.as_ref()
-                            .and_then(|p| p.fitted.as_ref().map(|f| f.explanation.clone()))
-                    }),
+                    prompt_sha256,
+                    model,
+                    model_sha256,
+                    unix_time,
+                    fitted,
                     continued: false,
                     stop_reason,
                     stop_detail,
@@ -606,14 +609,12 @@ impl State {
                     first_token_ms,
                     memory_bytes,
                 };
-                let continuing = self.continuing.get_untracked();
-                self.continuing.set(false);
                 self.before_turn.set(None);
                 self.transcript.update(|t| {
                     if let Some(m) = t.last_mut() {
                         let mut stats = stats.clone();
                         stats.continued =
-                            continuing || m.stats.as_ref().is_some_and(|s| s.continued);
+                            continued || m.stats.as_ref().is_some_and(|s| s.continued);
                         m.content = content;
                         m.tool_calls = tool_calls;
                         m.interrupted = false;
@@ -664,13 +665,11 @@ impl State {
                     // give the session the same messages.
                     if self.generating.get_untracked() {
                         if let Some(before) = self.before_turn.get_untracked() {
-                            let messages = before.iter().map(ChatMessage::for_model).collect();
+                            open_in_session(&before);
                             self.transcript.set(before);
-                            super::client::send(&crate::protocol::Command::OpenChat { messages });
                         }
                     }
                     self.before_turn.set(None);
-                    self.continuing.set(false);
                     self.generating.set(false);
                 }
                 if during == "load" {

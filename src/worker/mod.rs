@@ -679,6 +679,7 @@ async fn turn(
     };
     post(Event::Done {
         content,
+        continued: continues,
         tool_calls: reply.calls,
         tool_errors: reply.errors,
         text: g.text.clone(),
