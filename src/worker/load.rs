@@ -4,13 +4,13 @@
 
 use sha2::{Digest, Sha256};
 use slm_runtime::engine::Engine;
+use slm_runtime::format::chunks;
 use slm_runtime::format::layout::hex;
 use slm_runtime::model::memory::MemoryNeeds;
 
 use super::idb::Store;
 use super::source::{
-    blob_range, chunk_count, head_len, parse_head, verify_chunk, Assembler, Failure, Head,
-    HEADER_BYTES,
+    blob_range, head_len, parse_head, verify_chunk, Assembler, Failure, Head, HEADER_BYTES,
 };
 use crate::protocol::{CachedModel, Event, EvidenceView, ModelCard};
 
@@ -132,11 +132,12 @@ pub async fn load(
                 name: name.clone(),
                 bytes: file_len,
                 chunks_done: 0,
-                chunks_total: chunk_count(&head.manifest),
+                chunks_total: chunks::count(&head.manifest),
                 complete: false,
                 sha256: String::new(),
                 entry: None,
                 evidence_json: None,
+                validator: None,
             };
             store.delete(&id).await?;
             store.put_head(&meta, &head.bytes).await?;
@@ -202,7 +203,7 @@ async fn read_chunks(
     post: &dyn Fn(Event),
 ) -> Result<(String, Option<CachedModel>, Assembler), Failure> {
     let d = &head.manifest.data;
-    let total = chunk_count(&head.manifest);
+    let total = chunks::count(&head.manifest);
     let file_len = head.data_offset + d.length;
     let mut asm = Assembler::new(&head.manifest);
     let mut file = Sha256::new();
@@ -219,7 +220,7 @@ async fn read_chunks(
             });
         }
         let start = head.data_offset + i * d.chunk_size;
-        let end = (start + d.chunk_size).min(file_len);
+        let end = start + chunks::len(&head.manifest, i);
         match origin {
             Origin::Stored(_) => {
                 if !store.chunk_into(id, i, &mut buf).await? {

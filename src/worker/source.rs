@@ -3,8 +3,8 @@
 //! assembling tensors in place: each byte lands once in its tensor's buffer, so the
 //! model is never held twice.
 
-use sha2::{Digest, Sha256};
-use slm_runtime::format::layout::{hex, parse_manifest, Header, HEADER_LEN};
+use slm_runtime::format::chunks;
+use slm_runtime::format::layout::{parse_manifest, Header, HEADER_LEN};
 use slm_runtime::format::manifest::{Manifest, TensorEntry};
 use slm_runtime::SlmError;
 use wasm_bindgen::JsCast;
@@ -90,42 +90,10 @@ pub fn head_len(header: &[u8], file_len: u64) -> Result<u64, Failure> {
     Ok(Header::decode(header, Some(file_len))?.data_offset())
 }
 
-/// Check chunk `i` against the manifest; the error names it and its file byte range.
+/// Check chunk `i` of `head`'s file (`slm_runtime::format::chunks::check`, the one
+/// place that decides it).
 pub fn verify_chunk(head: &Head, i: u64, bytes: &[u8]) -> Result<(), Failure> {
-    let d = &head.manifest.data;
-    let want = d
-        .chunk_sha256
-        .get(i as usize)
-        .ok_or_else(|| Failure::from(format!("chunk {i} is past the end of the table")))?;
-    let expect_len = (d.length - i * d.chunk_size).min(d.chunk_size);
-    let start = head.data_offset + i * d.chunk_size;
-    if bytes.len() as u64 != expect_len {
-        return Err(SlmError::Checksum {
-            detail: format!(
-                "chunk {i} (file bytes {start}..{}) is {} bytes, expected {expect_len}",
-                start + expect_len,
-                bytes.len()
-            ),
-            chunk: Some(i),
-        }
-        .into());
-    }
-    let got = hex(&Sha256::digest(bytes));
-    if &got != want {
-        return Err(SlmError::Checksum {
-            detail: format!(
-                "chunk {i} (file bytes {start}..{}) hashes to {got}, manifest says {want}",
-                start + expect_len
-            ),
-            chunk: Some(i),
-        }
-        .into());
-    }
-    Ok(())
-}
-
-pub fn chunk_count(m: &Manifest) -> u64 {
-    m.data.chunk_sha256.len() as u64
+    Ok(chunks::check(&head.manifest, head.data_offset, i, bytes)?)
 }
 
 /// Collects tensor bytes from data chunks fed in order.

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::chunks;
 use super::layout::{hex, parse_manifest, Header, HEADER_LEN};
 use super::manifest::{Manifest, TensorEntry};
 use crate::error::{Result, SlmError};
@@ -84,23 +85,13 @@ impl SlmFile {
         file_hash.update(&head);
         let mut whole = Sha256::new();
         let mut buf = vec![0u8; d.chunk_size as usize];
-        for (i, want) in d.chunk_sha256.iter().enumerate() {
-            let n = (d.length - i as u64 * d.chunk_size).min(d.chunk_size) as usize;
+        for i in 0..chunks::count(&self.manifest) {
+            let n = chunks::len(&self.manifest, i) as usize;
             self.file.read_exact(&mut buf[..n]).map_err(io)?;
-            let got = hex(&Sha256::digest(&buf[..n]));
-            if &got != want {
-                let start = self.data_offset() + i as u64 * d.chunk_size;
-                return Err(SlmError::Checksum {
-                    detail: format!(
-                        "chunk {i} (file bytes {start}..{}) hashes to {got}, manifest says {want}",
-                        start + n as u64
-                    ),
-                    chunk: Some(i as u64),
-                });
-            }
+            chunks::check(&self.manifest, self.data_offset(), i, &buf[..n])?;
             whole.update(&buf[..n]);
             file_hash.update(&buf[..n]);
-            progress((i + 1) as u64, d.chunk_sha256.len() as u64);
+            progress(i + 1, chunks::count(&self.manifest));
         }
         let got = hex(&whole.finalize());
         if got != d.sha256 {
