@@ -16,9 +16,12 @@ mkdirSync(join(base, 'dist2'));
 writeFileSync(join(root, 'index.html'), '<p>app</p>');
 writeFileSync(join(base, 'dist2', 'secret.txt'), 'secret');
 writeFileSync(join(base, 'secret.txt'), 'secret');
+// A "model" the CLI cannot read (`false` stands in for it): still served, with ranges.
+writeFileSync(join(base, 'm.slm'), Buffer.alloc(4096, 7));
 const PORT = 8139;
 
-const server = spawn(process.execPath, [process.env.SERVE || join(here, 'serve.mjs'), '--root', root, '--port', String(PORT)], {
+const server = spawn(process.execPath, [process.env.SERVE || join(here, 'serve.mjs'), '--root', root, '--port', String(PORT),
+  '--slm', 'false', '--model', join(base, 'm.slm')], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 await new Promise((ok, fail) => {
@@ -56,7 +59,24 @@ await check('the parent directory', await status('/..%2fsecret.txt'), 403);
 await check('a NUL byte', await status('/index.html%00'), 400);
 await check('test hooks off by default: cut', await status('/__test/cut?after=10'), 404);
 await check('test hooks off by default: log', await status('/__test/log'), 404);
+for (const hook of ['corrupt?at=1', 'stall?after=1', 'status?code=500', 'replace?file=m.slm&with=m.slm']) {
+  await check(`test hooks off by default: ${hook}`, await status(`/__test/${hook}`), 404);
+}
 await check('a directory without index.html', await status('/no-such-dir/'), 404);
+
+// Model files: a version tag, and If-Range honoured (RFC 9110): the range only while
+// the client's version is the one served, else the whole file.
+const head = await raw(['HEAD /models/m.slm HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close']);
+const etag = /^etag: (.*)$/im.exec(head)?.[1]?.trim();
+const lastModified = /^last-modified: (.*)$/im.exec(head)?.[1]?.trim();
+await check('a model has an ETag', Boolean(etag), true);
+await check('a model has a Last-Modified', Boolean(lastModified), true);
+const range = ['Host: 127.0.0.1', 'Range: bytes=100-199'];
+await check('a range', await status('/models/m.slm', range), 206);
+await check('a range, If-Range the current ETag', await status('/models/m.slm', [...range, `If-Range: ${etag}`]), 206);
+await check('a range, If-Range the current date', await status('/models/m.slm', [...range, `If-Range: ${lastModified}`]), 206);
+await check('a range, If-Range another version', await status('/models/m.slm', [...range, 'If-Range: "0-0-0"']), 200);
+await check('a range past the end', await status('/models/m.slm', ['Host: 127.0.0.1', 'Range: bytes=5000-']), 416);
 await check('still serving after all that', await status('/index.html'), 200);
 server.kill();
 if (failed) {

@@ -16,9 +16,18 @@
 //   the headers off (the page then runs on one thread and says why).
 // - Every response carries the app's Content-Security-Policy (scripts/csp.mjs, with
 //   the hash of the inline script in the served index.html).
-// - With --test-hooks only (the e2e suite): /__test/cut?after=N cuts the next model
-//   response after N bytes (the download must resume and still verify), and
-//   /__test/log lists the Range requests served.
+// - Model files carry an ETag and a Last-Modified, and a Range request whose If-Range
+//   names another version gets the whole current file (200), as RFC 9110 says: a
+//   resumed download then knows the file changed under it.
+// - With --test-hooks only (the e2e suite's fault injection), each for the next model
+//   response(s):
+//     /__test/cut?after=N          drop the connection after N bytes;
+//     /__test/corrupt?at=N         flip the byte at file offset N (if the response has it);
+//     /__test/stall?after=N        send N bytes, then nothing, holding the connection open;
+//     /__test/status?code=C&count=K  answer HTTP C to the next K model requests;
+//     /__test/replace?file=F&with=G  serve model file G's bytes at F's URL from now on,
+//                                  as a new version (new ETag; G = F is a touched file);
+//   and /__test/log lists the requests served.
 //
 // Hostile requests get a 4xx, never a crash: a malformed path encoding or Host
 // header, and paths outside --root (a sibling directory sharing its name's prefix
@@ -127,11 +136,37 @@ const types = {
 };
 
 let cutAfter = null;
+let corruptAt = null;
+let stallAfter = null;
+let statusFault = { code: 0, count: 0 };
+// file name → { path, version } once /__test/replace has swapped it.
+const replaced = new Map();
 const log = [];
 
-function serveModel(req, res, path) {
+// A version tag for what is served under a URL: the file's size and mtime, and how
+// many times the test hooks replaced it.
+function validators(path, version) {
+  const st = statSync(path);
+  return {
+    etag: `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}-${version}"`,
+    lastModified: new Date(st.mtimeMs).toUTCString(),
+  };
+}
+
+function serveModel(req, res, path, version = 0) {
   const size = statSync(path).size;
-  const range = req.headers.range;
+  const { etag, lastModified } = validators(path, version);
+  let range = req.headers.range;
+  // If-Range: the range only if the client's version is still the one served.
+  const ifRange = req.headers['if-range'];
+  const stale = Boolean(range && ifRange && ifRange !== etag && ifRange !== lastModified);
+  if (stale) range = undefined;
+  if (statusFault.count > 0) {
+    statusFault.count -= 1;
+    log.push({ path: req.url, range: range || null, status: statusFault.code });
+    res.writeHead(statusFault.code, statusFault.code === 416 ? { 'Content-Range': `bytes */${size}` } : {});
+    return res.end();
+  }
   let start = 0, end = size - 1, status = 200;
   if (range) {
     const m = /^bytes=(\d+)-(\d*)$/.exec(range);
@@ -141,17 +176,51 @@ function serveModel(req, res, path) {
     if (start > end || start >= size) { res.writeHead(416, { 'Content-Range': `bytes */${size}` }); return res.end(); }
     status = 206;
   }
-  const entry = { path: req.url, range: range || null, start, end, cut: false };
+  const entry = { path: req.url, range: range || null, start, end, cut: false, stale, etag };
   log.push(entry);
   const headers = {
     'Content-Type': types['.slm'], 'Accept-Ranges': 'bytes', 'Content-Length': end - start + 1,
-    'Cache-Control': 'no-store',
+    'Cache-Control': 'no-store', ETag: etag, 'Last-Modified': lastModified,
   };
   if (status === 206) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
   res.writeHead(status, headers);
   if (req.method === 'HEAD') return res.end();
   const stream = createReadStream(path, { start, end });
   stream.on('error', () => res.destroy());
+  if (corruptAt !== null && corruptAt >= start && corruptAt <= end) {
+    const at = corruptAt - start;
+    corruptAt = null;
+    entry.corrupt = at + start;
+    let sent = 0;
+    stream.on('data', (buf) => {
+      if (at >= sent && at < sent + buf.length) {
+        buf = Buffer.from(buf);
+        buf[at - sent] ^= 0x5a;
+      }
+      sent += buf.length;
+      res.write(buf);
+    });
+    stream.on('end', () => res.end());
+    return;
+  }
+  if (stallAfter !== null && end - start + 1 > stallAfter) {
+    const limit = stallAfter;
+    stallAfter = null;
+    entry.stalled = true;
+    let sent = 0;
+    stream.on('data', (buf) => {
+      if (sent + buf.length >= limit) {
+        res.write(buf.subarray(0, limit - sent));
+        stream.destroy();
+        // Nothing more, and no end: the client has to notice. Let go after a minute.
+        setTimeout(() => res.socket?.destroy(), 60_000).unref();
+        return;
+      }
+      sent += buf.length;
+      res.write(buf);
+    });
+    return;
+  }
   if (cutAfter !== null && end - start + 1 > cutAfter) {
     const limit = cutAfter;
     cutAfter = null;
@@ -208,6 +277,30 @@ function handle(req, res) {
     res.writeHead(200, { 'Content-Type': 'text/plain' });
     return res.end(`next model response cut after ${cutAfter} bytes\n`);
   }
+  if (testHooks && p === '/__test/corrupt') {
+    corruptAt = Number(url.searchParams.get('at'));
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    return res.end(`next model response covering byte ${corruptAt} has it flipped\n`);
+  }
+  if (testHooks && p === '/__test/stall') {
+    stallAfter = Number(url.searchParams.get('after'));
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    return res.end(`next model response stalls after ${stallAfter} bytes\n`);
+  }
+  if (testHooks && p === '/__test/status') {
+    statusFault = { code: Number(url.searchParams.get('code')), count: Number(url.searchParams.get('count') || 1) };
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    return res.end(`next ${statusFault.count} model requests answer ${statusFault.code}\n`);
+  }
+  if (testHooks && p === '/__test/replace') {
+    const file = url.searchParams.get('file');
+    const src = models.find((m) => m.file === url.searchParams.get('with'));
+    if (!models.some((m) => m.file === file) || !src) { res.writeHead(404); return res.end('no such model\n'); }
+    const version = (replaced.get(file)?.version ?? 0) + 1;
+    replaced.set(file, { path: src.path, version });
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    return res.end(`${file} now serves ${src.file}, version ${version}\n`);
+  }
   if (testHooks && p === '/__test/log') {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     return res.end(JSON.stringify(log));
@@ -225,7 +318,8 @@ function handle(req, res) {
   if (p.startsWith('/models/')) {
     const m = models.find((m) => `/models/${m.file}` === p);
     if (!m) { res.writeHead(404); return res.end('no such model\n'); }
-    return serveModel(req, res, m.path);
+    const r = replaced.get(m.file);
+    return serveModel(req, res, r ? r.path : m.path, r ? r.version : 0);
   }
   let file = normalize(join(root, p));
   if (!inside(file)) { res.writeHead(403); return res.end(); }

@@ -438,6 +438,11 @@ pub struct CachedModel {
     /// that the card can check it offline too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence_json: Option<String>,
+    /// The server's version of the file when the download began (its ETag, else its
+    /// Last-Modified), sent as If-Range on every resume: a file that changed since is
+    /// noticed and the download starts over instead of mixing two versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validator: Option<String>,
 }
 
 /// A quality-gate evidence record as the card shows it.

@@ -12,50 +12,152 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::idb::{describe, estimate, Store};
-use super::source::{chunk_count, head_len, parse_head, verify_chunk, Failure, Head, HEADER_BYTES};
+use super::source::{head_len, parse_head, verify_chunk, Failure, Head, HEADER_BYTES};
 use crate::protocol::{CachedModel, CatalogEntry, Event};
+use slm_runtime::format::chunks;
 
 /// Failed attempts in a row (an attempt that stored a chunk resets the count).
 const MAX_RETRIES: u32 = 6;
+
+/// A connection that delivers nothing for this long is given up on and resumed: a
+/// stalled server or proxy must not hang a download forever.
+const STALL_MS: i32 = 15_000;
+
+/// Times a chunk may arrive with the wrong bytes before the download stops: a
+/// corruption in transit is fetched again, a file that is wrong on the server is not.
+const MAX_BAD_CHUNKS: u32 = 2;
+
+/// Times the file may change on the server during one download before it stops.
+const MAX_RESTARTS: u32 = 1;
 
 fn scope() -> web_sys::WorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
-/// GET `url`, uncached, with an optional byte range `[start, end)`.
-async fn get(url: &str, range: Option<(u64, u64)>) -> Result<web_sys::Response, Failure> {
+/// What a timed-out `within` resolves to (nothing a fetch or a stream read can give).
+const TIMED_OUT: &str = "tinyrustlm: timed out";
+
+/// `p`, or a `network` failure when it has not settled after `ms` (`on_timeout` then
+/// runs, to abort what `p` waits for).
+async fn within(
+    p: js_sys::Promise,
+    ms: i32,
+    what: &str,
+    on_timeout: impl FnOnce(),
+) -> Result<JsValue, Failure> {
+    let mut handle = None;
+    let timer = js_sys::Promise::new(&mut |resolve, _| {
+        handle = scope()
+            .set_timeout_with_callback_and_timeout_and_arguments_1(
+                &resolve,
+                ms,
+                &JsValue::from_str(TIMED_OUT),
+            )
+            .ok();
+    });
+    let v = JsFuture::from(js_sys::Promise::race(&js_sys::Array::of2(&p, &timer))).await;
+    // One timer per read: cleared, so that a long download does not leave thousands.
+    if let Some(h) = handle {
+        scope().clear_timeout_with_handle(h);
+    }
+    let v = v.map_err(|e| Failure::network(format!("{what}: {}", describe(&e))))?;
+    if v.as_string().as_deref() == Some(TIMED_OUT) {
+        on_timeout();
+        return Err(Failure::network(format!(
+            "{what}: no data for {} s, the connection stalled",
+            ms / 1000
+        )));
+    }
+    Ok(v)
+}
+
+/// GET `url`, uncached, with an optional byte range `[start, end)` and If-Range
+/// validator. Headers that do not come within `STALL_MS` abort the request.
+async fn get(
+    url: &str,
+    range: Option<(u64, u64)>,
+    if_range: Option<&str>,
+) -> Result<web_sys::Response, Failure> {
     let init = web_sys::RequestInit::new();
+    let headers = web_sys::Headers::new().map_err(|e| Failure::from(describe(&e)))?;
     if let Some((start, end)) = range {
-        let headers = web_sys::Headers::new().map_err(|e| Failure::from(describe(&e)))?;
         headers
             .set("Range", &format!("bytes={start}-{}", end - 1))
             .map_err(|e| Failure::from(describe(&e)))?;
-        init.set_headers(&headers);
+        if let Some(v) = if_range {
+            headers
+                .set("If-Range", v)
+                .map_err(|e| Failure::from(describe(&e)))?;
+        }
     }
+    init.set_headers(&headers);
     init.set_cache(web_sys::RequestCache::NoStore);
+    let abort = web_sys::AbortController::new().map_err(|e| Failure::from(describe(&e)))?;
+    init.set_signal(Some(&abort.signal()));
     let req = web_sys::Request::new_with_str_and_init(url, &init)
         .map_err(|e| Failure::from(describe(&e)))?;
-    Ok(JsFuture::from(scope().fetch_with_request(&req))
-        .await
-        .map_err(|e| Failure::network(format!("fetching {url}: {}", describe(&e))))?
-        .unchecked_into())
+    let resp = within(
+        scope().fetch_with_request(&req),
+        STALL_MS,
+        &format!("fetching {url}"),
+        || abort.abort(),
+    )
+    .await?;
+    Ok(resp.unchecked_into())
 }
 
-/// GET `url` bytes `[start, end)`; the server must answer 206.
-async fn fetch_range(url: &str, start: u64, end: u64) -> Result<web_sys::Response, Failure> {
-    let resp = get(url, Some((start, end))).await?;
+/// The server's version of what it sent (ETag, else Last-Modified), if it says.
+fn validator(resp: &web_sys::Response) -> Option<String> {
+    let h = resp.headers();
+    ["ETag", "Last-Modified"]
+        .iter()
+        .find_map(|k| h.get(k).ok().flatten().filter(|v| !v.is_empty()))
+}
+
+/// A failure that means the file on the server is no longer the one being downloaded.
+fn changed(url: &str, why: String) -> Failure {
+    Failure {
+        kind: "changed".into(),
+        message: format!(
+            "the file at {url} changed on the server since this download began ({why})"
+        ),
+        chunk: None,
+    }
+}
+
+/// GET `url` bytes `[start, end)`; the server must answer 206. With `if_range` (the
+/// version the stored part came from), a 200 means that version is gone.
+async fn fetch_range(
+    url: &str,
+    start: u64,
+    end: u64,
+    if_range: Option<&str>,
+) -> Result<web_sys::Response, Failure> {
+    let resp = get(url, Some((start, end)), if_range).await?;
     match resp.status() {
         206 => Ok(resp),
+        200 if if_range.is_some() => {
+            let now = validator(&resp).unwrap_or_else(|| "no version".into());
+            let _ = resp.body().map(|b| b.cancel());
+            Err(changed(
+                url,
+                format!("it was {}, it is now {now}", if_range.unwrap_or_default()),
+            ))
+        }
         200 => Err(Failure::from(format!(
             "{url} ignored the HTTP Range request (status 200): the server must support ranges for verified, resumable downloads"
         ))),
+        416 => Err(changed(
+            url,
+            format!("bytes {start}.. are past its end: the server answered 416 Range Not Satisfiable"),
+        )),
         s => Err(Failure::network(format!("{url} answered HTTP {s}"))),
     }
 }
 
 /// GET `url` as text (a small JSON record such as gate evidence).
 pub async fn fetch_text(url: &str) -> Result<String, Failure> {
-    let resp = get(url, None).await?;
+    let resp = get(url, None, None).await?;
     if resp.status() != 200 {
         return Err(Failure::network(format!(
             "{url} answered HTTP {}",
@@ -100,7 +202,8 @@ async fn head(
         total: e.size,
         note: Some("reading the manifest".into()),
     });
-    let resp = fetch_range(&e.url, 0, HEADER_BYTES).await?;
+    let resp = fetch_range(&e.url, 0, HEADER_BYTES, None).await?;
+    let version = validator(&resp);
     // A URL added by hand has no size: the server's Content-Range says it.
     let total = resp
         .headers()
@@ -127,7 +230,7 @@ async fn head(
     let e = &CatalogEntry { size, ..e.clone() };
     let first = read_all(resp).await?;
     let n = head_len(&first, size)?;
-    let bytes = read_all(fetch_range(&e.url, 0, n).await?).await?;
+    let bytes = read_all(fetch_range(&e.url, 0, n, version.as_deref()).await?).await?;
     let head = parse_head(bytes, size)?;
     // The manifest's own plan decides (the catalog's copy was only shown): nothing
     // is stored for a model that cannot be loaded here.
@@ -157,24 +260,82 @@ async fn head(
         name: e.name.clone(),
         bytes: e.size,
         chunks_done: 0,
-        chunks_total: chunk_count(&head.manifest),
+        chunks_total: chunks::count(&head.manifest),
         complete: false,
         sha256: e.sha256.clone(),
         entry: Some(e.clone()),
         evidence_json: None,
+        validator: version,
     };
     store.put_head(&meta, &head.bytes).await?;
     Ok((head, meta))
 }
 
-/// Download or resume `e`. Returns the verified whole-file SHA-256.
+/// Download or resume `e`. Returns the verified whole-file SHA-256. A file that changed
+/// on the server since the stored part was fetched is started over (once), so two
+/// versions are never mixed.
 pub async fn download(
     store: &Store,
     e: &CatalogEntry,
     context: usize,
     post: &dyn Fn(Event),
 ) -> Result<String, Failure> {
-    let (head, mut meta) = head(store, e, context, post).await?;
+    let mut restarts = 0;
+    loop {
+        match download_once(store, e, context, post).await {
+            Err(f) if f.kind == "changed" && restarts < MAX_RESTARTS => {
+                restarts += 1;
+                store.delete(&e.id).await?;
+                post(Event::Progress {
+                    id: e.id.clone(),
+                    stage: "download".into(),
+                    done: 0,
+                    total: e.size,
+                    note: Some(format!(
+                        "{}: the stored part was discarded, starting over",
+                        f.message
+                    )),
+                });
+            }
+            Err(f) if f.kind == "changed" => {
+                let _ = store.delete(&e.id).await;
+                return Err(Failure {
+                    message: format!("{}, again: the stored part was discarded; Download again once the file is stable", f.message),
+                    ..f
+                });
+            }
+            r => return r,
+        }
+    }
+}
+
+async fn download_once(
+    store: &Store,
+    e: &CatalogEntry,
+    context: usize,
+    post: &dyn Fn(Event),
+) -> Result<String, Failure> {
+    // The head is fetched again after a dropped connection, as the chunks are.
+    let mut tries = 0;
+    let (head, mut meta) = loop {
+        match head(store, e, context, post).await {
+            Err(f) if f.kind == "network" && tries < MAX_RETRIES => {
+                tries += 1;
+                post(Event::Progress {
+                    id: e.id.clone(),
+                    stage: "download".into(),
+                    done: 0,
+                    total: e.size,
+                    note: Some(format!(
+                        "reading the manifest failed ({}); retry {tries}",
+                        f.message
+                    )),
+                });
+                sleep_ms(300 * tries as i32).await;
+            }
+            r => break r?,
+        }
+    };
     let e = &CatalogEntry {
         size: meta.bytes,
         ..e.clone()
@@ -182,6 +343,7 @@ pub async fn download(
     let d = head.manifest.data.clone();
     let total = meta.chunks_total;
     let mut failures = 0;
+    let mut bad_chunks = 0;
     let progress = |meta: &CachedModel, note: Option<String>| {
         let done = (head.data_offset + (meta.chunks_done * d.chunk_size)).min(e.size);
         post(Event::Progress {
@@ -216,6 +378,27 @@ pub async fn download(
                 );
                 sleep_ms(300 * failures as i32).await;
                 continue;
+            }
+            // Wrong bytes in a chunk are never stored; fetched again, a corruption in
+            // transit goes away, and a file that is wrong on the server fails here.
+            Err(f) if f.kind == "checksum" && f.chunk.is_some() && bad_chunks < MAX_BAD_CHUNKS => {
+                bad_chunks += 1;
+                progress(
+                    &meta,
+                    Some(format!("{}: not stored, fetching it again", f.message)),
+                );
+                continue;
+            }
+            Err(f) if f.kind == "checksum" => {
+                return Err(Failure {
+                    message: format!(
+                        "{} ({} times): the {} verified chunks before it are kept, but this file cannot be completed from this server",
+                        f.message,
+                        bad_chunks + 1,
+                        meta.chunks_done
+                    ),
+                    ..f
+                })
             }
             Err(f) => return Err(f),
         }
@@ -275,23 +458,36 @@ async fn stream_chunks(
 ) -> Result<(), Failure> {
     let d = &head.manifest.data;
     let start = head.data_offset + meta.chunks_done * d.chunk_size;
-    let resp = fetch_range(&e.url, start, e.size).await?;
+    let resp = fetch_range(&e.url, start, e.size, meta.validator.as_deref()).await?;
     let body = resp
         .body()
         .ok_or_else(|| Failure::network("empty response body".into()))?;
     let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut pending: Vec<u8> = Vec::with_capacity(d.chunk_size as usize * 2);
     loop {
-        let want = (d.length - meta.chunks_done * d.chunk_size).min(d.chunk_size) as usize;
-        while pending.len() >= want && meta.chunks_done < meta.chunks_total {
+        while meta.chunks_done < meta.chunks_total {
             let i = meta.chunks_done;
-            let want = (d.length - i * d.chunk_size).min(d.chunk_size) as usize;
+            let want = chunks::len(&head.manifest, i) as usize;
             if pending.len() < want {
                 break;
             }
-            verify_chunk(head, i, &pending[..want])?;
+            if let Err(f) = verify_chunk(head, i, &pending[..want]) {
+                let _ = reader.cancel();
+                return Err(f);
+            }
             meta.chunks_done += 1;
-            store.put_chunk(meta, i, &pending[..want]).await?;
+            if let Err(why) = store.put_chunk(meta, i, &pending[..want]).await {
+                meta.chunks_done -= 1;
+                let _ = reader.cancel();
+                return Err(Failure {
+                    kind: "storage".into(),
+                    message: format!(
+                        "chunk {i} of {} could not be stored: {why}. The {} verified chunks stored before it are kept; Resume continues from there",
+                        e.name, meta.chunks_done
+                    ),
+                    chunk: None,
+                });
+            }
             pending.drain(..want);
             progress(meta, None);
         }
@@ -310,9 +506,10 @@ async fn stream_chunks(
                 chunk: None,
             });
         }
-        let r = JsFuture::from(reader.read())
-            .await
-            .map_err(|err| Failure::network(describe(&err)))?;
+        let r = within(reader.read(), STALL_MS, "reading the download", || {
+            let _ = reader.cancel();
+        })
+        .await?;
         let done = Reflect::get(&r, &JsValue::from_str("done"))
             .ok()
             .and_then(|v| v.as_bool())
