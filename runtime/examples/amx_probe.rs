@@ -18,6 +18,11 @@
 //! and that costs more than the loads saved.
 //!
 //! cargo run --release --example amx_probe
+#![allow(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    reason = "a probe of raw tile instructions for measurements, not part of slm"
+)]
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 fn main() {

@@ -318,7 +318,7 @@ mod crew {
             }
             let (epoch, _, _) = unpack(self.word.load(SeqCst));
             let next_epoch = if epoch + 1 >= SHUT { 1 } else { epoch + 1 };
-            // Safety of the erased lifetime: no thread calls the job after every task
+            // Safety: the erased lifetime: no thread calls the job after every task
             // is done (see the module doc), and this returns only then.
             let f: &'static Job =
                 unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync + '_), &'static Job>(f) };

@@ -84,7 +84,9 @@ fn bf16_bits(x: __m512i) -> __m256i {
 /// `kernels::bf16_parts` on AVX-512, 16 values at a time (the same integers, converted
 /// exactly, so the same bits).
 ///
-/// Safety: the CPU must have AVX-512F and AVX-512BW (`has_bf16` checks both).
+/// # Safety
+///
+/// The CPU must have AVX-512F and AVX-512BW (`has_bf16` checks both).
 #[target_feature(enable = "avx512f,avx512bw")]
 pub(crate) unsafe fn bf16_parts(v: &[i16], h: &mut [u16], l: &mut [u16]) {
     let n = v.len();
@@ -169,7 +171,9 @@ impl TileConfig {
 /// kernels). Only q8_0 and q4_0. `x` must be packed in tiles
 /// (`Q8Act::pack_tiles`).
 ///
-/// Safety: `usable()` must have returned true (the kernel table that holds this is
+/// # Safety
+///
+/// `usable()` must have returned true (the kernel table that holds this is
 /// only handed out then).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c")]
 pub(super) unsafe fn gemm(
@@ -181,99 +185,101 @@ pub(super) unsafe fn gemm(
     x: &Q8Act,
     y: &mut Band,
 ) -> usize {
-    if !matches!(dtype, DType::Q8_0 | DType::Q4_0) || rows < TILE {
-        return 0;
-    }
-    let nb = cols / QK;
-    let n = x.rows();
-    let tiles = n.div_ceil(TILE);
-    let row_bytes = w.len() / rows;
-    // 13-bit activations (two bf16 planes, or two digit planes without AMX-BF16) or
-    // 8-bit ones (the high digits only).
-    let wide = x.wide();
-    let form = tile_form(dtype, wide).expect("q8_0 and q4_0 have a tile form");
-    let mode = match (form, wide) {
-        (TileForm::Bf16, _) => BF16,
-        (TileForm::Digits, true) => WIDE,
-        (TileForm::Digits, false) => NARROW,
-    };
-    assert!(x.cols() == cols && y.tokens() == n && y.rows() >= rows);
-    assert!(row_bytes * rows == w.len() && nb * QK == cols);
-    // Whole tiles of tokens to load from, packed from this very activation.
-    assert!(
-        x.packed(form),
-        "Q8Act::pack_tiles must run before a tile product"
-    );
-    let padded = tiles * TILE;
-    assert!(x.tiled_d.len() >= padded * nb);
-    match mode {
-        BF16 => assert!(x.tiled_bf16.len() >= padded * cols * 2),
-        WIDE => assert!(x.tiled.len() >= padded * cols * 2),
-        _ => assert!(x.tiled.len() >= padded * cols),
-    }
-    let done = rows / TILE * TILE;
-    // One row tile decoded to the weight operand, [block][k][row][4] bytes (digits) or
-    // [block][k / 2][row][2] bf16, and its block scales, [block][row].
-    let mut wt_i8 = Lines::<i8>::default();
-    let mut wt_bf16 = Lines::<u16>::default();
-    if mode == BF16 {
-        wt_bf16.resize(nb * WBLOCK, 0);
-    } else {
-        wt_i8.resize(nb * WBLOCK, 0);
-    }
-    let mut dw = Lines::default();
-    dw.resize(nb * TILE, 0f32);
-    // Two blocks' 16 × 16 sums, each as [high digits, low digits].
-    let mut c = OnLines([[[0i32; TILE * TILE]; 2]; 2]);
-    let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
-    // lanes[k][token][row]: the `Lanes8` accumulator k of one 16 × 16 output tile.
-    // Zeroed once: every lane that has blocks is overwritten for each tile, and a lane
-    // without blocks (fewer than 8) stays +0.0, which is what adding 0.0 would give.
-    let mut lanes = OnLines([[[0f32; TILE]; TILE]; 8]);
-    let cfg = TileConfig::new(mode == BF16);
-    asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
-    for r0 in (0..done).step_by(TILE) {
-        let tile_rows = &w[r0 * row_bytes..(r0 + TILE) * row_bytes];
-        if interleaved {
-            // Two interleaved groups of 8 rows.
-            for (h, g) in tile_rows.chunks_exact(GROUP * row_bytes).enumerate() {
-                // Safety: this function's features include the decoders'.
-                unsafe {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        if !matches!(dtype, DType::Q8_0 | DType::Q4_0) || rows < TILE {
+            return 0;
+        }
+        let nb = cols / QK;
+        let n = x.rows();
+        let tiles = n.div_ceil(TILE);
+        let row_bytes = w.len() / rows;
+        // 13-bit activations (two bf16 planes, or two digit planes without AMX-BF16) or
+        // 8-bit ones (the high digits only).
+        let wide = x.wide();
+        let form = tile_form(dtype, wide).expect("q8_0 and q4_0 have a tile form");
+        let mode = match (form, wide) {
+            (TileForm::Bf16, _) => BF16,
+            (TileForm::Digits, true) => WIDE,
+            (TileForm::Digits, false) => NARROW,
+        };
+        assert!(x.cols() == cols && y.tokens() == n && y.rows() >= rows);
+        assert!(row_bytes * rows == w.len() && nb * QK == cols);
+        // Whole tiles of tokens to load from, packed from this very activation.
+        assert!(
+            x.packed(form),
+            "Q8Act::pack_tiles must run before a tile product"
+        );
+        let padded = tiles * TILE;
+        assert!(x.tiled_d.len() >= padded * nb);
+        match mode {
+            BF16 => assert!(x.tiled_bf16.len() >= padded * cols * 2),
+            WIDE => assert!(x.tiled.len() >= padded * cols * 2),
+            _ => assert!(x.tiled.len() >= padded * cols),
+        }
+        let done = rows / TILE * TILE;
+        // One row tile decoded to the weight operand, [block][k][row][4] bytes (digits) or
+        // [block][k / 2][row][2] bf16, and its block scales, [block][row].
+        let mut wt_i8 = Lines::<i8>::default();
+        let mut wt_bf16 = Lines::<u16>::default();
+        if mode == BF16 {
+            wt_bf16.resize(nb * WBLOCK, 0);
+        } else {
+            wt_i8.resize(nb * WBLOCK, 0);
+        }
+        let mut dw = Lines::default();
+        dw.resize(nb * TILE, 0f32);
+        // Two blocks' 16 × 16 sums, each as [high digits, low digits].
+        let mut c = OnLines([[[0i32; TILE * TILE]; 2]; 2]);
+        let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
+        // lanes[k][token][row]: the `Lanes8` accumulator k of one 16 × 16 output tile.
+        // Zeroed once: every lane that has blocks is overwritten for each tile, and a lane
+        // without blocks (fewer than 8) stays +0.0, which is what adding 0.0 would give.
+        let mut lanes = OnLines([[[0f32; TILE]; TILE]; 8]);
+        let cfg = TileConfig::new(mode == BF16);
+        asm!("ldtilecfg [{0}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
+        for r0 in (0..done).step_by(TILE) {
+            let tile_rows = &w[r0 * row_bytes..(r0 + TILE) * row_bytes];
+            if interleaved {
+                // Two interleaved groups of 8 rows.
+                for (h, g) in tile_rows.chunks_exact(GROUP * row_bytes).enumerate() {
+                    // This function's features include the decoders'.
                     if mode == BF16 {
                         decode_group_bf16(dtype, g, nb, h, &mut wt_bf16, &mut dw)
                     } else {
                         decode_group(dtype, g, nb, h, &mut wt_i8, &mut dw)
                     }
-                };
+                }
+            } else {
+                for (r, row) in tile_rows.chunks_exact(row_bytes).enumerate() {
+                    if mode == BF16 {
+                        decode_row_bf16(dtype, row, r, &mut wt_bf16, &mut dw);
+                    } else {
+                        decode_row(dtype, row, r, &mut wt_i8, &mut dw);
+                    }
+                }
             }
-        } else {
-            for (r, row) in tile_rows.chunks_exact(row_bytes).enumerate() {
-                if mode == BF16 {
-                    decode_row_bf16(dtype, row, r, &mut wt_bf16, &mut dw);
-                } else {
-                    decode_row(dtype, row, r, &mut wt_i8, &mut dw);
+            let wt = if mode == BF16 {
+                bytes_of(&wt_bf16)
+            } else {
+                bytes_of(&wt_i8)
+            };
+            for tt in 0..tiles {
+                let sums = match mode {
+                    BF16 => tile::<BF16>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
+                    WIDE => tile::<WIDE>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
+                    _ => tile::<NARROW>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
+                };
+                let t0 = tt * TILE;
+                for (t, v) in sums.iter().enumerate().take(n - t0) {
+                    _mm512_storeu_ps(y.span(t0 + t, r0, TILE).as_mut_ptr(), *v);
                 }
             }
         }
-        let wt = if mode == BF16 {
-            bytes_of(&wt_bf16)
-        } else {
-            bytes_of(&wt_i8)
-        };
-        for tt in 0..tiles {
-            let sums = match mode {
-                BF16 => tile::<BF16>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
-                WIDE => tile::<WIDE>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
-                _ => tile::<NARROW>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
-            };
-            let t0 = tt * TILE;
-            for (t, v) in sums.iter().enumerate().take(n - t0) {
-                _mm512_storeu_ps(y.span(t0 + t, r0, TILE).as_mut_ptr(), *v);
-            }
-        }
+        asm!("tilerelease", options(nostack, nomem));
+        done
     }
-    asm!("tilerelease", options(nostack, nomem));
-    done
 }
 
 /// What `tile` multiplies: 8-bit digits (one plane), 13-bit digits (two planes, two
@@ -308,6 +314,11 @@ macro_rules! each_token {
 /// added, block i + 1's tile is being stored and block i + 2's product runs. (Reading
 /// a tile right after storing it waits for the store, and so does storing right after
 /// the product.)
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx2`, `f16c` (the `#[target_feature]` above): the kernel
+/// tables that hold this, and its callers, are chosen only after detecting them.
 #[target_feature(enable = "avx512f,avx2,f16c")]
 unsafe fn tile<const MODE: u8>(
     wt: &[u8],
@@ -318,85 +329,97 @@ unsafe fn tile<const MODE: u8>(
     c: &mut [[[i32; TILE * TILE]; 2]; 2],
     lanes: &mut [[[f32; TILE]; TILE]; 8],
 ) -> [__m512; TILE] {
-    let nb = order.len();
-    assert!(dw.len() >= nb * TILE && x.tiled_d.len() >= (tt + 1) * TILE * nb);
-    // The 16 tokens' scales of each block, side by side (`Q8Act::pack_tiles`).
-    let dx = x.tiled_d.as_ptr().add(tt * TILE * nb);
-    let blk = |i: usize| order[i];
-    product(wt, x, tt, blk(0), 0, MODE);
-    if nb > 1 {
-        product(wt, x, tt, blk(1), 1, MODE);
-    }
-    store(0, &mut c[0], MODE == WIDE);
-    let mut acc = [_mm512_setzero_ps(); TILE];
-    for i in 0..nb {
-        let b = blk(i);
-        if i + 2 < nb {
-            product(wt, x, tt, blk(i + 2), i % 2, MODE);
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let nb = order.len();
+        assert!(dw.len() >= nb * TILE && x.tiled_d.len() >= (tt + 1) * TILE * nb);
+        // The 16 tokens' scales of each block, side by side (`Q8Act::pack_tiles`).
+        let dx = x.tiled_d.as_ptr().add(tt * TILE * nb);
+        let blk = |i: usize| order[i];
+        product(wt, x, tt, blk(0), 0, MODE);
+        if nb > 1 {
+            product(wt, x, tt, blk(1), 1, MODE);
         }
-        if i + 1 < nb {
-            store((i + 1) % 2, &mut c[(i + 1) % 2], MODE == WIDE);
-        }
-        let cb = &c[i % 2];
-        let dwb = _mm512_loadu_ps(dw.as_ptr().add(b * TILE));
-        let dxv = _mm512_loadu_ps(dx.add(b * TILE));
-        let mut quad = _mm512_setzero_ps();
-        each_token!(t => {
-            // isum · (d_w · d_x), then added: the scalar reference's arithmetic.
-            // d_x of token t, spread over the row lanes: lane t % 4 of 128-bit lane
-            // t / 4 (shuffles, not 16 broadcast loads: loads are what this loop is
-            // short of).
-            if t.is_multiple_of(4) {
-                quad = _mm512_shuffle_f32x4::<{ (t / 4 * 0x55) as i32 }>(dxv, dxv);
+        store(0, &mut c[0], MODE == WIDE);
+        let mut acc = [_mm512_setzero_ps(); TILE];
+        for i in 0..nb {
+            let b = blk(i);
+            if i + 2 < nb {
+                product(wt, x, tt, blk(i + 2), i % 2, MODE);
             }
-            let scale = _mm512_mul_ps(dwb, _mm512_shuffle_ps::<{ (t % 4 * 0x55) as i32 }>(quad, quad));
-            let ld = |p: &[i32; TILE * TILE]| {
-                _mm512_loadu_si512(p.as_ptr().add(t * TILE) as *const _)
-            };
-            // 255·h + l: Σw·x, exact in i32 (8-bit: h, on its coarser scale); bf16:
-            // Σw·x itself, the same integer held exactly in f32.
-            let sums = if MODE == BF16 {
-                _mm512_castsi512_ps(ld(&cb[0]))
-            } else {
-                let h = ld(&cb[0]);
-                let isum = if MODE == WIDE {
-                    let l = ld(&cb[1]);
-                    _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
-                } else {
-                    h
-                };
-                _mm512_cvtepi32_ps(isum)
-            };
-            acc[t] = _mm512_add_ps(acc[t], _mm512_mul_ps(sums, scale));
-        });
-        // The lane is complete: keep it and start the next. (`Lanes8::finish`'s 0.0
-        // for lanes past the last block changes nothing: see `Lanes8`.)
-        if i + 1 == nb || blk(i + 1) % 8 != b % 8 {
-            let lane = &mut lanes[b % 8];
+            if i + 1 < nb {
+                store((i + 1) % 2, &mut c[(i + 1) % 2], MODE == WIDE);
+            }
+            let cb = &c[i % 2];
+            let dwb = _mm512_loadu_ps(dw.as_ptr().add(b * TILE));
+            let dxv = _mm512_loadu_ps(dx.add(b * TILE));
+            let mut quad = _mm512_setzero_ps();
             each_token!(t => {
-                _mm512_storeu_ps(lane[t].as_mut_ptr(), acc[t]);
-                acc[t] = _mm512_setzero_ps();
+                // isum · (d_w · d_x), then added: the scalar reference's arithmetic.
+                // d_x of token t, spread over the row lanes: lane t % 4 of 128-bit lane
+                // t / 4 (shuffles, not 16 broadcast loads: loads are what this loop is
+                // short of).
+                if t.is_multiple_of(4) {
+                    quad = _mm512_shuffle_f32x4::<{ (t / 4 * 0x55) as i32 }>(dxv, dxv);
+                }
+                let scale = _mm512_mul_ps(dwb, _mm512_shuffle_ps::<{ (t % 4 * 0x55) as i32 }>(quad, quad));
+                let ld = |p: &[i32; TILE * TILE]| {
+                    _mm512_loadu_si512(p.as_ptr().add(t * TILE) as *const _)
+                };
+                // 255·h + l: Σw·x, exact in i32 (8-bit: h, on its coarser scale); bf16:
+                // Σw·x itself, the same integer held exactly in f32.
+                let sums = if MODE == BF16 {
+                    _mm512_castsi512_ps(ld(&cb[0]))
+                } else {
+                    let h = ld(&cb[0]);
+                    let isum = if MODE == WIDE {
+                        let l = ld(&cb[1]);
+                        _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
+                    } else {
+                        h
+                    };
+                    _mm512_cvtepi32_ps(isum)
+                };
+                acc[t] = _mm512_add_ps(acc[t], _mm512_mul_ps(sums, scale));
             });
+            // The lane is complete: keep it and start the next. (`Lanes8::finish`'s 0.0
+            // for lanes past the last block changes nothing: see `Lanes8`.)
+            if i + 1 == nb || blk(i + 1) % 8 != b % 8 {
+                let lane = &mut lanes[b % 8];
+                each_token!(t => {
+                    _mm512_storeu_ps(lane[t].as_mut_ptr(), acc[t]);
+                    acc[t] = _mm512_setzero_ps();
+                });
+            }
         }
+        // `reduce8` per token, a vector of its 16 rows at once.
+        std::array::from_fn(|t| {
+            let l = |k: usize| _mm512_loadu_ps(lanes[k][t].as_ptr());
+            _mm512_add_ps(
+                _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
+                _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
+            )
+        })
     }
-    // `reduce8` per token, a vector of its 16 rows at once.
-    std::array::from_fn(|t| {
-        let l = |k: usize| _mm512_loadu_ps(lanes[k][t].as_ptr());
-        _mm512_add_ps(
-            _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
-            _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
-        )
-    })
 }
 
 /// Start block b's 16 × 16 sums into the sum tiles of `slot` (tmm4 and tmm6, or tmm5
 /// and tmm7): of both digit planes (`WIDE`, only the high one when `NARROW`), or of
 /// both bf16 planes into one f32 tile (`BF16`, tmm4 or tmm5); the weights alternate
 /// between tmm0 and tmm1.
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
 #[inline]
 unsafe fn product(wt: &[u8], x: &Q8Act, tt: usize, b: usize, slot: usize, mode: u8) {
-    let nb = x.cols() / QK;
-    macro_rules! go {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let nb = x.cols() / QK;
+        macro_rules! go {
         ($tw:literal, $th:literal, $tl:literal) => {
             if mode == BF16 {
                 // The 16 token rows of block b as 256·h, then as l (`pack_tiles`),
@@ -460,28 +483,38 @@ unsafe fn product(wt: &[u8], x: &Q8Act, tt: usize, b: usize, slot: usize, mode: 
             }
         };
     }
-    if slot == 0 {
-        go!("0", "4", "6");
-    } else {
-        go!("1", "5", "7");
+        if slot == 0 {
+            go!("0", "4", "6");
+        } else {
+            go!("1", "5", "7");
+        }
     }
 }
 
 /// Store the sum tiles of `slot` into `c` ([high, low], 16 tokens × 16 rows' i32; the
 /// low one only when `wide`).
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
 #[inline]
 unsafe fn store(slot: usize, c: &mut [[i32; TILE * TILE]; 2], wide: bool) {
-    let (h, l) = (c[0].as_mut_ptr(), c[1].as_mut_ptr());
-    let sc = 64usize;
-    match (slot, wide) {
-        (0, true) => asm!("tilestored [{h} + {sc}*1], tmm4", "tilestored [{l} + {sc}*1], tmm6",
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let (h, l) = (c[0].as_mut_ptr(), c[1].as_mut_ptr());
+        let sc = 64usize;
+        match (slot, wide) {
+            (0, true) => asm!("tilestored [{h} + {sc}*1], tmm4", "tilestored [{l} + {sc}*1], tmm6",
             h = in(reg) h, l = in(reg) l, sc = in(reg) sc, options(nostack)),
-        (0, false) => asm!("tilestored [{h} + {sc}*1], tmm4",
+            (0, false) => asm!("tilestored [{h} + {sc}*1], tmm4",
             h = in(reg) h, sc = in(reg) sc, options(nostack)),
-        (_, true) => asm!("tilestored [{h} + {sc}*1], tmm5", "tilestored [{l} + {sc}*1], tmm7",
+            (_, true) => asm!("tilestored [{h} + {sc}*1], tmm5", "tilestored [{l} + {sc}*1], tmm7",
             h = in(reg) h, l = in(reg) l, sc = in(reg) sc, options(nostack)),
-        (_, false) => asm!("tilestored [{h} + {sc}*1], tmm5",
+            (_, false) => asm!("tilestored [{h} + {sc}*1], tmm5",
             h = in(reg) h, sc = in(reg) sc, options(nostack)),
+        }
     }
 }
 
@@ -530,44 +563,53 @@ fn stored_weight(dtype: DType, blk: &[u8], j: usize) -> i32 {
 /// each row's payload bytes 2c and 2c + 1, so interleaving the 16-bit units of chunks
 /// 2k and 2k + 1 gives bytes 4k..4k + 4 of rows 0..4, then of rows 4..8: operand row k.
 ///
-/// Safety: the CPU must have AVX2 and F16C (`gemm`, whose features include them, is
+/// # Safety
+///
+/// The CPU must have AVX2 and F16C (`gemm`, whose features include them, is
 /// the caller).
 #[inline(always)]
 unsafe fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8], dw: &mut [f32]) {
-    each_group_block(dtype, g, nb, h, wt, dw, |blk, out| {
-        // Safety: every load is within `blk` (16 + 16·chunks = bs·8 bytes) and every
-        // store within `out` (8 operand rows of 64 bytes); the features are the caller's.
-        unsafe {
-            let chunk = |c: usize| _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
-            // Rows 0..4 and 4..8 of operand row k go to bytes 32h..32h + 32 of it.
-            let put = |out: &mut [i8], k: usize, v: [__m128i; 2]| {
-                let o = out.as_mut_ptr().add(64 * k + 32 * h);
-                _mm_storeu_si128(o as *mut __m128i, v[0]);
-                _mm_storeu_si128(o.add(16) as *mut __m128i, v[1]);
-            };
-            let pairs = |k: usize| {
-                let (p, q) = (chunk(2 * k), chunk(2 * k + 1));
-                [_mm_unpacklo_epi16(p, q), _mm_unpackhi_epi16(p, q)]
-            };
-            match dtype {
-                DType::Q8_0 => (0..8).for_each(|k| put(out, k, pairs(k))),
-                _ => {
-                    for k in 0..4 {
-                        let [a, b] = pairs(k).map(|v| q4_weights(v));
-                        put(out, k, [a[0], b[0]]);
-                        put(out, k + 4, [a[1], b[1]]);
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        each_group_block(dtype, g, nb, h, wt, dw, |blk, out| {
+            // Sound under the function contract: every load is within `blk` (16 + 16·chunks = bs·8 bytes) and every
+            // store within `out` (8 operand rows of 64 bytes); the features are the caller's.
+            {
+                let chunk =
+                    |c: usize| _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
+                // Rows 0..4 and 4..8 of operand row k go to bytes 32h..32h + 32 of it.
+                let put = |out: &mut [i8], k: usize, v: [__m128i; 2]| {
+                    let o = out.as_mut_ptr().add(64 * k + 32 * h);
+                    _mm_storeu_si128(o as *mut __m128i, v[0]);
+                    _mm_storeu_si128(o.add(16) as *mut __m128i, v[1]);
+                };
+                let pairs = |k: usize| {
+                    let (p, q) = (chunk(2 * k), chunk(2 * k + 1));
+                    [_mm_unpacklo_epi16(p, q), _mm_unpackhi_epi16(p, q)]
+                };
+                match dtype {
+                    DType::Q8_0 => (0..8).for_each(|k| put(out, k, pairs(k))),
+                    _ => {
+                        for k in 0..4 {
+                            let [a, b] = pairs(k).map(|v| q4_weights(v));
+                            put(out, k, [a[0], b[0]]);
+                            put(out, k + 4, [a[1], b[1]]);
+                        }
                     }
                 }
             }
-        }
-    })
+        })
+    }
 }
 
 /// The frame of the group decoders: group h's blocks in turn, each block's 8 row
 /// scales into `dw` ([block][row], rows 8h..8h + 8), then `body(the block's bytes, its
 /// slice of the operand)`.
 ///
-/// Safety: the CPU must have F16C.
+/// # Safety
+///
+/// The CPU must have F16C.
 #[inline(always)]
 unsafe fn each_group_block<T>(
     dtype: DType,
@@ -595,13 +637,22 @@ unsafe fn each_group_block<T>(
 
 /// q4_0 nibble bytes as weights (nibble − 8): [low nibbles, high nibbles] (byte j
 /// holds weights j and j + 16).
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
 #[inline(always)]
 unsafe fn q4_weights(v: __m128i) -> [__m128i; 2] {
-    let (m, eight) = (_mm_set1_epi8(0x0f), _mm_set1_epi8(8));
-    [
-        _mm_sub_epi8(_mm_and_si128(v, m), eight),
-        _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16::<4>(v), m), eight),
-    ]
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let (m, eight) = (_mm_set1_epi8(0x0f), _mm_set1_epi8(8));
+        [
+            _mm_sub_epi8(_mm_and_si128(v, m), eight),
+            _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16::<4>(v), m), eight),
+        ]
+    }
 }
 
 /// Lane n: the bf16 bits of the q4_0 weight n − 8, for `vpermw`.
@@ -631,7 +682,9 @@ fn decode_row_bf16(dtype: DType, row: &[u8], r: usize, wt: &mut [u16], dw: &mut 
 /// are (pair row c), and their high nibbles are weights 2c + 16 and 2c + 17 (pair row
 /// c + 8).
 ///
-/// Safety: the CPU must have AVX-512F/BW/VL, AVX2 and F16C (`gemm`, whose features
+/// # Safety
+///
+/// The CPU must have AVX-512F/BW/VL, AVX2 and F16C (`gemm`, whose features
 /// include them, is the caller).
 #[inline(always)]
 unsafe fn decode_group_bf16(
@@ -642,33 +695,41 @@ unsafe fn decode_group_bf16(
     wt: &mut [u16],
     dw: &mut [f32],
 ) {
-    each_group_block(dtype, g, nb, h, wt, dw, |blk, out| {
-        // Safety: every load is within `blk` (16 + 16·chunks = bs·8 bytes) and every
-        // store within `out` (16 pair rows of 16 values); the features are the caller's.
-        unsafe {
-            if dtype == DType::Q8_0 {
-                // 16 weights (i8) as bf16 (exact: 8 significant bits at most).
-                for c in 0..16 {
-                    let w = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
-                    let bf = bf16_bits(_mm512_cvtepi8_epi32(w));
-                    _mm256_storeu_si256(out.as_mut_ptr().add(32 * c + 16 * h) as *mut __m256i, bf);
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        each_group_block(dtype, g, nb, h, wt, dw, |blk, out| {
+            // Sound under the function contract: every load is within `blk` (16 + 16·chunks = bs·8 bytes) and every
+            // store within `out` (16 pair rows of 16 values); the features are the caller's.
+            {
+                if dtype == DType::Q8_0 {
+                    // 16 weights (i8) as bf16 (exact: 8 significant bits at most).
+                    for c in 0..16 {
+                        let w = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
+                        let bf = bf16_bits(_mm512_cvtepi8_epi32(w));
+                        _mm256_storeu_si256(
+                            out.as_mut_ptr().add(32 * c + 16 * h) as *mut __m256i,
+                            bf,
+                        );
+                    }
+                    return;
                 }
-                return;
+                // 16 nibbles, each looked up as the bf16 of nibble − 8, into columns
+                // 8h..8h + 8 of pair row k (one permute instead of three conversions).
+                let put = |out: &mut [u16], k: usize, nibbles: __m128i| {
+                    let bf =
+                        _mm256_permutexvar_epi16(_mm256_cvtepu8_epi16(nibbles), BF16_OF_NIBBLE);
+                    _mm256_storeu_si256(out.as_mut_ptr().add(32 * k + 16 * h) as *mut __m256i, bf);
+                };
+                let m = _mm_set1_epi8(0x0f);
+                for c in 0..8 {
+                    let v = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
+                    put(out, c, _mm_and_si128(v, m));
+                    put(out, c + 8, _mm_and_si128(_mm_srli_epi16::<4>(v), m));
+                }
             }
-            // 16 nibbles, each looked up as the bf16 of nibble − 8, into columns
-            // 8h..8h + 8 of pair row k (one permute instead of three conversions).
-            let put = |out: &mut [u16], k: usize, nibbles: __m128i| {
-                let bf = _mm256_permutexvar_epi16(_mm256_cvtepu8_epi16(nibbles), BF16_OF_NIBBLE);
-                _mm256_storeu_si256(out.as_mut_ptr().add(32 * k + 16 * h) as *mut __m256i, bf);
-            };
-            let m = _mm_set1_epi8(0x0f);
-            for c in 0..8 {
-                let v = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
-                put(out, c, _mm_and_si128(v, m));
-                put(out, c + 8, _mm_and_si128(_mm_srli_epi16::<4>(v), m));
-            }
-        }
-    })
+        })
+    }
 }
 
 #[cfg(test)]

@@ -442,6 +442,9 @@ pub(crate) const fn bf16_of(x: i32) -> u16 {
 pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
+        /// # Safety
+        ///
+        /// The CPU must have AVX2 (detected just above).
         #[target_feature(enable = "avx2")]
         unsafe fn run<R>(f: impl FnOnce() -> R) -> R {
             f()
@@ -752,10 +755,15 @@ struct Line([u8; 64]);
 pub unsafe trait Plain: Copy + 'static {}
 // Safety: plain numbers of 1, 2 and 4 bytes.
 unsafe impl Plain for u8 {}
+// Safety: as above.
 unsafe impl Plain for i8 {}
+// Safety: as above.
 unsafe impl Plain for i16 {}
+// Safety: as above.
 unsafe impl Plain for u16 {}
+// Safety: as above.
 unsafe impl Plain for i32 {}
+// Safety: as above.
 unsafe impl Plain for f32 {}
 
 impl<T: Plain> Default for Lines<T> {

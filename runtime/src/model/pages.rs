@@ -39,6 +39,7 @@ enum Memory {
 // Safety: `Pages` owns its memory as a `Vec` owns its buffer; shared references only
 // read it.
 unsafe impl<T: Plain + Send> Send for Pages<T> {}
+// Safety: as for `Send`.
 unsafe impl<T: Plain + Sync> Sync for Pages<T> {}
 
 /// The huge page size this module aligns to (x86-64 and arm64 Linux).

@@ -15,133 +15,173 @@ use super::*;
 /// activation) or are spread here per block where the row has none. From cache
 /// (kernel_probe, RESIDENT=1): q4_0 15 → 20 GB/s; SmolLM2 q4_0 decode, median of
 /// alternated runs, 89 → 140 tok/s.
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512bw`, `avx512vnni`, `avx2`, `fma`, `f16c` (the
+/// `#[target_feature]` above): the kernel tables that hold this, and its callers, are
+/// chosen only after detecting them.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma,f16c")]
 pub unsafe fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
-    // q4_1 is not interleaved for this path (`Kernels::rows8_q4_1`).
-    assert!(matches!(dtype, DType::Q8_0 | DType::Q4_0));
-    if x.spread.len() >= x.d.len() * super::super::SPREAD_PER_BLOCK {
-        rows8_pairs::<true>(dtype, w, x, out)
-    } else {
-        rows8_pairs::<false>(dtype, w, x, out)
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        // q4_1 is not interleaved for this path (`Kernels::rows8_q4_1`).
+        assert!(matches!(dtype, DType::Q8_0 | DType::Q4_0));
+        if x.spread.len() >= x.d.len() * super::super::SPREAD_PER_BLOCK {
+            rows8_pairs::<true>(dtype, w, x, out)
+        } else {
+            rows8_pairs::<false>(dtype, w, x, out)
+        }
     }
 }
 
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
 #[inline(always)]
 unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
-    use super::super::{GROUP, SPREAD_PER_BLOCK};
-    let super::super::Rows8Shape {
-        bs,
-        bias,
-        nb,
-        group,
-        ..
-    } = super::super::rows8_shape(dtype, w, x, out);
-    let (xv, sp) = (x.v.as_ptr() as *const i32, x.spread.as_ptr());
-    let nib = _mm512_set1_epi16(0x0f);
-    // Lane i of the result takes i32 lane i / 8 of the source: [pair c ×8, pair c+1 ×8].
-    let spread = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
-        let mut acc = [_mm256_setzero_ps(); 8];
-        // Block b into accumulator b % 8.
-        for (b, k) in (0..nb).zip((0..8).cycle()) {
-            let acc = &mut acc[k];
-            avx2::prefetch_ahead(g, b * GROUP * bs, GROUP * bs);
-            let p = g.as_ptr().add(b * GROUP * bs);
-            // Chunks c and c + 1 (within the block: checked by rows8_shape).
-            let chunks = |c: usize| _mm256_loadu_si256(p.add(16 + 16 * c) as *const __m256i);
-            // Pairs c and c + 1 of block b's values (values 2c..2c + 4), spread.
-            let pairs = |c: usize| {
-                if SPREAD {
-                    _mm512_loadu_si512(sp.add(b * SPREAD_PER_BLOCK + 8 * c) as *const _)
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        use super::super::{GROUP, SPREAD_PER_BLOCK};
+        let super::super::Rows8Shape {
+            bs,
+            bias,
+            nb,
+            group,
+            ..
+        } = super::super::rows8_shape(dtype, w, x, out);
+        let (xv, sp) = (x.v.as_ptr() as *const i32, x.spread.as_ptr());
+        let nib = _mm512_set1_epi16(0x0f);
+        // Lane i of the result takes i32 lane i / 8 of the source: [pair c ×8, pair c+1 ×8].
+        let spread = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+        for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
+            let mut acc = [_mm256_setzero_ps(); 8];
+            // Block b into accumulator b % 8.
+            for (b, k) in (0..nb).zip((0..8).cycle()) {
+                let acc = &mut acc[k];
+                avx2::prefetch_ahead(g, b * GROUP * bs, GROUP * bs);
+                let p = g.as_ptr().add(b * GROUP * bs);
+                // Chunks c and c + 1 (within the block: checked by rows8_shape).
+                let chunks = |c: usize| _mm256_loadu_si256(p.add(16 + 16 * c) as *const __m256i);
+                // Pairs c and c + 1 of block b's values (values 2c..2c + 4), spread.
+                let pairs = |c: usize| {
+                    if SPREAD {
+                        _mm512_loadu_si512(sp.add(b * SPREAD_PER_BLOCK + 8 * c) as *const _)
+                    } else {
+                        let two = _mm_loadl_epi64(xv.add(16 * b + c) as *const __m128i);
+                        _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(two))
+                    }
+                };
+                let z = _mm512_setzero_si512();
+                let (mut s0, mut s1) = (z, z);
+                if bias == 0 {
+                    for c in (0..16).step_by(4) {
+                        s0 = _mm512_dpwssd_epi32(s0, _mm512_cvtepi8_epi16(chunks(c)), pairs(c));
+                        s1 = _mm512_dpwssd_epi32(
+                            s1,
+                            _mm512_cvtepi8_epi16(chunks(c + 2)),
+                            pairs(c + 2),
+                        );
+                    }
                 } else {
-                    let two = _mm_loadl_epi64(xv.add(16 * b + c) as *const __m128i);
-                    _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(two))
+                    // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones
+                    // 2c + 16, 2c + 17 (q4_0's byte j holds weights j and j + 16).
+                    for c in (0..8).step_by(2) {
+                        let q = _mm512_cvtepu8_epi16(chunks(c));
+                        s0 = _mm512_dpwssd_epi32(s0, _mm512_and_si512(q, nib), pairs(c));
+                        s1 = _mm512_dpwssd_epi32(s1, _mm512_srli_epi16::<4>(q), pairs(c + 8));
+                    }
                 }
-            };
-            let z = _mm512_setzero_si512();
-            let (mut s0, mut s1) = (z, z);
-            if bias == 0 {
-                for c in (0..16).step_by(4) {
-                    s0 = _mm512_dpwssd_epi32(s0, _mm512_cvtepi8_epi16(chunks(c)), pairs(c));
-                    s1 = _mm512_dpwssd_epi32(s1, _mm512_cvtepi8_epi16(chunks(c + 2)), pairs(c + 2));
-                }
-            } else {
-                // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones
-                // 2c + 16, 2c + 17 (q4_0's byte j holds weights j and j + 16).
-                for c in (0..8).step_by(2) {
-                    let q = _mm512_cvtepu8_epi16(chunks(c));
-                    s0 = _mm512_dpwssd_epi32(s0, _mm512_and_si512(q, nib), pairs(c));
-                    s1 = _mm512_dpwssd_epi32(s1, _mm512_srli_epi16::<4>(q), pairs(c + 8));
-                }
+                let s = _mm512_add_epi32(s0, s1);
+                let isum =
+                    _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64::<1>(s));
+                avx2::rows8_add_block(isum, p, x, b, bias, acc);
             }
-            let s = _mm512_add_epi32(s0, s1);
-            let isum =
-                _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64::<1>(s));
-            avx2::rows8_add_block(isum, p, x, b, bias, acc);
+            avx2::rows8_finish(&acc, o);
         }
-        avx2::rows8_finish(&acc, o);
     }
 }
 
 /// `avx2::weighted_sum_f32` with 16 outputs per register: each output still adds
 /// its rows one by one in order, so the bits are the same, for half the adds and
 /// multiplies.
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx2` (the `#[target_feature]` above): the kernel tables
+/// that hold this, and its callers, are chosen only after detecting them.
 #[target_feature(enable = "avx512f,avx2")]
 pub unsafe fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
-    let i = weighted_sums!(w, v, stride, out; 16, 4, __m512, _mm512_setzero_ps,
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let i = weighted_sums!(w, v, stride, out; 16, 4, __m512, _mm512_setzero_ps,
         _mm512_set1_ps, _mm512_loadu_ps, _mm512_add_ps, _mm512_mul_ps, _mm512_storeu_ps);
-    if i < out.len() {
-        // (With no rows, `v` may be shorter than i.)
-        avx2::weighted_sum_f32(w, v.get(i..).unwrap_or(&[]), stride, &mut out[i..]);
+        if i < out.len() {
+            // (With no rows, `v` may be shorter than i.)
+            avx2::weighted_sum_f32(w, v.get(i..).unwrap_or(&[]), stride, &mut out[i..]);
+        }
     }
 }
 
 /// `avx2::dots_f32` with two rows per register: the low half takes row j's 8 lanes,
 /// the high half row j + 1's, each in `dot_f32`'s order, then `reduce8` on each
 /// half; 8 rows (4 add chains) at a time.
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx2` (the `#[target_feature]` above): the kernel tables
+/// that hold this, and its callers, are chosen only after detecting them.
 #[target_feature(enable = "avx512f,avx2")]
 pub unsafe fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
-    let n = a.len();
-    avx2::assert_rows_fit(b.len(), out.len(), stride, n);
-    let n8 = n / 8 * 8;
-    let (pa, pb) = (a.as_ptr(), b.as_ptr());
-    let pair = |r: usize, i: usize| {
-        let lo = _mm256_castps_pd(_mm256_loadu_ps(pb.add(r * stride + i)));
-        let hi = _mm256_castps_pd(_mm256_loadu_ps(pb.add((r + 1) * stride + i)));
-        _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castpd256_pd512(lo), hi))
-    };
-    let mut j = 0;
-    while j + 8 <= out.len() {
-        let mut acc = [_mm512_setzero_ps(); 4];
-        avx2::prefetch_kv(pb.wrapping_add(j * stride), 4 * 8 * stride);
-        let mut i = 0;
-        while i < n8 {
-            let va = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(
-                pa.add(i),
-            ))));
-            for (c, acc) in acc.iter_mut().enumerate() {
-                *acc = _mm512_add_ps(*acc, _mm512_mul_ps(va, pair(j + 2 * c, i)));
-            }
-            i += 8;
-        }
-        for (c, acc) in acc.iter().enumerate() {
-            let halves = [
-                _mm512_castps512_ps256(*acc),
-                _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(*acc))),
-            ];
-            for (h, half) in halves.into_iter().enumerate() {
-                let r = j + 2 * c + h;
-                let mut s = avx2::reduce8(half);
-                for i in n8..n {
-                    s += a[i] * b[r * stride + i];
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let n = a.len();
+        avx2::assert_rows_fit(b.len(), out.len(), stride, n);
+        let n8 = n / 8 * 8;
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let pair = |r: usize, i: usize| {
+            let lo = _mm256_castps_pd(_mm256_loadu_ps(pb.add(r * stride + i)));
+            let hi = _mm256_castps_pd(_mm256_loadu_ps(pb.add((r + 1) * stride + i)));
+            _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castpd256_pd512(lo), hi))
+        };
+        let mut j = 0;
+        while j + 8 <= out.len() {
+            let mut acc = [_mm512_setzero_ps(); 4];
+            avx2::prefetch_kv(pb.wrapping_add(j * stride), 4 * 8 * stride);
+            let mut i = 0;
+            while i < n8 {
+                let va = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(
+                    _mm256_loadu_ps(pa.add(i)),
+                )));
+                for (c, acc) in acc.iter_mut().enumerate() {
+                    *acc = _mm512_add_ps(*acc, _mm512_mul_ps(va, pair(j + 2 * c, i)));
                 }
-                out[r] = s;
+                i += 8;
             }
+            for (c, acc) in acc.iter().enumerate() {
+                let halves = [
+                    _mm512_castps512_ps256(*acc),
+                    _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(*acc))),
+                ];
+                for (h, half) in halves.into_iter().enumerate() {
+                    let r = j + 2 * c + h;
+                    let mut s = avx2::reduce8(half);
+                    for i in n8..n {
+                        s += a[i] * b[r * stride + i];
+                    }
+                    out[r] = s;
+                }
+            }
+            j += 8;
         }
-        j += 8;
-    }
-    if j < out.len() {
-        avx2::dots_f32(a, &b[j * stride..], stride, &mut out[j..]);
+        if j < out.len() {
+            avx2::dots_f32(a, &b[j * stride..], stride, &mut out[j..]);
+        }
     }
 }
 
@@ -169,21 +209,35 @@ fn join(lo: __m256i, hi: __m256i) -> __m512i {
 }
 
 /// `avx2::digits` for blocks blk and blk + 1 at once.
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
 #[inline(always)]
 unsafe fn digits2<const W: bool>(x: &Q8Row, blk: usize, f: impl Fn(__m512i) -> __m512i) -> __m512i {
-    debug_assert!(x.hi.len() >= 32 * blk + 64 && W == x.wide());
-    let h = f(_mm512_loadu_si512(x.hi.as_ptr().add(32 * blk) as *const _));
-    if !W {
-        return h;
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        debug_assert!(x.hi.len() >= 32 * blk + 64 && W == x.wide());
+        let h = f(_mm512_loadu_si512(x.hi.as_ptr().add(32 * blk) as *const _));
+        if !W {
+            return h;
+        }
+        debug_assert!(x.lo.len() >= 32 * blk + 64);
+        let l = f(_mm512_loadu_si512(x.lo.as_ptr().add(32 * blk) as *const _));
+        _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
     }
-    debug_assert!(x.lo.len() >= 32 * blk + 64);
-    let l = f(_mm512_loadu_si512(x.lo.as_ptr().add(32 * blk) as *const _));
-    _mm512_add_epi32(_mm512_sub_epi32(_mm512_slli_epi32::<8>(h), h), l)
 }
 
 /// `avx2::quantize` with a block in two registers, and the digits formed in 16-bit
 /// lanes: the same arithmetic element for element (the rounding is
 /// `round_to_act`'s, the digits `split_act`'s), so the same bits.
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512bw` (the `#[target_feature]` above): the kernel
+/// tables that hold this, and its callers, are chosen only after detecting them.
 #[target_feature(enable = "avx512f,avx512bw")]
 pub unsafe fn quantize(
     x: &[f32],
@@ -193,57 +247,61 @@ pub unsafe fn quantize(
     ql: &mut [i8],
     s: &mut [i32],
 ) {
-    let nb = avx2::quantize_blocks(x, max, d, qh, ql, s);
-    let (hi, lo) = (_mm512_set1_ps(max as f32), _mm512_set1_ps(-max as f32));
-    let (half, nhalf) = (_mm512_set1_ps(0.5), _mm512_set1_ps(-0.5));
-    let one = _mm512_set1_epi32(1);
-    for i in 0..nb {
-        let p = x.as_ptr().add(32 * i);
-        let v = [_mm512_loadu_ps(p), _mm512_loadu_ps(p.add(16))];
-        let nan = (_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v[0], v[0])
-            | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v[1], v[1]))
-            != 0;
-        let m = _mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1]));
-        let m = _mm256_max_ps(
-            _mm512_castps512_ps256(m),
-            _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)),
-        );
-        let amax = avx2::max8(m);
-        let (di, id) = super::super::act_scale(amax, nan, max);
-        let id = _mm512_set1_ps(id);
-        let r = v.map(|v| {
-            let y = _mm512_mul_ps(v, id);
-            // NaN → 0, else clamped to ±max (so the truncation below is exact).
-            let ord = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(y, y);
-            let c = _mm512_maskz_mov_ps(ord, _mm512_min_ps(_mm512_max_ps(y, lo), hi));
-            let t = _mm512_cvttps_epi32(c);
-            let frac = _mm512_sub_ps(c, _mm512_cvtepi32_ps(t));
-            // t + (frac ≥ ½) − (frac ≤ −½)
-            let up = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(frac, half);
-            let down = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(frac, nhalf);
-            _mm512_mask_sub_epi32(_mm512_mask_add_epi32(t, up, t, one), down, t, one)
-        });
-        s[i] = _mm512_reduce_add_epi32(_mm512_add_epi32(r[0], r[1]));
-        // |v| ≤ 32385 fits i16. The digits as in `avx2::quantize`, with
-        // n = v + 32767 in 382..=65152 as u16 and ⌊n / 255⌋ = (n·32897) >> 23 as
-        // the high half of the 32-bit product, shifted by 7.
-        let v16 = _mm512_inserti64x4::<1>(
-            _mm512_castsi256_si512(_mm512_cvtepi32_epi16(r[0])),
-            _mm512_cvtepi32_epi16(r[1]),
-        );
-        let n = _mm512_add_epi16(v16, _mm512_set1_epi16(32767));
-        let q = _mm512_srli_epi16::<7>(_mm512_mulhi_epu16(n, _mm512_set1_epi16(-32639)));
-        let h = _mm512_sub_epi16(q, _mm512_set1_epi16(128));
-        let l = _mm512_sub_epi16(v16, _mm512_sub_epi16(_mm512_slli_epi16::<8>(h), h));
-        _mm256_storeu_si256(
-            qh.as_mut_ptr().add(32 * i) as *mut __m256i,
-            _mm512_cvtepi16_epi8(h),
-        );
-        _mm256_storeu_si256(
-            ql.as_mut_ptr().add(32 * i) as *mut __m256i,
-            _mm512_cvtepi16_epi8(l),
-        );
-        d[i] = di;
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let nb = avx2::quantize_blocks(x, max, d, qh, ql, s);
+        let (hi, lo) = (_mm512_set1_ps(max as f32), _mm512_set1_ps(-max as f32));
+        let (half, nhalf) = (_mm512_set1_ps(0.5), _mm512_set1_ps(-0.5));
+        let one = _mm512_set1_epi32(1);
+        for i in 0..nb {
+            let p = x.as_ptr().add(32 * i);
+            let v = [_mm512_loadu_ps(p), _mm512_loadu_ps(p.add(16))];
+            let nan = (_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v[0], v[0])
+                | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v[1], v[1]))
+                != 0;
+            let m = _mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1]));
+            let m = _mm256_max_ps(
+                _mm512_castps512_ps256(m),
+                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)),
+            );
+            let amax = avx2::max8(m);
+            let (di, id) = super::super::act_scale(amax, nan, max);
+            let id = _mm512_set1_ps(id);
+            let r = v.map(|v| {
+                let y = _mm512_mul_ps(v, id);
+                // NaN → 0, else clamped to ±max (so the truncation below is exact).
+                let ord = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(y, y);
+                let c = _mm512_maskz_mov_ps(ord, _mm512_min_ps(_mm512_max_ps(y, lo), hi));
+                let t = _mm512_cvttps_epi32(c);
+                let frac = _mm512_sub_ps(c, _mm512_cvtepi32_ps(t));
+                // t + (frac ≥ ½) − (frac ≤ −½)
+                let up = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(frac, half);
+                let down = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(frac, nhalf);
+                _mm512_mask_sub_epi32(_mm512_mask_add_epi32(t, up, t, one), down, t, one)
+            });
+            s[i] = _mm512_reduce_add_epi32(_mm512_add_epi32(r[0], r[1]));
+            // |v| ≤ 32385 fits i16. The digits as in `avx2::quantize`, with
+            // n = v + 32767 in 382..=65152 as u16 and ⌊n / 255⌋ = (n·32897) >> 23 as
+            // the high half of the 32-bit product, shifted by 7.
+            let v16 = _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtepi32_epi16(r[0])),
+                _mm512_cvtepi32_epi16(r[1]),
+            );
+            let n = _mm512_add_epi16(v16, _mm512_set1_epi16(32767));
+            let q = _mm512_srli_epi16::<7>(_mm512_mulhi_epu16(n, _mm512_set1_epi16(-32639)));
+            let h = _mm512_sub_epi16(q, _mm512_set1_epi16(128));
+            let l = _mm512_sub_epi16(v16, _mm512_sub_epi16(_mm512_slli_epi16::<8>(h), h));
+            _mm256_storeu_si256(
+                qh.as_mut_ptr().add(32 * i) as *mut __m256i,
+                _mm512_cvtepi16_epi8(h),
+            );
+            _mm256_storeu_si256(
+                ql.as_mut_ptr().add(32 * i) as *mut __m256i,
+                _mm512_cvtepi16_epi8(l),
+            );
+            d[i] = di;
+        }
     }
 }
 
@@ -257,28 +315,50 @@ fn pairs8(isum2: impl Fn(usize) -> __m512i, i: usize) -> [__m256i; 8] {
     [lo(a), hi(a), lo(b), hi(b), lo(c), hi(c), lo(d), hi(d)]
 }
 
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512bw`, `avx2`, `fma`, `f16c` (the `#[target_feature]`
+/// above): the kernel tables that hold this, and its callers, are chosen only after
+/// detecting them.
 #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
 pub unsafe fn dot_q8_0(w: &[u8], x: &Q8Row) -> f32 {
-    by_width!(q8_0_at, w, x)
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe { by_width!(q8_0_at, w, x) }
 }
 
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512bw`, `avx2`, `fma`, `f16c` (the `#[target_feature]`
+/// above): the kernel tables that hold this, and its callers, are chosen only after
+/// detecting them.
 #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
 unsafe fn q8_0_at<const W: bool>(w: &[u8], x: &Q8Row) -> f32 {
-    let p = w.as_ptr();
-    let ld = |k: usize| _mm256_loadu_si256(p.add(34 * k + 2) as *const __m256i);
-    let isum = |b: usize| {
-        let wq = ld(b);
-        digits::<W>(x, b, |xq| avx2::mul_sum_i8(wq, xq))
-    };
-    let isum2 = |b: usize| {
-        let wq = join(ld(b), ld(b + 1));
-        digits2::<W>(x, b, |xq| mul_sum_i8(wq, xq))
-    };
-    blocks8::<0>(w, x, 34, isum, |i| pairs8(isum2, i))
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let p = w.as_ptr();
+        let ld = |k: usize| _mm256_loadu_si256(p.add(34 * k + 2) as *const __m256i);
+        let isum = |b: usize| {
+            let wq = ld(b);
+            digits::<W>(x, b, |xq| avx2::mul_sum_i8(wq, xq))
+        };
+        let isum2 = |b: usize| {
+            let wq = join(ld(b), ld(b + 1));
+            digits2::<W>(x, b, |xq| mul_sum_i8(wq, xq))
+        };
+        blocks8::<0>(w, x, 34, isum, |i| pairs8(isum2, i))
+    }
 }
 
 /// The nibble block sums of q4_0 (`BIAS` 8, nibbles at byte 2 of 18) or q4_1
 /// (`BIAS` 0, at byte 4 of 20), two blocks per register.
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512bw`, `avx2`, `fma`, `f16c` (the `#[target_feature]`
+/// above): the kernel tables that hold this, and its callers, are chosen only after
+/// detecting them.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
 unsafe fn q4_blocks<const BIAS: i32, const W: bool>(
@@ -287,34 +367,56 @@ unsafe fn q4_blocks<const BIAS: i32, const W: bool>(
     stride: usize,
     off: usize,
 ) -> f32 {
-    let p = w.as_ptr();
-    let nib = |b: usize| avx2::nibbles(p.add(stride * b + off));
-    let isum = |b: usize| {
-        let n = nib(b);
-        digits::<W>(x, b, |xq| avx2::mul_sum_u8_i8(n, xq))
-    };
-    let isum2 = |b: usize| {
-        let n = join(nib(b), nib(b + 1));
-        digits2::<W>(x, b, |xq| mul_sum_u8_i8(n, xq))
-    };
-    blocks8::<BIAS>(w, x, stride, isum, |i| pairs8(isum2, i))
-}
-
-#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
-pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-    if x.wide() {
-        q4_blocks::<8, true>(w, x, 18, 2)
-    } else {
-        q4_blocks::<8, false>(w, x, 18, 2)
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let p = w.as_ptr();
+        let nib = |b: usize| avx2::nibbles(p.add(stride * b + off));
+        let isum = |b: usize| {
+            let n = nib(b);
+            digits::<W>(x, b, |xq| avx2::mul_sum_u8_i8(n, xq))
+        };
+        let isum2 = |b: usize| {
+            let n = join(nib(b), nib(b + 1));
+            digits2::<W>(x, b, |xq| mul_sum_u8_i8(n, xq))
+        };
+        blocks8::<BIAS>(w, x, stride, isum, |i| pairs8(isum2, i))
     }
 }
 
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512bw`, `avx2`, `fma`, `f16c` (the `#[target_feature]`
+/// above): the kernel tables that hold this, and its callers, are chosen only after
+/// detecting them.
+#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
+pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        if x.wide() {
+            q4_blocks::<8, true>(w, x, 18, 2)
+        } else {
+            q4_blocks::<8, false>(w, x, 18, 2)
+        }
+    }
+}
+
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512bw`, `avx2`, `fma`, `f16c` (the `#[target_feature]`
+/// above): the kernel tables that hold this, and its callers, are chosen only after
+/// detecting them.
 #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
 pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-    let sums = if x.wide() {
-        q4_blocks::<0, true>(w, x, 20, 4)
-    } else {
-        q4_blocks::<0, false>(w, x, 20, 4)
-    };
-    sums + min_offsets(w, x, 20)
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let sums = if x.wide() {
+            q4_blocks::<0, true>(w, x, 20, 4)
+        } else {
+            q4_blocks::<0, false>(w, x, 20, 4)
+        };
+        sums + min_offsets(w, x, 20)
+    }
 }

@@ -44,6 +44,10 @@ pub(super) fn available() -> Vec<&'static Kernels> {
 
 // Safety of every wrapper below: these tables are only reachable through `available()`,
 // which checked the features the wrapped functions enable.
+#[allow(
+    clippy::undocumented_unsafe_blocks,
+    reason = "the comment above the tables covers every wrapper"
+)]
 static AVX2: Kernels = Kernels {
     name: "avx2",
     dot_f32: |a, b| unsafe { avx2::dot_f32(a, b) },
@@ -71,6 +75,10 @@ static AVX2: Kernels = Kernels {
     k_tokens_n: avx2::K_TOKENS,
 };
 
+#[allow(
+    clippy::undocumented_unsafe_blocks,
+    reason = "the comment above the tables covers every wrapper"
+)]
 static AVX_VNNI: Kernels = Kernels {
     name: "avxvnni",
     dot_q8_0: |w, x| unsafe { vnni::dot_q8_0(w, x) },
@@ -82,6 +90,10 @@ static AVX_VNNI: Kernels = Kernels {
     ..AVX2
 };
 
+#[allow(
+    clippy::undocumented_unsafe_blocks,
+    reason = "the comment above the tables covers every wrapper"
+)]
 static AMX: Kernels = Kernels {
     name: "amx",
     dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
@@ -97,6 +109,10 @@ static AMX: Kernels = Kernels {
     ..AVX_VNNI
 };
 
+#[allow(
+    clippy::undocumented_unsafe_blocks,
+    reason = "the comment above the tables covers every wrapper"
+)]
 static AVX512: Kernels = Kernels {
     name: "avx512",
     // f32/f16 dots are AVX2's; attention's are AVX-512's in the same order (as in
@@ -119,27 +135,48 @@ static AVX512: Kernels = Kernels {
 /// takes q4_0's 8·Σx back off.
 macro_rules! q4_dots {
     ($features:literal) => {
+        /// # Safety
+        ///
+        /// Only for callers compiled with the CPU features its intrinsics need (it is
+        /// inlined into them), on a CPU that has them.
         #[target_feature(enable = $features)]
         pub unsafe fn dot_q4_0(w: &[u8], x: &Q8Row) -> f32 {
-            if x.wide() {
-                q4_sums::<8, true>(w, x, 18, 2)
-            } else {
-                q4_sums::<8, false>(w, x, 18, 2)
+            // Safety: the caller keeps this function's `# Safety` contract, which
+            // is all that the operations below rely on.
+            unsafe {
+                if x.wide() {
+                    q4_sums::<8, true>(w, x, 18, 2)
+                } else {
+                    q4_sums::<8, false>(w, x, 18, 2)
+                }
             }
         }
 
+        /// # Safety
+        ///
+        /// Only for callers compiled with the CPU features its intrinsics need (it is
+        /// inlined into them), on a CPU that has them.
         #[target_feature(enable = $features)]
         pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
-            let sums = if x.wide() {
-                q4_sums::<0, true>(w, x, 20, 4)
-            } else {
-                q4_sums::<0, false>(w, x, 20, 4)
-            };
-            sums + min_offsets(w, x, 20)
+            // Safety: the caller keeps this function's `# Safety` contract, which
+            // is all that the operations below rely on.
+            unsafe {
+                let sums = if x.wide() {
+                    q4_sums::<0, true>(w, x, 20, 4)
+                } else {
+                    q4_sums::<0, false>(w, x, 20, 4)
+                };
+                sums + min_offsets(w, x, 20)
+            }
         }
 
         /// The nibble block sums of q4_0 (`BIAS` 8, nibbles at byte 2 of 18) or q4_1
         /// (`BIAS` 0, at byte 4 of 20), for a wide row (`W`) or an 8-bit one.
+        ///
+        /// # Safety
+        ///
+        /// Only for callers compiled with the CPU features its intrinsics need (it is
+        /// inlined into them), on a CPU that has them.
         #[target_feature(enable = $features)]
         unsafe fn q4_sums<const BIAS: i32, const W: bool>(
             w: &[u8],
@@ -147,17 +184,21 @@ macro_rules! q4_dots {
             stride: usize,
             off: usize,
         ) -> f32 {
-            let isum = |b: usize| {
-                let p = w.as_ptr().add(stride * b + off);
-                if W {
-                    values(x, b, widen_nibbles(p), |w0, x0, w1, x1| {
-                        mul2(w0, x0, w1, x1)
-                    })
-                } else {
-                    digits::<false>(x, b, |xq| mul_sum_u8_i8(nibbles(p), xq))
-                }
-            };
-            blocks8::<BIAS>(w, x, stride, isum, |i| each8(isum, i))
+            // Safety: the caller keeps this function's `# Safety` contract, which
+            // is all that the operations below rely on.
+            unsafe {
+                let isum = |b: usize| {
+                    let p = w.as_ptr().add(stride * b + off);
+                    if W {
+                        values(x, b, widen_nibbles(p), |w0, x0, w1, x1| {
+                            mul2(w0, x0, w1, x1)
+                        })
+                    } else {
+                        digits::<false>(x, b, |xq| mul_sum_u8_i8(nibbles(p), xq))
+                    }
+                };
+                blocks8::<BIAS>(w, x, stride, isum, |i| each8(isum, i))
+            }
         }
     };
 }
@@ -183,19 +224,29 @@ macro_rules! weighted_sums {
      $zero:ident, $set1:ident, $load:ident, $add:ident, $mul:ident, $store:ident) => {{
         let n = $out.len();
         super::avx2::assert_rows_fit($v.len(), $w.len(), $stride, n);
+        /// # Safety
+        ///
+        /// Only for callers compiled with the CPU features its intrinsics need (it is
+        /// inlined into them), on a CPU that has them.
+        /// `v` must be valid for reading `w.len()` rows of `stride` floats (the
+        /// first `lanes·K` of each), `out` for writing `lanes·K` floats.
         #[inline(always)]
         unsafe fn chunk<const K: usize>(w: &[f32], v: *const f32, stride: usize, out: *mut f32) {
-            let mut acc: [$vec; K] = [$zero(); K];
-            for (p, &wp) in w.iter().enumerate() {
-                super::avx2::prefetch_kv(v.wrapping_add(p * stride), 4 * $lanes * K);
-                let wv = $set1(wp);
-                for (k, acc) in acc.iter_mut().enumerate() {
-                    let x = $load(v.add(p * stride + $lanes * k));
-                    *acc = $add(*acc, $mul(wv, x));
+            // Safety: the caller keeps this function's `# Safety` contract, which
+            // is all that the operations below rely on.
+            unsafe {
+                let mut acc: [$vec; K] = [$zero(); K];
+                for (p, &wp) in w.iter().enumerate() {
+                    super::avx2::prefetch_kv(v.wrapping_add(p * stride), 4 * $lanes * K);
+                    let wv = $set1(wp);
+                    for (k, acc) in acc.iter_mut().enumerate() {
+                        let x = $load(v.add(p * stride + $lanes * k));
+                        *acc = $add(*acc, $mul(wv, x));
+                    }
                 }
-            }
-            for (k, acc) in acc.iter().enumerate() {
-                $store(out.add($lanes * k), *acc);
+                for (k, acc) in acc.iter().enumerate() {
+                    $store(out.add($lanes * k), *acc);
+                }
             }
         }
         let (pv, po) = ($v.as_ptr(), $out.as_mut_ptr());
