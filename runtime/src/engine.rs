@@ -252,7 +252,7 @@ pub fn set_clock(f: fn() -> f64) {
 }
 
 /// Milliseconds from a monotonic clock.
-fn now_ms() -> f64 {
+pub(crate) fn now_ms() -> f64 {
     if let Some(f) = CLOCK.get() {
         return f();
     }

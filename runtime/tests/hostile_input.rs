@@ -478,6 +478,46 @@ fn template_batch_with_a_huge_count_is_no_allocation() {
     refused("{{ [1]|batch(0)|list }}", "count cannot be 0");
 }
 
+/// Templates that grow a value without bound, each refused by the limit it names (no
+/// allocation abort, no hang): doubling through a namespace, a sequence, a recursive
+/// macro, growing filters and methods, a self-sharing structure through `tojson`, and
+/// heavy filters in a loop against the wall-time limit.
+#[test]
+fn template_memory_and_time_are_bounded() {
+    let cases: [(&str, &str); 13] = [
+        ("{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+         "concatenated string is too large"),
+        ("{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}",
+         "concatenated string is too large"),
+        ("{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}",
+         "concatenated sequence is too large"),
+        ("{% macro f(s, n) %}{% if n > 0 %}{{ f(s ~ s, n - 1) }}{% else %}{{ s|length }}{% endif %}{% endmacro %}{{ f('x', 40) }}",
+         "concatenated string is too large"),
+        ("{{ range(100000)|join('y' * 10000000)|length }}", "concatenated string is too large"),
+        ("{% set ns = namespace(s='xx') %}{% for i in range(40) %}{% set ns.s = ns.s|replace('x', ns.s) %}{% endfor %}{{ ns.s|length }}",
+         "concatenated string is too large"),
+        ("{{ 'x'|indent(1000000000000)|length }}", "concatenated string is too large"),
+        ("{{ ('x ' * 10000)|replace(' ', 'x' * 100000)|length }}", "concatenated string is too large"),
+        ("{{ 'ab'.replace('', 'x' * 60000000)|length }}", "over the sandbox's 100000000 byte limit"),
+        ("{{ 'y'.join(['x' * 60000000, 'x' * 60000000])|length }}", "over the sandbox's 100000000 byte limit"),
+        ("{% set ns = namespace(d={}) %}{% for i in range(60) %}{% set ns.d = {'a': ns.d, 'b': ns.d} %}{% endfor %}{{ ns.d|tojson|length }}",
+         "tojson: the JSON is over the sandbox's 16777216 byte limit"),
+        ("{{ [1]|tojson(indent=10**12) }}", "tojson: the JSON is over the sandbox's"),
+        ("{% for i in range(100000) %}{{ ('x' * 10000000)|replace('x', 'y')|length }}{% endfor %}",
+         "the render ran over the sandbox's time limit of 5000 ms"),
+    ];
+    for (template, what) in cases {
+        let t = std::time::Instant::now();
+        refused(template, what);
+        assert!(t.elapsed().as_secs() < 20, "{template}: {:?}", t.elapsed());
+    }
+    // Growth that stays within the bounds still renders.
+    assert_eq!(
+        render("{% set ns = namespace(s='x') %}{% for i in range(20) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}").unwrap(),
+        "1048576"
+    );
+}
+
 // ---- tokenizer.json sizes ----
 
 /// SmolLM2's real tokenizer.json, as its .slm carries it.

@@ -6,7 +6,14 @@
 //!   10⁵ chained filters overflow the stack while compiling;
 //! - the rendered output, written through a bounded writer that stops the render;
 //! - `batch`, whose stock filter reserves `value.len() / count` and `count` slots
-//!   before looking, so `batch(10**18)` aborts on the allocation.
+//!   before looking, so `batch(10**18)` aborts on the allocation;
+//! - memory: a string built by `+`, `~`, `*`, `replace`, `join` or `indent` is at most
+//!   100 000 000 bytes and a sequence built by `+` at most 10⁷ items (minijinja, as
+//!   patched in vendor/README.md), so doubling a value in a loop ends in an error,
+//!   not an allocation abort;
+//! - wall time: a render stops after `MAX_RENDER_MS` (checked every 256 units of
+//!   fuel through minijinja's interrupt hook), so heavy filters in a loop cannot run
+//!   for minutes.
 
 use minijinja::value::Value;
 use minijinja::{Error, ErrorKind};
@@ -21,6 +28,54 @@ pub const MAX_TAG_TOKENS: usize = 1024;
 /// Bytes one render may output: a prompt must fit a context anyway (32 768 tokens are
 /// about 128 KiB of text); tools and documents can make it larger.
 pub const MAX_OUTPUT: usize = 16 << 20;
+/// The longest string a render may build (minijinja's bound on `*`, and on `+`, `~`
+/// and the growing filters as patched: vendor/README.md).
+pub const MAX_VALUE: usize = 100_000_000;
+
+/// Refuse a string of `len` bytes over `MAX_VALUE` before it is built.
+pub fn check_value_len(len: usize) -> Result<(), Error> {
+    if len > MAX_VALUE {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("the string would be {len} bytes, over the sandbox's {MAX_VALUE} byte limit"),
+        ));
+    }
+    Ok(())
+}
+
+/// Milliseconds one render may take: real chat templates render in under 10 ms, a
+/// long conversation with tools in well under a second.
+pub const MAX_RENDER_MS: f64 = 5_000.0;
+
+thread_local! {
+    /// When the render running on this thread must stop (`engine::now_ms` time).
+    static DEADLINE: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
+}
+
+/// minijinja's interrupt check: the reason to stop, once this thread's render is past
+/// its deadline.
+fn over_time() -> Option<String> {
+    let deadline = DEADLINE.with(|d| d.get())?;
+    (crate::engine::now_ms() > deadline)
+        .then(|| format!("the render ran over the sandbox's time limit of {MAX_RENDER_MS} ms"))
+}
+
+/// The wall-time limit of one render, from now until the guard is dropped.
+pub struct RenderClock(());
+
+impl RenderClock {
+    pub fn start() -> RenderClock {
+        minijinja::set_interrupt_check(over_time);
+        DEADLINE.with(|d| d.set(Some(crate::engine::now_ms() + MAX_RENDER_MS)));
+        RenderClock(())
+    }
+}
+
+impl Drop for RenderClock {
+    fn drop(&mut self) {
+        DEADLINE.with(|d| d.set(None));
+    }
+}
 
 /// Refuse a source over `MAX_SOURCE`, or one with a tag of more than
 /// `MAX_TAG_TOKENS` tokens, naming the line.

@@ -50,7 +50,7 @@ pub fn parse_json(text: &str) -> Result<Value> {
     from_jiter(&v, 0)
 }
 
-const MAX_JSON_DEPTH: usize = 256;
+pub(crate) const MAX_JSON_DEPTH: usize = 256;
 
 fn from_jiter(v: &jiter::JsonValue, depth: usize) -> Result<Value> {
     use jiter::JsonValue as J;
@@ -250,6 +250,7 @@ impl ChatTemplate {
         };
         ctx = minijinja::context! { ..extra, ..ctx };
         let mut out = limits::Bounded(String::new());
+        let _clock = limits::RenderClock::start();
         tmpl.render_captured_to(ctx, &mut out)
             .map_err(template_err)?;
         Ok(out.0)
@@ -298,6 +299,38 @@ fn python_methods(
                 return Ok(Value::from(
                     !s.is_empty() && s.chars().all(python::is_space),
                 ));
+            }
+            // pycompat's, once the result's length is known to be within bounds.
+            "replace" => {
+                if let (Some(from), Some(to)) = (arg_str(0)?, arg_str(1)?) {
+                    let mut n = if from.is_empty() {
+                        s.chars().count() + 1
+                    } else {
+                        s.matches(from).count()
+                    };
+                    if let Some(c) = args.get(2).and_then(|v| i64::try_from(v.clone()).ok()) {
+                        if c >= 0 {
+                            n = n.min(c as usize);
+                        }
+                    }
+                    limits::check_value_len(
+                        s.len()
+                            .saturating_add(n.saturating_mul(to.len()))
+                            .saturating_sub(n.saturating_mul(from.len())),
+                    )?;
+                }
+            }
+            "join" => {
+                if let Some(items) = args.first().and_then(|v| v.try_iter().ok()) {
+                    let mut len = 0usize;
+                    for (i, x) in items.enumerate() {
+                        let item = x.as_str().map_or_else(|| x.to_string().len(), str::len);
+                        len = len
+                            .saturating_add(if i > 0 { s.len() } else { 0 })
+                            .saturating_add(item);
+                        limits::check_value_len(len)?;
+                    }
+                }
             }
             _ => {}
         }

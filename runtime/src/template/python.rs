@@ -215,6 +215,20 @@ pub fn repr(v: &Value, out: &mut String) {
 
 /// `json.dumps(x, ensure_ascii=False, indent=…, separators=…, sort_keys=…)`, walking
 /// template values directly so that integers wider than 64 bits stay exact.
+/// `tojson`'s output bound: the sandbox's output limit.
+fn check_json_len(len: usize) -> Result<(), Error> {
+    if len > super::limits::MAX_OUTPUT {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "tojson: the JSON is over the sandbox's {} byte limit",
+                super::limits::MAX_OUTPUT
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub struct PyJson {
     pub indent: Option<usize>,
     pub item_sep: String,
@@ -223,14 +237,27 @@ pub struct PyJson {
 }
 
 impl PyJson {
-    fn newline(&self, depth: usize, out: &mut String) {
+    fn newline(&self, depth: usize, out: &mut String) -> Result<(), Error> {
         if let Some(n) = self.indent {
+            let width = n.saturating_mul(depth);
+            check_json_len(out.len().saturating_add(width))?;
             out.push('\n');
-            out.push_str(&" ".repeat(n * depth));
+            out.push_str(&" ".repeat(width));
         }
+        Ok(())
     }
 
+    /// Writes `v` as JSON. Bounded as it goes: nesting deeper than
+    /// `MAX_JSON_DEPTH` and output past the sandbox's `MAX_OUTPUT` are errors (a
+    /// structure that shares itself can be exponentially larger than its values).
     pub fn write(&self, v: &Value, depth: usize, out: &mut String) -> Result<(), Error> {
+        if depth > super::MAX_JSON_DEPTH {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("tojson: nested deeper than {}", super::MAX_JSON_DEPTH),
+            ));
+        }
+        check_json_len(out.len())?;
         match v.kind() {
             ValueKind::Undefined => {
                 return Err(Error::new(
@@ -257,10 +284,10 @@ impl PyJson {
                     if i > 0 {
                         out.push_str(&self.item_sep);
                     }
-                    self.newline(depth + 1, out);
+                    self.newline(depth + 1, out)?;
                     self.write(x, depth + 1, out)?;
                 }
-                self.newline(depth, out);
+                self.newline(depth, out)?;
                 out.push(']');
             }
             ValueKind::Map => {
@@ -277,7 +304,7 @@ impl PyJson {
                     if i > 0 {
                         out.push_str(&self.item_sep);
                     }
-                    self.newline(depth + 1, out);
+                    self.newline(depth + 1, out)?;
                     // json.dumps turns int, float, bool and None keys into strings.
                     let key = match k.kind() {
                         ValueKind::String => k.as_str().unwrap_or_default().to_string(),
@@ -293,7 +320,7 @@ impl PyJson {
                     out.push_str(&self.key_sep);
                     self.write(&v.get_item(k)?, depth + 1, out)?;
                 }
-                self.newline(depth, out);
+                self.newline(depth, out)?;
                 out.push('}');
             }
             _ => {
