@@ -486,6 +486,54 @@ fn context_policies_fit_a_long_chat_or_refuse_it() {
     }
 }
 
+/// A chat that keeps overflowing a small context with drop-oldest: each new cut takes
+/// the prompt down to half the context, and the turns after it keep that cut while
+/// they fit, so their prompts extend the KV cache (reused tokens) instead of
+/// re-prefilling it. Most turns of a long full chat are then cheap.
+#[test]
+fn a_full_chat_cuts_to_half_and_the_next_turns_reuse_the_cache() {
+    use slm_runtime::session::{Overflow, Session};
+    let eng = engine();
+    let mut opts = GenerateOptions::greedy(8);
+    opts.loop_detection = None;
+    let cap = 192;
+    let mut s = Session::new(&eng, cap);
+    s.overflow = Overflow::DropOldest;
+    s.messages
+        .push(serde_json::json!({"role": "system", "content": "You are brief."}));
+    let (mut cuts, mut reusing, mut last_cut) = (0, 0, None::<Vec<usize>>);
+    for turn in 0..16 {
+        s.push_user(&format!("Question {turn}: name one more colour, please."));
+        let mut p = s.begin_reply(&opts, NOW).unwrap();
+        let prompt = p.prompt_ids().len();
+        while !s.step(&mut p, &mut |_, _| {}) {}
+        let t = s.finish(p, &mut |_, _| {});
+        let cut = t.fitted.as_ref().map(|f| f.dropped_messages.clone());
+        if cut.is_some() && cut != last_cut {
+            cuts += 1;
+            assert!(
+                prompt <= cap / 2,
+                "turn {turn}: a new cut leaves {prompt} of {cap}"
+            );
+        } else if cut.is_some() {
+            // The same cut as the turn before: only the new tokens are prefilled.
+            assert!(
+                t.generation.reused_tokens + 40 >= prompt,
+                "turn {turn}: {} of {prompt} reused",
+                t.generation.reused_tokens
+            );
+            reusing += 1;
+        }
+        assert!(prompt + 8 <= cap);
+        last_cut = cut;
+    }
+    assert!(
+        cuts >= 2,
+        "the chat overflowed more than once ({cuts} cuts)"
+    );
+    assert!(reusing > cuts, "{reusing} turns reused a cut, {cuts} cuts");
+}
+
 /// A reply cut at 6 tokens and continued for 6 more is the 12-token greedy reply: the
 /// continuing prompt ends with the reply's text (transformers' continue_final_message),
 /// reuses the cache, and the new text joins the same message.

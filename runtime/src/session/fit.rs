@@ -7,6 +7,12 @@
 //!   so the conversation's opening and the system message stay (and their KV cache
 //!   keeps being reused from one turn to the next).
 //!
+//! A dropping policy that must cut cuts down to half the context (as llama.cpp's
+//! context shift discards half), and the turns after keep that cut while they fit:
+//! their prompts extend the KV cache instead of re-prefilling it every turn. (Cutting
+//! only what the turn needs would change the prompt's start on every turn of a full
+//! chat, and so re-prefill the whole context each time.)
+//!
 //! Turns are left out whole: a user message and everything up to the next user
 //! message, so the roles still alternate as templates require. The latest user
 //! message and what follows it are never left out. The transcript itself keeps every

@@ -360,9 +360,32 @@ impl<'e> Session<'e> {
         if self.overflow != Overflow::Stop && ids.len() + reserve > cap {
             let whole = ids.len();
             let turns = fit::removable_turns(&self.messages, self.overflow);
-            for n in 1..=turns.len() {
+            // The last turn's cut, as a count of these turns: kept while it still fits,
+            // so that this turn's prompt extends the cache instead of re-prefilling it.
+            let prior = self.trimmed.as_ref().map_or(0, |f| {
+                turns
+                    .iter()
+                    .take_while(|r| (*r).clone().all(|i| f.dropped_messages.contains(&i)))
+                    .count()
+            });
+            // A new cut goes down to half the context (as llama.cpp's context shift
+            // discards half), so that the turns after it fit under the same cut; at
+            // least, the smallest cut that fits; at most, every removable turn.
+            let mut cut = None;
+            for n in prior.max(1)..=turns.len() {
                 let (kept, gone) = fit::without(&self.messages, &turns, n);
                 let (r, i) = self.prompt_for(&kept, continues, now_unix)?;
+                let done = if n == prior {
+                    i.len() + reserve <= cap
+                } else {
+                    i.len() <= cap / 2
+                };
+                cut = Some((r, i, gone));
+                if done {
+                    break;
+                }
+            }
+            if let Some((r, i, gone)) = cut {
                 rendered = r;
                 ids = i;
                 fitted = Some(Fitted {
@@ -378,9 +401,6 @@ impl<'e> Session<'e> {
                     whole_tokens: whole,
                     prompt_tokens: ids.len(),
                 });
-                if ids.len() + reserve <= cap {
-                    break;
-                }
             }
         }
         // Budget: refuse before any compute when not even one output token fits.
