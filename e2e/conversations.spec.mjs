@@ -227,3 +227,19 @@ test('a chat exports as JSON and Markdown, imports into a fresh profile, and its
   await expect(chats(fresh)).toHaveCount(1);
   await other.close();
 });
+
+test('a chat made with another model says so, and goes on with the model loaded now', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.getByText('worker ready')).toBeVisible();
+  await pickFile(page);
+  await greedy(page, 8);
+  await say(page, 'What is red?');
+  const note = page.getByTestId('chat-model');
+  await expect(note).toHaveCount(0); // made with the model that is loaded
+  await pickFile(page, process.env.E2E_QWEN);
+  await expect(page.locator('.card')).toContainText('Qwen');
+  await expect(note).toContainText(/This chat was made with smollm2.*; qwen.* is loaded now and continues it\./i);
+  await expect(page.locator('.msg.user')).toHaveCount(1);
+  await say(page, 'And blue?');
+  await expect(page.locator('.msg.assistant')).toHaveCount(2);
+});
