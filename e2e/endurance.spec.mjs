@@ -67,7 +67,7 @@ test('300 turns on a small context: memory plateaus, speed holds, nothing leaks'
       (last.jsHeapMB ? `, page JS heap ${last.jsHeapMB.toFixed(1)} MB, ${last.nodes} DOM nodes` : ''));
   }
   console.log(summary.join('\n'));
-  for (const t of turns) expect(t.reason).toMatch(/^(eos|max_tokens|stop_string|loop_detected)$/);
+  for (const t of turns) expect(t.reason).toMatch(/^(eos_token|stop_token_id|max_tokens|stop_string|loop_detected)$/);
   // The worker's memory (wasm memory only grows): after 100 turns, at most 1 MB more
   // over the rest, the transcript's own growth (about 60 kB of text for 200 turns and
   // the renders of it), not a copy of anything per turn.

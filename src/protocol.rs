@@ -6,8 +6,104 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use slm_runtime::model::memory::{MemoryNeeds, MemoryPlan, WASM32_LIMIT};
 use slm_runtime::sampling::SamplerConfig;
+pub use slm_runtime::stopping::StopReason;
 
 /// One entry of `public/models.json`.
+/// What kind of failure an `Event::Error` reports: the runtime's `SlmError` kinds, and
+/// those of the browser side. On the wire as the snake_case name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Io,
+    Unsupported,
+    Malformed,
+    Checksum,
+    Tokenizer,
+    Template,
+    Invalid,
+    /// A connection failed or a server answered with an error (retried first).
+    Network,
+    /// IndexedDB or the storage quota.
+    Storage,
+    /// The file on the server changed under a download.
+    Changed,
+    /// Stopped by the person (a download or a load).
+    Cancelled,
+    /// The model cannot fit in the memory the browser gives.
+    Memory,
+    /// A browser API failed.
+    Browser,
+    /// The worker died.
+    Crash,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Io => "io",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Malformed => "malformed",
+            ErrorKind::Checksum => "checksum",
+            ErrorKind::Tokenizer => "tokenizer",
+            ErrorKind::Template => "template",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Network => "network",
+            ErrorKind::Storage => "storage",
+            ErrorKind::Changed => "changed",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Memory => "memory",
+            ErrorKind::Browser => "browser",
+            ErrorKind::Crash => "crash",
+        }
+    }
+
+    /// The kind of a runtime error.
+    pub fn of(e: &slm_runtime::SlmError) -> ErrorKind {
+        use slm_runtime::SlmError as E;
+        match e {
+            E::Io { .. } => ErrorKind::Io,
+            E::Unsupported { .. } => ErrorKind::Unsupported,
+            E::Malformed { .. } => ErrorKind::Malformed,
+            E::Checksum { .. } => ErrorKind::Checksum,
+            E::Tokenizer(_) => ErrorKind::Tokenizer,
+            E::Template(_) => ErrorKind::Template,
+            E::Invalid(_) => ErrorKind::Invalid,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The stage a `Event::Progress` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Chunks arriving from the server, each verified before it is stored.
+    Download,
+    /// The whole-file hash (after a download) or the chunks of a load.
+    Verify,
+    /// Tensors assembled into the model.
+    Load,
+    /// The whole file verified: the page's last word on a finished download (the
+    /// worker never sends it).
+    Verified,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Download => "download",
+            Stage::Verify => "verify",
+            Stage::Load => "load",
+            Stage::Verified => "verified",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CatalogEntry {
     pub id: String,
@@ -277,7 +373,7 @@ pub enum Event {
     /// `stage`: download, verify or load.
     Progress {
         id: String,
-        stage: String,
+        stage: Stage,
         done: u64,
         total: u64,
         note: Option<String>,
@@ -348,7 +444,7 @@ pub enum Event {
     },
     Done {
         text: String,
-        stop_reason: String,
+        stop_reason: StopReason,
         stop_detail: Value,
         prompt_tokens: usize,
         reused_tokens: usize,
@@ -416,7 +512,7 @@ pub enum Event {
     Error {
         /// What was being done: download, load, chat, …
         during: String,
-        kind: String,
+        kind: ErrorKind,
         message: String,
         /// The first bad chunk, for checksum failures.
         chunk: Option<u64>,

@@ -6,7 +6,7 @@ use super::client::send;
 use super::settings::{current, SettingsPanel};
 use super::state::{open_in_session, ChatMessage, TurnStats};
 use super::State;
-use crate::protocol::{ChatSettings, Command};
+use crate::protocol::{ChatSettings, Command, ErrorKind};
 
 /// A turn starts: the transcript as it was is kept (put back if the worker refuses
 /// the turn), and the page's turn views are cleared.
@@ -40,7 +40,7 @@ fn settings_or_error(state: State) -> Option<ChatSettings> {
         Err(message) => {
             state.error.set(Some(super::state::ErrorView {
                 during: "chat".into(),
-                kind: "invalid".into(),
+                kind: ErrorKind::Invalid,
                 message,
                 chunk: None,
             }));
@@ -311,7 +311,7 @@ fn message_stats(s: &TurnStats) -> String {
             s.decode_tok_s, s.first_token_ms
         );
     }
-    line + &format!(" · stopped: {}", s.stop_reason)
+    line + &format!(" · stopped: {}", s.stop_reason.as_str())
 }
 
 /// Put `text` on the clipboard, and say so on the button that asked.

@@ -14,7 +14,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::State;
-use crate::protocol::{Command, Event};
+use crate::protocol::{Command, ErrorKind, Event};
 
 struct Client {
     worker: web_sys::Worker,
@@ -91,7 +91,7 @@ fn on_crash(state: State, message: String) {
     };
     state.error.set(Some(super::state::ErrorView {
         during: "worker".into(),
-        kind: "crash".into(),
+        kind: ErrorKind::Crash,
         message: format!("the inference worker failed ({message}); {next}"),
         chunk: None,
     }));
@@ -114,7 +114,7 @@ fn spawn(state: State) {
         Err(e) => {
             state.error.set(Some(super::state::ErrorView {
                 during: "startup".into(),
-                kind: "browser".into(),
+                kind: ErrorKind::Browser,
                 message: format!("could not start the inference worker: {e:?}"),
                 chunk: None,
             }));

@@ -17,7 +17,7 @@ use super::chat_store::ChatStore;
 use super::client::send;
 use super::saved::{recall, remember, ChatPrefs};
 use super::state::{open_in_session, ChatMessage, ErrorView, State};
-use crate::protocol::Command;
+use crate::protocol::{Command, ErrorKind};
 
 /// The longest a change waits before it is written.
 const SAVE_DELAY_MS: u64 = 250;
@@ -112,7 +112,7 @@ fn new_id() -> String {
 fn fail(state: State, message: String) {
     state.error.set(Some(ErrorView {
         during: "conversations".into(),
-        kind: "storage".into(),
+        kind: ErrorKind::Storage,
         message,
         chunk: None,
     }));
@@ -570,7 +570,7 @@ pub fn import(state: State, file: web_sys::File) {
             Err(e) => {
                 state.error.set(Some(ErrorView {
                     during: "import".into(),
-                    kind: "invalid".into(),
+                    kind: ErrorKind::Invalid,
                     message: format!("{} was not imported: {e}", file.name()),
                     chunk: None,
                 }));

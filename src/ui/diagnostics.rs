@@ -141,7 +141,7 @@ fn StopAndSpeed() -> impl IntoView {
             view! {
                 <div class="turn-stats">
                     <h3>"Last turn"</h3>
-                    <p class="stop-reason" data-testid="stop-reason">{format!("Stop reason: {}", s.stop_reason)}</p>
+                    <p class="stop-reason" data-testid="stop-reason">{format!("Stop reason: {}", s.stop_reason.as_str())}</p>
                     <p class="stop-detail">{detail}</p>
                     <p>{format!("Prompt {} tokens: {} reused from the KV cache, {} prefilled; {} generated.", s.prompt_tokens, s.reused_tokens, s.prefilled_tokens, s.generated)}</p>
                     <p class="speed" data-testid="speed">{format!("Prefill {:.1} tok/s · decode {:.1} tok/s · first token after {:.0} ms", s.prefill_tok_s, s.decode_tok_s, s.first_token_ms)}</p>

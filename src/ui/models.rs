@@ -8,7 +8,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::client::{send, send_with};
 use super::{mb, State};
-use crate::protocol::{memory_refusal, CatalogEntry, Command};
+use crate::protocol::{memory_refusal, CatalogEntry, Command, ErrorKind, Stage};
 
 /// Load `models.json` (served next to the page; the run script points it at a
 /// locally converted model).
@@ -41,7 +41,7 @@ pub fn fetch_catalog(state: State) {
             }),
             Err(message) => state.error.set(Some(super::state::ErrorView {
                 during: "catalog".into(),
-                kind: "network".into(),
+                kind: ErrorKind::Network,
                 message,
                 chunk: None,
             })),
@@ -81,7 +81,7 @@ fn start_download(state: State, entry: CatalogEntry) {
     {
         state.error.set(Some(super::state::ErrorView {
             during: "download".into(),
-            kind: "memory".into(),
+            kind: ErrorKind::Memory,
             message: format!("{} {why}: not downloaded", entry.name),
             chunk: None,
         }));
@@ -187,15 +187,15 @@ fn ProgressBar() -> impl IntoView {
                 .eta_s()
                 .map(|s| format!(" · ETA {s:.0} s"))
                 .unwrap_or_default();
-            let label = match p.stage.as_str() {
-                "download" => "Download progress",
-                "verify" => "Verification progress",
-                _ => "Progress",
+            let label = match p.stage {
+                Stage::Download => "Download progress",
+                Stage::Verify => "Verification progress",
+                Stage::Load | Stage::Verified => "Progress",
             };
-            let downloading = p.stage == "download";
+            let downloading = p.stage == Stage::Download;
             view! {
-                <div class="progress" data-stage=p.stage.clone()>
-                    <div class="progress-title">{format!("{}: {}", p.stage, p.id)}</div>
+                <div class="progress" data-stage=p.stage.as_str()>
+                    <div class="progress-title">{format!("{}: {}", p.stage.as_str(), p.id)}</div>
                     <div class="bar" role="progressbar" aria-label=label
                         aria-valuemin="0" aria-valuemax="100" aria-valuenow=format!("{pct:.0}")>
                         <div class="fill" style=format!("width: {pct:.1}%")></div>
@@ -322,7 +322,7 @@ fn LocalFile() -> impl IntoView {
             Some(f) => load_file(state, f),
             None => state.error.set(Some(super::state::ErrorView {
                 during: "load".into(),
-                kind: "invalid".into(),
+                kind: ErrorKind::Invalid,
                 message: "the drop carried no file".into(),
                 chunk: None,
             })),

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use slm_runtime::sampling::SamplerConfig;
 
 use super::state::{ErrorView, State};
+use crate::protocol::ErrorKind;
 
 const KEY: &str = "tinyrustlm.settings.v1";
 
@@ -116,7 +117,7 @@ pub fn keep(state: State) {
         if !remember(KEY, &text) {
             state.error.set(Some(ErrorView {
                 during: "settings".into(),
-                kind: "storage".into(),
+                kind: ErrorKind::Storage,
                 message: "the settings could not be saved in this browser (storage is \
                           unavailable or full); they apply until the page is closed"
                     .into(),

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use slm_runtime::sampling::SamplerConfig;
 
-use crate::protocol::{CachedModel, CatalogEntry, Event, ModelCard};
+use crate::protocol::{CachedModel, CatalogEntry, ErrorKind, Event, ModelCard, Stage, StopReason};
 use slm_runtime::tool_calls::ToolCall;
 
 /// One message as the page shows it and a conversation stores it.
@@ -101,7 +101,7 @@ pub struct ThreadsView {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ErrorView {
     pub during: String,
-    pub kind: String,
+    pub kind: ErrorKind,
     pub message: String,
     pub chunk: Option<u64>,
 }
@@ -109,7 +109,7 @@ pub struct ErrorView {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProgressView {
     pub id: String,
-    pub stage: String,
+    pub stage: Stage,
     pub done: u64,
     pub total: u64,
     pub note: Option<String>,
@@ -181,7 +181,7 @@ pub struct TurnStats {
     /// The reply was continued (made in more than one turn).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub continued: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub stop_detail: Value,
     pub prompt_tokens: usize,
     pub reused_tokens: usize,
@@ -418,7 +418,7 @@ impl State {
                 self.progress.update(|p| {
                     if let Some(p) = p {
                         p.done = p.total;
-                        p.stage = "verified".into();
+                        p.stage = Stage::Verified;
                         p.note = Some("whole-file SHA-256 verified".into());
                     }
                 });
@@ -574,7 +574,8 @@ impl State {
                 self.last_trace.set(trace);
                 self.first_token_at.set(None);
                 self.announcement.set(format!(
-                    "Reply complete: {generated} tokens, stopped by {stop_reason}."
+                    "Reply complete: {generated} tokens, stopped by {}.",
+                    stop_reason.as_str()
                 ));
                 self.generating.set(false);
                 self.prefill.set(None);
@@ -684,7 +685,7 @@ impl State {
                 if during == "download" || during == "load" {
                     self.working.set(None);
                 }
-                if kind == "cancelled" {
+                if kind == ErrorKind::Cancelled {
                     // Asked for, so said plainly rather than raised as an error.
                     self.progress.set(None);
                     self.notice.set(Some(message));

@@ -13,7 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::idb::{describe, estimate, Store};
 use super::source::{head_len, parse_head, verify_chunk, Failure, Head, HEADER_BYTES};
-use crate::protocol::{CachedModel, CatalogEntry, Event};
+use crate::protocol::{CachedModel, CatalogEntry, ErrorKind, Event, Stage};
 use slm_runtime::format::chunks;
 
 /// Failed attempts in a row (an attempt that stored a chunk resets the count).
@@ -117,7 +117,7 @@ fn validator(resp: &web_sys::Response) -> Option<String> {
 /// A failure that means the file on the server is no longer the one being downloaded.
 fn changed(url: &str, why: String) -> Failure {
     Failure {
-        kind: "changed".into(),
+        kind: ErrorKind::Changed,
         message: format!(
             "the file at {url} changed on the server since this download began ({why})"
         ),
@@ -197,7 +197,7 @@ async fn head(
     }
     post(Event::Progress {
         id: e.id.clone(),
-        stage: "download".into(),
+        stage: Stage::Download,
         done: 0,
         total: e.size,
         note: Some("reading the manifest".into()),
@@ -244,7 +244,7 @@ async fn head(
     if let (Some(usage), Some(quota)) = estimate().await {
         if usage + remaining > quota {
             return Err(Failure {
-                kind: "storage".into(),
+                kind: ErrorKind::Storage,
                 message: format!(
                     "{} needs {:.1} MB but this browser grants {:.1} MB more storage to the page: delete a cached model or free disk space",
                     e.name,
@@ -283,12 +283,12 @@ pub async fn download(
     let mut restarts = 0;
     loop {
         match download_once(store, e, context, post).await {
-            Err(f) if f.kind == "changed" && restarts < MAX_RESTARTS => {
+            Err(f) if f.kind == ErrorKind::Changed && restarts < MAX_RESTARTS => {
                 restarts += 1;
                 store.delete(&e.id).await?;
                 post(Event::Progress {
                     id: e.id.clone(),
-                    stage: "download".into(),
+                    stage: Stage::Download,
                     done: 0,
                     total: e.size,
                     note: Some(format!(
@@ -297,7 +297,7 @@ pub async fn download(
                     )),
                 });
             }
-            Err(f) if f.kind == "changed" => {
+            Err(f) if f.kind == ErrorKind::Changed => {
                 let _ = store.delete(&e.id).await;
                 return Err(Failure {
                     message: format!("{}, again: the stored part was discarded; Download again once the file is stable", f.message),
@@ -319,11 +319,11 @@ async fn download_once(
     let mut tries = 0;
     let (head, mut meta) = loop {
         match head(store, e, context, post).await {
-            Err(f) if f.kind == "network" && tries < MAX_RETRIES => {
+            Err(f) if f.kind == ErrorKind::Network && tries < MAX_RETRIES => {
                 tries += 1;
                 post(Event::Progress {
                     id: e.id.clone(),
-                    stage: "download".into(),
+                    stage: Stage::Download,
                     done: 0,
                     total: e.size,
                     note: Some(format!(
@@ -348,7 +348,7 @@ async fn download_once(
         let done = (head.data_offset + (meta.chunks_done * d.chunk_size)).min(e.size);
         post(Event::Progress {
             id: e.id.clone(),
-            stage: "download".into(),
+            stage: Stage::Download,
             done,
             total: e.size,
             note,
@@ -363,7 +363,7 @@ async fn download_once(
         match stream_chunks(store, e, &head, &mut meta, &progress).await {
             Ok(()) => {}
             Err(f)
-                if f.kind == "network" && (failures < MAX_RETRIES || meta.chunks_done > before) =>
+                if f.kind == ErrorKind::Network && (failures < MAX_RETRIES || meta.chunks_done > before) =>
             {
                 if meta.chunks_done > before {
                     failures = 0;
@@ -381,7 +381,7 @@ async fn download_once(
             }
             // Wrong bytes in a chunk are never stored; fetched again, a corruption in
             // transit goes away, and a file that is wrong on the server fails here.
-            Err(f) if f.kind == "checksum" && f.chunk.is_some() && bad_chunks < MAX_BAD_CHUNKS => {
+            Err(f) if f.kind == ErrorKind::Checksum && f.chunk.is_some() && bad_chunks < MAX_BAD_CHUNKS => {
                 bad_chunks += 1;
                 progress(
                     &meta,
@@ -389,7 +389,7 @@ async fn download_once(
                 );
                 continue;
             }
-            Err(f) if f.kind == "checksum" => {
+            Err(f) if f.kind == ErrorKind::Checksum => {
                 return Err(Failure {
                     message: format!(
                         "{} ({} times): the {} verified chunks before it are kept, but this file cannot be completed from this server",
@@ -407,7 +407,7 @@ async fn download_once(
     // Everything is stored: hash the file as stored, which also proves the store.
     post(Event::Progress {
         id: e.id.clone(),
-        stage: "verify".into(),
+        stage: Stage::Verify,
         done: 0,
         total: e.size,
         note: Some("checking the whole-file SHA-256".into()),
@@ -428,7 +428,7 @@ async fn download_once(
     if got_data != d.sha256 || (!want.is_empty() && got != want) {
         let _ = store.delete(&e.id).await;
         return Err(Failure {
-            kind: "checksum".into(),
+            kind: ErrorKind::Checksum,
             message: format!(
                 "the downloaded file hashes to {got}, the catalog says {want}: deleted, nothing was kept"
             ),
@@ -480,7 +480,7 @@ async fn stream_chunks(
                 meta.chunks_done -= 1;
                 let _ = reader.cancel();
                 return Err(Failure {
-                    kind: "storage".into(),
+                    kind: ErrorKind::Storage,
                     message: format!(
                         "chunk {i} of {} could not be stored: {why}. The {} verified chunks stored before it are kept; Resume continues from there",
                         e.name, meta.chunks_done
@@ -498,7 +498,7 @@ async fn stream_chunks(
         if super::download_cancelled() {
             let _ = reader.cancel();
             return Err(Failure {
-                kind: "cancelled".into(),
+                kind: ErrorKind::Cancelled,
                 message: format!(
                     "the download of {} was cancelled at chunk {} of {}: the verified chunks are kept, so Resume continues from there (Delete removes them); the model cannot be loaded until it is complete",
                     e.name, meta.chunks_done, meta.chunks_total

@@ -12,7 +12,7 @@ use super::idb::Store;
 use super::source::{
     blob_range, head_len, parse_head, verify_chunk, Assembler, Failure, Head, HEADER_BYTES,
 };
-use crate::protocol::{CachedModel, Event, EvidenceView, ModelCard};
+use crate::protocol::{CachedModel, ErrorKind, Event, EvidenceView, ModelCard, Stage};
 
 pub enum Origin {
     Stored(String),
@@ -159,7 +159,7 @@ pub async fn load(
     if let Some(want) = expect_sha.filter(|w| !w.is_empty()) {
         if want != file_sha {
             return Err(Failure {
-                kind: "checksum".into(),
+                kind: ErrorKind::Checksum,
                 message: format!("the stored file hashes to {file_sha}, it was verified as {want}"),
                 chunk: None,
             });
@@ -172,7 +172,7 @@ pub async fn load(
     }
     post(Event::Progress {
         id: id.clone(),
-        stage: "load".into(),
+        stage: Stage::Load,
         done: file_len,
         total: file_len,
         note: Some("building the model".into()),
@@ -212,7 +212,7 @@ async fn read_chunks(
     for i in 0..total {
         if super::load_cancelled() {
             return Err(Failure {
-                kind: "cancelled".into(),
+                kind: ErrorKind::Cancelled,
                 message: format!(
                     "loading {id} was cancelled at chunk {i} of {total}: no model is loaded"
                 ),
@@ -241,7 +241,7 @@ async fn read_chunks(
         if i % 4 == 3 || i + 1 == total {
             post(Event::Progress {
                 id: id.to_string(),
-                stage: "verify".into(),
+                stage: Stage::Verify,
                 done: end,
                 total: file_len,
                 note: None,

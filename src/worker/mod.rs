@@ -30,7 +30,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::protocol::{ChatSettings, Command, Event};
+use crate::protocol::{ChatSettings, Command, ErrorKind, Event};
 use idb::Store;
 use load::{Loaded, Origin};
 use source::Failure;
@@ -91,7 +91,7 @@ pub fn check_memory(
     match crate::protocol::memory_refusal(needs, context, device_memory()) {
         None => Ok(()),
         Some(why) => Err(Failure {
-            kind: "memory".into(),
+            kind: ErrorKind::Memory,
             message: format!("{what} {why}: {then}"),
             chunk: None,
         }),
@@ -169,7 +169,7 @@ pub fn start() {
                 }
                 Err(err) => post(Event::Error {
                     during: "message".into(),
-                    kind: "invalid".into(),
+                    kind: ErrorKind::Invalid,
                     message: format!("unreadable command: {err}"),
                     chunk: None,
                 }),
@@ -683,10 +683,7 @@ async fn turn(
         tool_calls: reply.calls,
         tool_errors: reply.errors,
         text: g.text.clone(),
-        stop_reason: serde_json::to_value(g.stop_reason)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default(),
+        stop_reason: g.stop_reason,
         stop_detail: g.stop_detail.clone(),
         prompt_tokens: g.prompt_tokens,
         reused_tokens: g.reused_tokens,

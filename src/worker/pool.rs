@@ -14,6 +14,7 @@
 use slm_runtime::parallel::Threads;
 
 use super::source::Failure;
+use crate::protocol::ErrorKind;
 
 /// Threads a build can have at most here: 1, or the cores the browser reports.
 pub fn available() -> usize {
@@ -47,7 +48,7 @@ pub fn default_count() -> usize {
 pub async fn start(n: usize) -> Result<Threads, Failure> {
     if n > available() {
         return Err(Failure {
-            kind: "invalid".into(),
+            kind: ErrorKind::Invalid,
             message: format!(
                 "{n} threads: at most {} here{}",
                 available(),
@@ -89,7 +90,7 @@ mod threaded {
 
     fn failure(what: &str, e: impl std::fmt::Debug) -> Failure {
         Failure {
-            kind: "browser".into(),
+            kind: ErrorKind::Browser,
             message: format!("the thread pool could not start: {what}: {e:?}"),
             chunk: None,
         }

@@ -3,6 +3,7 @@
 //! assembling tensors in place: each byte lands once in its tensor's buffer, so the
 //! model is never held twice.
 
+use crate::protocol::ErrorKind;
 use slm_runtime::format::chunks;
 use slm_runtime::format::layout::{parse_manifest, Header, HEADER_LEN};
 use slm_runtime::format::manifest::{Manifest, TensorEntry};
@@ -14,7 +15,7 @@ use wasm_bindgen_futures::JsFuture;
 /// for checksum failures the first bad chunk.
 #[derive(Debug)]
 pub struct Failure {
-    pub kind: String,
+    pub kind: ErrorKind,
     pub message: String,
     pub chunk: Option<u64>,
 }
@@ -26,7 +27,7 @@ impl From<SlmError> for Failure {
             _ => None,
         };
         Failure {
-            kind: e.kind().to_string(),
+            kind: ErrorKind::of(&e),
             message: e.to_string(),
             chunk,
         }
@@ -36,7 +37,7 @@ impl From<SlmError> for Failure {
 impl From<String> for Failure {
     fn from(message: String) -> Failure {
         Failure {
-            kind: "browser".into(),
+            kind: ErrorKind::Browser,
             message,
             chunk: None,
         }
@@ -46,7 +47,7 @@ impl From<String> for Failure {
 impl Failure {
     pub fn network(message: String) -> Failure {
         Failure {
-            kind: "network".into(),
+            kind: ErrorKind::Network,
             message,
             chunk: None,
         }
