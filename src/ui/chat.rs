@@ -6,7 +6,7 @@ use super::client::send;
 use super::settings::{current, SettingsPanel};
 use super::state::{open_in_session, ChatMessage, TurnStats};
 use super::State;
-use crate::protocol::{ChatSettings, Command, ErrorKind};
+use crate::protocol::{ChatSettings, Command, ErrorKind, Role};
 
 /// A turn starts: the transcript as it was is kept (put back if the worker refuses
 /// the turn), and the page's turn views are cleared.
@@ -24,7 +24,7 @@ fn start_turn(state: State, before: Vec<ChatMessage>) {
 
 /// A new reply's placeholder, keeping the settings it is generated with.
 fn placeholder(settings: &ChatSettings) -> ChatMessage {
-    let mut reply = ChatMessage::new("assistant", String::new());
+    let mut reply = ChatMessage::new(Role::Assistant, String::new());
     reply.turn = Some(settings.clone());
     reply
 }
@@ -58,7 +58,7 @@ fn send_tool_result(state: State, result: RwSignal<String>) {
     result.set(String::new());
     start_turn(state, state.transcript.get_untracked());
     state.transcript.update(|t| {
-        t.push(ChatMessage::new("tool", content.clone()));
+        t.push(ChatMessage::new(Role::Tool, content.clone()));
         t.push(placeholder(&settings));
     });
     send(&Command::ToolResult { content, settings });
@@ -75,7 +75,7 @@ fn send_message(state: State, text: RwSignal<String>) {
     text.set(String::new());
     start_turn(state, state.transcript.get_untracked());
     state.transcript.update(|t| {
-        t.push(ChatMessage::new("user", msg.clone()));
+        t.push(ChatMessage::new(Role::User, msg.clone()));
         t.push(placeholder(&settings));
     });
     send(&Command::Send {
@@ -123,7 +123,7 @@ fn edit_message(state: State, i: usize, text: String) {
     let all = fork(&mut t, i);
     open_in_session(&t);
     let n = all.len();
-    let mut edited = ChatMessage::new("user", text.clone());
+    let mut edited = ChatMessage::new(Role::User, text.clone());
     edited.alts = all;
     edited.alt_pos = n;
     t.push(edited);
@@ -139,7 +139,7 @@ fn regenerate_at(state: State, i: usize) {
         return;
     };
     let before = state.transcript.get_untracked();
-    if before.get(i).is_none_or(|m| m.role != "assistant") {
+    if before.get(i).is_none_or(|m| m.role != Role::Assistant) {
         return;
     }
     start_turn(state, before.clone());
@@ -175,7 +175,7 @@ fn continue_reply(state: State) {
 }
 
 fn can_continue(m: &ChatMessage) -> bool {
-    m.role == "assistant" && !m.content.is_empty() && m.tool_calls.is_empty()
+    m.role == Role::Assistant && !m.content.is_empty() && m.tool_calls.is_empty()
 }
 
 /// Show branch `k` at message `i`.
@@ -208,7 +208,7 @@ fn Message(i: usize) -> impl IntoView {
     let is_last = move || state.transcript.with(|t| t.len() == i + 1);
     move || {
         msg.get().map(|m| {
-            let class = format!("msg {}", m.role);
+            let class = format!("msg {}", m.role.as_str());
             let html = crate::markdown::to_html(&m.content);
             let text = m.content.clone();
             let copy = m.content.clone();
@@ -218,8 +218,8 @@ fn Message(i: usize) -> impl IntoView {
             let pos = m.alt_pos.min(m.alts.len());
             let at_end = pos + 1 == branches;
             view! {
-                <li class=class data-role=m.role.clone()>
-                    <span class="role">{m.role.clone()}</span>
+                <li class=class data-role=m.role.as_str()>
+                    <span class="role">{m.role.as_str()}</span>
                     <span class="msg-tools">
                         {(branches > 1).then(|| view! {
                             <span class="branches" data-testid="branches">
@@ -230,12 +230,12 @@ fn Message(i: usize) -> impl IntoView {
                                     on:click=move |_| switch_branch(state, i, pos + 1)>"›"</button>
                             </span>
                         })}
-                        {(m.role == "user").then(|| view! {
+                        {(m.role == Role::User).then(|| view! {
                             <button class="small" disabled=move || !idle()
                                 title="Change this message and generate the reply again; what followed stays as a branch"
                                 on:click=move |_| editing.set(Some(original.clone()))>"Edit"</button>
                         })}
-                        {(m.role == "assistant").then(|| view! {
+                        {(m.role == Role::Assistant).then(|| view! {
                             <button class="small" disabled=move || !idle()
                                 title="Generate this reply again; the old one stays as a branch"
                                 on:click=move |_| regenerate_at(state, i)>"Regenerate"</button>

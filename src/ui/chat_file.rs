@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::conversations::Conversation;
 use super::state::ChatMessage;
+use crate::protocol::Role;
 
 pub const CHAT_FORMAT: &str = "tinyrustlm-chat";
 pub const REPLAY_FORMAT: &str = "tinyrustlm-replay";
@@ -60,8 +61,10 @@ pub fn from_json(text: &str) -> Result<Conversation, String> {
     let f: ChatFile = serde_json::from_value(v)
         .map_err(|e| format!("the chat in the file is unreadable: {e}"))?;
     for (i, m) in f.conversation.messages.iter().enumerate() {
-        if !matches!(m.role.as_str(), "user" | "assistant" | "tool") {
-            return Err(format!("message {i} has role \"{}\"", m.role));
+        if m.role == Role::System {
+            return Err(format!(
+                "message {i} has role \"system\" (the system prompt is a setting)"
+            ));
         }
     }
     Ok(f.conversation)
@@ -76,10 +79,11 @@ pub fn to_markdown(c: &Conversation) -> String {
         out += &format!("**System:**\n\n{}\n\n", c.prefs.system);
     }
     for m in &c.messages {
-        let who = match m.role.as_str() {
-            "user" => "User",
-            "assistant" => "Assistant",
-            _ => "Tool",
+        let who = match m.role {
+            Role::User => "User",
+            Role::Assistant => "Assistant",
+            Role::System => "System",
+            Role::Tool => "Tool",
         };
         out += &format!("**{who}:**\n\n{}\n\n", m.content);
         for call in &m.tool_calls {
@@ -101,7 +105,7 @@ pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
     let last = c
         .messages
         .iter()
-        .rposition(|m| m.role == "assistant")
+        .rposition(|m| m.role == Role::Assistant)
         .ok_or("the chat has no reply to replay")?;
     let reply = &c.messages[last];
     if reply.interrupted {

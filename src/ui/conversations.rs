@@ -17,7 +17,7 @@ use super::chat_store::ChatStore;
 use super::client::send;
 use super::saved::{recall, remember, ChatPrefs};
 use super::state::{open_in_session, ChatMessage, ErrorView, State};
-use crate::protocol::{Command, ErrorKind};
+use crate::protocol::{Command, ErrorKind, Role};
 
 /// The longest a change waits before it is written.
 const SAVE_DELAY_MS: u64 = 250;
@@ -122,7 +122,7 @@ fn fail(state: State, message: String) {
 fn title_of(messages: &[ChatMessage]) -> String {
     let first = messages
         .iter()
-        .find(|m| m.role == "user")
+        .find(|m| m.role == Role::User)
         .and_then(|m| m.content.lines().find(|l| !l.trim().is_empty()))
         .map(str::trim);
     match first {
@@ -138,7 +138,7 @@ fn snapshot(state: State) -> Option<Conversation> {
     let mut head = state.chat.get()?;
     let mut messages = state.transcript.get();
     if state.generating.get() {
-        if let Some(m) = messages.last_mut().filter(|m| m.role == "assistant") {
+        if let Some(m) = messages.last_mut().filter(|m| m.role == Role::Assistant) {
             m.interrupted = true;
         }
     }

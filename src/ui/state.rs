@@ -5,13 +5,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use slm_runtime::sampling::SamplerConfig;
 
-use crate::protocol::{CachedModel, CatalogEntry, ErrorKind, Event, ModelCard, Stage, StopReason};
+use crate::protocol::{
+    CachedModel, CatalogEntry, ErrorKind, Event, ModelCard, Role, Stage, StopReason,
+};
 use slm_runtime::tool_calls::ToolCall;
 
 /// One message as the page shows it and a conversation stores it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
-    pub role: String,
+    pub role: Role,
     pub content: String,
     /// An assistant reply's tool calls, parsed by the worker's session.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -56,9 +58,9 @@ pub struct PolicyView {
 }
 
 impl ChatMessage {
-    pub fn new(role: &str, content: String) -> ChatMessage {
+    pub fn new(role: Role, content: String) -> ChatMessage {
         ChatMessage {
-            role: role.into(),
+            role,
             content,
             tool_calls: vec![],
             stats: None,
@@ -74,7 +76,7 @@ impl ChatMessage {
     /// The message to give the model: as reported, or else as shown.
     pub fn for_model(&self) -> Value {
         self.given.clone().unwrap_or_else(
-            || serde_json::json!({"role": self.role.clone(), "content": self.content.clone()}),
+            || serde_json::json!({"role": self.role, "content": self.content.clone()}),
         )
     }
 }
@@ -278,7 +280,7 @@ impl State {
         if self.generating.get_untracked() {
             // The reply that was streaming stays as far as it got, marked interrupted.
             self.transcript.update(|t| {
-                if let Some(m) = t.last_mut().filter(|m| m.role == "assistant") {
+                if let Some(m) = t.last_mut().filter(|m| m.role == Role::Assistant) {
                     m.interrupted = true;
                 }
                 if t.last()
@@ -474,7 +476,7 @@ impl State {
                 // The decision belongs to the latest user message (the reply being
                 // generated follows it).
                 self.transcript.update(|t| {
-                    if let Some(m) = t.iter_mut().rev().find(|m| m.role == "user") {
+                    if let Some(m) = t.iter_mut().rev().find(|m| m.role == Role::User) {
                         m.policy = Some(view);
                     }
                 });
