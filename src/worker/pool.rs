@@ -77,7 +77,7 @@ mod threaded {
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
 
-    use super::Failure;
+    use super::{ErrorKind, Failure};
 
     /// Where pool workers wait for their rayon thread.
     type Handoff = Mutex<mpsc::Receiver<ThreadBuilder>>;
