@@ -286,16 +286,14 @@ pub async fn download(
             Err(f) if f.kind == ErrorKind::Changed && restarts < MAX_RESTARTS => {
                 restarts += 1;
                 store.delete(&e.id).await?;
-                post(Event::Progress {
-                    id: e.id.clone(),
-                    stage: Stage::Download,
-                    done: 0,
-                    total: e.size,
-                    note: Some(format!(
+                starting_note(
+                    post,
+                    e,
+                    format!(
                         "{}: the stored part was discarded, starting over",
                         f.message
-                    )),
-                });
+                    ),
+                );
             }
             Err(f) if f.kind == ErrorKind::Changed => {
                 let _ = store.delete(&e.id).await;
@@ -307,6 +305,17 @@ pub async fn download(
             r => return r,
         }
     }
+}
+
+/// A progress note before any chunk is counted (a retry of the manifest, a restart).
+fn starting_note(post: &dyn Fn(Event), e: &CatalogEntry, note: String) {
+    post(Event::Progress {
+        id: e.id.clone(),
+        stage: Stage::Download,
+        done: 0,
+        total: e.size,
+        note: Some(note),
+    });
 }
 
 async fn download_once(
@@ -321,16 +330,11 @@ async fn download_once(
         match head(store, e, context, post).await {
             Err(f) if f.kind == ErrorKind::Network && tries < MAX_RETRIES => {
                 tries += 1;
-                post(Event::Progress {
-                    id: e.id.clone(),
-                    stage: Stage::Download,
-                    done: 0,
-                    total: e.size,
-                    note: Some(format!(
-                        "reading the manifest failed ({}); retry {tries}",
-                        f.message
-                    )),
-                });
+                starting_note(
+                    post,
+                    e,
+                    format!("reading the manifest failed ({}); retry {tries}", f.message),
+                );
                 sleep_ms(300 * tries as i32).await;
             }
             r => break r?,
