@@ -33,6 +33,11 @@ cargo build --release --locked -p slm-runtime --target wasm32-unknown-unknown
 echo "== wasm simd128 kernels against the scalar reference (under node)"
 CARGO_TARGET_DIR="$TINYRUSTLM_CACHE/target-wasm" scripts/wasm-kernel-test.sh
 
+echo "== fuzz smoke: every target for 20 s (fuzz/run.sh; docs/fuzzing.md)"
+rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+cargo +nightly fuzz --version > /dev/null 2>&1 || cargo install cargo-fuzz --locked
+fuzz/run.sh 20
+
 echo "== tests"
 log="$(mktemp)"
 set +e
