@@ -6,6 +6,7 @@ model as a GGUF with its tokenizer metadata. Each file is a few kB, so that a fu
 thousands of inputs a second through every stage instead of hashing megabytes.
 
 Usage: fuzz/seeds.py OUT_DIR   (needs numpy and gguf: ~/.cache/tinyrustlm/venv)
+then:  slm convert OUT_DIR/hf -o OUT_DIR/tiny.slm   (the committed tiny.slm)
 """
 import json
 import os
