@@ -43,3 +43,16 @@ pub fn exercise(e: &slm_runtime::engine::Engine) {
     opts.sampler = SamplerConfig::from_generation_config(&e.text.manifest.generation_config);
     let _ = e.generate(&ids, &opts, &mut |_, _| {});
 }
+
+/// Convert what an import gave to a `.slm` (`name` in scratch), load it back and run a
+/// prompt: the path a person's GGUF or Hugging Face directory takes.
+pub fn convert_and_exercise(imported: slm_runtime::import::Imported, name: &str) {
+    use slm_runtime::format::writer::{self, QuantPolicy};
+    let out = scratch(name);
+    let policy = QuantPolicy::parse("keep").expect("policy");
+    if writer::write(imported, policy, false, &out, "fuzz", &mut |_, _, _| {}).is_ok() {
+        if let Ok(e) = slm_runtime::engine::Engine::load_file(&out) {
+            exercise(&e);
+        }
+    }
+}

@@ -2,7 +2,6 @@
 //! metadata, chat template, tensors) and a conversion to `.slm` that is loaded back.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use slm_runtime::format::writer::{self, QuantPolicy};
 
 #[path = "common.rs"]
 mod common;
@@ -14,11 +13,5 @@ fuzz_target!(|data: &[u8]| {
     let Ok(imported) = slm_runtime::import::open(&p, &mut |_, _| {}) else {
         return;
     };
-    let out = common::scratch("gguf.slm");
-    let policy = QuantPolicy::parse("keep").expect("policy");
-    if writer::write(imported, policy, false, &out, "fuzz", &mut |_, _, _| {}).is_ok() {
-        if let Ok(e) = slm_runtime::engine::Engine::load_file(&out) {
-            common::exercise(&e);
-        }
-    }
+    common::convert_and_exercise(imported, "gguf.slm");
 });

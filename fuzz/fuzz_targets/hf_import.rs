@@ -2,7 +2,6 @@
 //! `common::split`), beside the seed's tokenizer files; imported, converted, loaded.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use slm_runtime::format::writer::{self, QuantPolicy};
 
 #[path = "common.rs"]
 mod common;
@@ -27,11 +26,5 @@ fuzz_target!(|data: &[u8]| {
     let Ok(imported) = slm_runtime::import::open(&dir, &mut |_, _| {}) else {
         return;
     };
-    let out = common::scratch("hf.slm");
-    let policy = QuantPolicy::parse("keep").expect("policy");
-    if writer::write(imported, policy, false, &out, "fuzz", &mut |_, _, _| {}).is_ok() {
-        if let Ok(e) = slm_runtime::engine::Engine::load_file(&out) {
-            common::exercise(&e);
-        }
-    }
+    common::convert_and_exercise(imported, "hf.slm");
 });

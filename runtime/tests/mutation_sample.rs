@@ -118,6 +118,14 @@ fn exercise(e: &Engine) -> Result<()> {
     Ok(())
 }
 
+/// Convert an import to a `.slm` (`name` in scratch), load it back and run a prompt.
+fn convert_and_exercise(imported: slm_runtime::import::Imported, name: &str) -> Result<()> {
+    let out = scratch(name);
+    let keep = QuantPolicy::parse("keep").unwrap();
+    writer::write(imported, keep, false, &out, "sample", &mut |_, _, _| {})?;
+    exercise(&Engine::load_file(&out)?)
+}
+
 #[test]
 fn seeded_mutations_of_every_input_end_in_a_result_or_a_named_error() {
     let mut rng = Rng(0x5EED_2026_1202);
@@ -168,10 +176,7 @@ fn seeded_mutations_of_every_input_end_in_a_result_or_a_named_error() {
         std::fs::write(&p, &b).unwrap();
         tally.run("GGUF", i, || {
             let imported = slm_runtime::import::open(&p, &mut |_, _| {})?;
-            let out = scratch("gguf.slm");
-            let keep = QuantPolicy::parse("keep").unwrap();
-            writer::write(imported, keep, false, &out, "sample", &mut |_, _, _| {})?;
-            exercise(&Engine::load_file(&out)?)
+            convert_and_exercise(imported, "gguf.slm")
         });
     }
     // A Hugging Face directory: config.json or model.safetensors mutated.
@@ -194,10 +199,7 @@ fn seeded_mutations_of_every_input_end_in_a_result_or_a_named_error() {
         std::fs::write(dir.join("model.safetensors"), s).unwrap();
         tally.run("HF directory", i, || {
             let imported = slm_runtime::import::open(&dir, &mut |_, _| {})?;
-            let out = scratch("hf.slm");
-            let keep = QuantPolicy::parse("keep").unwrap();
-            writer::write(imported, keep, false, &out, "sample", &mut |_, _, _| {})?;
-            exercise(&Engine::load_file(&out)?)
+            convert_and_exercise(imported, "hf.slm")
         });
     }
     // tokenizer.json: load, then encode and decode a text.
