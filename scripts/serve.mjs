@@ -21,7 +21,7 @@
 //   resumed download then knows the file changed under it.
 // - With --test-hooks only (the e2e suite's fault injection), each for the next model
 //   response(s):
-//     /__test/cut?after=N          drop the connection after N bytes;
+//     /__test/cut?after=N[,M…]     drop the connection after N bytes (then M, …);
 //     /__test/corrupt?at=N         flip the byte at file offset N (if the response has it);
 //     /__test/stall?after=N        send N bytes, then nothing, holding the connection open;
 //     /__test/status?code=C&count=K  answer HTTP C to the next K model requests;
@@ -135,7 +135,9 @@ const types = {
   '.webmanifest': 'application/manifest+json',
 };
 
-let cutAfter = null;
+// Cut points for the next model responses, in order (a response shorter than the
+// first waits for a longer one).
+let cutAfter = [];
 let corruptAt = null;
 let stallAfter = null;
 let statusFault = { code: 0, count: 0 };
@@ -151,6 +153,22 @@ function validators(path, version) {
     etag: `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}-${version}"`,
     lastModified: new Date(st.mtimeMs).toUTCString(),
   };
+}
+
+// Send the first `limit` bytes of `stream`, then stop reading it and run `after` (the
+// response is never ended: the fault hooks' dropped or stalled connection).
+function sendThen(stream, res, limit, after) {
+  let sent = 0;
+  stream.on('data', (buf) => {
+    if (sent + buf.length >= limit) {
+      res.write(buf.subarray(0, limit - sent));
+      stream.destroy();
+      after();
+      return;
+    }
+    sent += buf.length;
+    res.write(buf);
+  });
 }
 
 function serveModel(req, res, path, version = 0) {
@@ -204,39 +222,15 @@ function serveModel(req, res, path, version = 0) {
     return;
   }
   if (stallAfter !== null && end - start + 1 > stallAfter) {
-    const limit = stallAfter;
-    stallAfter = null;
     entry.stalled = true;
-    let sent = 0;
-    stream.on('data', (buf) => {
-      if (sent + buf.length >= limit) {
-        res.write(buf.subarray(0, limit - sent));
-        stream.destroy();
-        // Nothing more, and no end: the client has to notice. Let go after a minute.
-        setTimeout(() => res.socket?.destroy(), 60_000).unref();
-        return;
-      }
-      sent += buf.length;
-      res.write(buf);
-    });
+    // Nothing more, and no end: the client has to notice. Let go after a minute.
+    sendThen(stream, res, stallAfter, () => setTimeout(() => res.socket?.destroy(), 60_000).unref());
+    stallAfter = null;
     return;
   }
-  if (cutAfter !== null && end - start + 1 > cutAfter) {
-    const limit = cutAfter;
-    cutAfter = null;
+  if (cutAfter.length && end - start + 1 > cutAfter[0]) {
     entry.cut = true;
-    let sent = 0;
-    stream.on('data', (buf) => {
-      if (sent + buf.length >= limit) {
-        res.write(buf.subarray(0, limit - sent));
-        stream.destroy();
-        res.socket.destroy(); // a dropped connection, mid-body
-        return;
-      }
-      sent += buf.length;
-      res.write(buf);
-    });
-    stream.on('end', () => res.end());
+    sendThen(stream, res, cutAfter.shift(), () => res.socket.destroy()); // a dropped connection, mid-body
     return;
   }
   stream.pipe(res);
@@ -253,6 +247,12 @@ function cspHeader() {
   const mtime = statSync(index).mtimeMs;
   if (mtime !== csp.mtime) csp = { mtime, value: policy(readFileSync(index, 'utf8'), { header: true }) };
   return csp.value;
+}
+
+// A test hook's answer: what it armed, in words.
+function hookReply(res, text) {
+  res.writeHead(200, { 'Content-Type': 'text/plain' });
+  return res.end(text);
 }
 
 function handle(req, res) {
@@ -273,24 +273,20 @@ function handle(req, res) {
   }
   if (p.includes('\0')) { res.writeHead(400); return res.end('malformed request path\n'); }
   if (testHooks && p === '/__test/cut') {
-    cutAfter = Number(url.searchParams.get('after'));
-    res.writeHead(200, { 'Content-Type': 'text/plain' });
-    return res.end(`next model response cut after ${cutAfter} bytes\n`);
+    cutAfter = url.searchParams.get('after').split(',').map(Number);
+    return hookReply(res, `next model responses cut after ${cutAfter.join(', ')} bytes\n`);
   }
   if (testHooks && p === '/__test/corrupt') {
     corruptAt = Number(url.searchParams.get('at'));
-    res.writeHead(200, { 'Content-Type': 'text/plain' });
-    return res.end(`next model response covering byte ${corruptAt} has it flipped\n`);
+    return hookReply(res, `next model response covering byte ${corruptAt} has it flipped\n`);
   }
   if (testHooks && p === '/__test/stall') {
     stallAfter = Number(url.searchParams.get('after'));
-    res.writeHead(200, { 'Content-Type': 'text/plain' });
-    return res.end(`next model response stalls after ${stallAfter} bytes\n`);
+    return hookReply(res, `next model response stalls after ${stallAfter} bytes\n`);
   }
   if (testHooks && p === '/__test/status') {
     statusFault = { code: Number(url.searchParams.get('code')), count: Number(url.searchParams.get('count') || 1) };
-    res.writeHead(200, { 'Content-Type': 'text/plain' });
-    return res.end(`next ${statusFault.count} model requests answer ${statusFault.code}\n`);
+    return hookReply(res, `next ${statusFault.count} model requests answer ${statusFault.code}\n`);
   }
   if (testHooks && p === '/__test/replace') {
     const file = url.searchParams.get('file');
@@ -298,8 +294,7 @@ function handle(req, res) {
     if (!models.some((m) => m.file === file) || !src) { res.writeHead(404); return res.end('no such model\n'); }
     const version = (replaced.get(file)?.version ?? 0) + 1;
     replaced.set(file, { path: src.path, version });
-    res.writeHead(200, { 'Content-Type': 'text/plain' });
-    return res.end(`${file} now serves ${src.file}, version ${version}\n`);
+    return hookReply(res, `${file} now serves ${src.file}, version ${version}\n`);
   }
   if (testHooks && p === '/__test/log') {
     res.writeHead(200, { 'Content-Type': 'application/json' });
