@@ -63,9 +63,13 @@ fn over_time() -> Option<String> {
 /// The wall-time limit of one render, from now until the guard is dropped.
 pub struct RenderClock(());
 
+/// Install the wall-time check in minijinja (once per process; a later call is a no-op).
+pub fn install_clock() {
+    minijinja::set_interrupt_check(over_time);
+}
+
 impl RenderClock {
     pub fn start() -> RenderClock {
-        minijinja::set_interrupt_check(over_time);
         DEADLINE.with(|d| d.set(Some(crate::engine::now_ms() + MAX_RENDER_MS)));
         RenderClock(())
     }

@@ -185,6 +185,7 @@ impl ChatTemplate {
         // jinja2 drops one trailing newline of the template source.
         env.set_keep_trailing_newline(false);
         env.set_fuel(Some(FUEL));
+        limits::install_clock();
         env.set_unknown_method_callback(python_methods);
         minijinja_contrib::add_to_environment(&mut env);
         env.set_formatter(|out, _state, value| {
