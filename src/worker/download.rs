@@ -348,7 +348,14 @@ async fn download_once(
     let total = meta.chunks_total;
     let mut failures = 0;
     let mut bad_chunks = 0;
+    // The last note (a resume, a retry) stays up until the next one, so that a
+    // person who looks away still sees that the download recovered from something.
+    let last_note: std::cell::RefCell<Option<String>> = Default::default();
     let progress = |meta: &CachedModel, note: Option<String>| {
+        if note.is_some() {
+            *last_note.borrow_mut() = note.clone();
+        }
+        let note = note.or_else(|| last_note.borrow().clone());
         let done = (head.data_offset + (meta.chunks_done * d.chunk_size)).min(e.size);
         post(Event::Progress {
             id: e.id.clone(),
