@@ -8,7 +8,7 @@
 
 use super::scalar::{f16_at, Lanes8};
 use super::{Kernels, Q8Row, GROUP};
-use crate::quant::DType;
+use crate::quant::{DType, QK};
 use core::arch::wasm32::*;
 
 pub(super) static SIMD128: Kernels = Kernels {
@@ -202,6 +202,43 @@ fn fifth_bytes(blk: &[u8], at: usize) -> [[v128; 2]; 2] {
         // the byte's own.
         bytes.map(|g| v128_bitselect(u16x8_shr(g, 1), g, odd))
     })
+}
+
+/// Values 2k and 2k + 1 of a block's values as one i32 (little-endian), in every lane:
+/// one load-and-splat. With k a constant of an unrolled loop, the check folds away.
+#[inline(always)]
+fn pair_in(v: &[i16; QK], k: usize) -> v128 {
+    assert!(2 * k + 2 <= QK);
+    // Safety: bounds checked above; the load has no alignment requirement.
+    unsafe { v128_load32_splat(v.as_ptr().add(2 * k) as *const u32) }
+}
+
+/// Bytes `at..at + 16` of `q` as i16x8 (bytes 0..8, then 8..16), each sign-extended
+/// by its load: `widen(load(q, at))` in two instructions where that takes three.
+#[inline(always)]
+fn load_i8_wide<const N: usize>(q: &[u8; N], at: usize) -> [v128; 2] {
+    assert!(at + 16 <= N);
+    // Safety: bounds checked above; extending loads have no alignment requirement.
+    unsafe {
+        let p = q.as_ptr().add(at) as *const i8;
+        [i16x8_load_extend_i8x8(p), i16x8_load_extend_i8x8(p.add(8))]
+    }
+}
+
+/// `nibbles(load(q, at))`, with the widening done by the two loads.
+#[inline(always)]
+fn nibbles_at<const N: usize>(q: &[u8; N], at: usize) -> [[v128; 2]; 2] {
+    assert!(at + 16 <= N);
+    // Safety: as in `load_i8_wide`.
+    let (l, h) = unsafe {
+        let p = q.as_ptr().add(at);
+        (u16x8_load_extend_u8x8(p), u16x8_load_extend_u8x8(p.add(8)))
+    };
+    let m = u16x8_splat(0x0f);
+    [
+        [v128_and(l, m), v128_and(h, m)],
+        [u16x8_shr(l, 4), u16x8_shr(h, 4)],
+    ]
 }
 
 /// Values 2k and 2k + 1 of `v` (from `at` = 2k) as one i32 (little-endian), in every
@@ -553,7 +590,12 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
         for b in 0..nb {
             touch_ahead(w, gi * group + b * GROUP * bs, GROUP * bs);
             let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
-            let pair = |k: usize| pair_at(x.v, 32 * b + 2 * k);
+            // Fixed-size views, so that the chunk loops carry no bounds checks (they
+            // were half the loop's instructions) and unroll.
+            let xv: &[i16; QK] = x.v[QK * b..QK * (b + 1)]
+                .try_into()
+                .expect("a block of values");
+            let pair = |k: usize| pair_in(xv, k);
             let (mut lo, mut hi) = (i32x4_splat(0), i32x4_splat(0));
             // Rows 0..4's and rows 4..8's weights as i16, times a pair of values.
             let mut add = |[wl, wh]: [v128; 2], xp: v128| {
@@ -561,13 +603,22 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
                 hi = i32x4_add(hi, i32x4_dot_i16x8(wh, xp));
             };
             if !nibbled {
+                let q: &[u8; 16 * 16] = blk[at..at + 256].try_into().expect("16 chunks");
                 for c in 0..16 {
-                    add(widen(load(blk, at + 16 * c)), pair(c));
+                    add(load_i8_wide(q, 16 * c), pair(c));
+                }
+            } else if let Some(f) = fifth {
+                let fifth = fifth_bytes(blk, f);
+                let q: &[u8; 16 * 8] = blk[at..at + 128].try_into().expect("8 chunks");
+                for c in 0..8 {
+                    let [lo_nib, hi_nib] = nibbles5(load(q, 16 * c), Some(&fifth), c);
+                    add(lo_nib, pair(c));
+                    add(hi_nib, pair(c + 8));
                 }
             } else {
-                let fifth = fifth.map(|f| fifth_bytes(blk, f));
+                let q: &[u8; 16 * 8] = blk[at..at + 128].try_into().expect("8 chunks");
                 for c in 0..8 {
-                    let [lo_nib, hi_nib] = nibbles5(load(blk, at + 16 * c), fifth.as_ref(), c);
+                    let [lo_nib, hi_nib] = nibbles_at(q, 16 * c);
                     add(lo_nib, pair(c));
                     add(hi_nib, pair(c + 8));
                 }
