@@ -528,6 +528,7 @@ impl Sampler {
         mut stages: Option<&mut Vec<Stage>>,
     ) -> Vec<(&'static str, usize)> {
         let mut counts = Vec::new();
+        let recording = stages.is_some();
         // Count a stage's survivors and, when recording, keep its view and mark what
         // it removed from the views before it.
         let mut done = |name: &'static str, work: &[f32], order: &[u32], counts: &mut Vec<_>| {
@@ -548,14 +549,16 @@ impl Sampler {
                 *v /= cfg.temperature;
             }
         }
-        // Sort once, descending (stable by id), then filter on the sorted view.
+        // Sort once, descending (stable by id), then filter on the sorted view. With a
+        // top-k and nothing recorded, only top-k's survivors are sorted (`top_k_first`):
+        // a whole vocabulary sorted every step was a fifth of Qwen's decode time.
         order.clear();
         order.extend(0..work.len() as u32);
-        order.sort_by(|&a, &b| {
-            work[b as usize]
-                .total_cmp(&work[a as usize])
-                .then(a.cmp(&b))
-        });
+        if !recording && cfg.top_k > 0 && cfg.top_k < work.len() {
+            top_k_first(work, order, cfg.top_k);
+        } else {
+            order.sort_by(|a, b| by_value(work, a, b));
+        }
         done("temperature", work, order, &mut counts);
         if cfg.top_k > 0 && cfg.top_k < work.len() {
             let kth = work[order[cfg.top_k - 1] as usize];
@@ -768,6 +771,34 @@ impl Sampler {
             };
         }
     }
+}
+
+/// The sampler's order: descending value, then ascending id (a total order).
+fn by_value(work: &[f32], a: &u32, b: &u32) -> std::cmp::Ordering {
+    work[*b as usize]
+        .total_cmp(&work[*a as usize])
+        .then(a.cmp(b))
+}
+
+/// Arranges `order` (every id once) so that it starts with top-k's survivors (every
+/// value ≥ the k-th largest, ties and −0 beside +0 included) exactly as a full sort by
+/// `by_value` puts them, followed by the rest in no particular order. The survivors are
+/// a prefix of the full sort (a value ≥ the k-th is above every value below it), and
+/// every later stage and the draw read the rest only as −∞ (probability 0, adding
+/// nothing to any sum), so the outcome is the full sort's bit for bit. A recorded
+/// `temperature` view sums over every entry in sorted order: recording sorts fully.
+fn top_k_first(work: &[f32], order: &mut [u32], k: usize) {
+    assert!(0 < k && k < order.len());
+    order.select_nth_unstable_by(k - 1, |a, b| by_value(work, a, b));
+    let kth = work[order[k - 1] as usize];
+    let mut m = k;
+    for j in k..order.len() {
+        if work[order[j] as usize] >= kth {
+            order.swap(m, j);
+            m += 1;
+        }
+    }
+    order[..m].sort_by(|a, b| by_value(work, a, b));
 }
 
 /// Log-softmax of `work` listed in `order` (descending), as torch's `log_softmax`:
@@ -1243,6 +1274,78 @@ mod tests {
         assert_eq!(stage(&t, "raw").pick.map(|p| p.0), Some(1));
         assert_eq!(stage(&t, "penalized").pick.map(|p| p.0), Some(0));
         assert_eq!(stage(&t, "greedy").pick, Some((0, 1.0)));
+    }
+
+    /// `top_k_first` against a full sort: logits with heavy ties, ±0, −∞ and NaN, every
+    /// preset and k at its edges (1, V − 1, past V). The filtered values, the counts and
+    /// every draw (token, probability, uniform, top list) must be the same bits.
+    #[test]
+    fn sorting_only_top_k_survivors_changes_nothing() {
+        let mut rng = Rng::new(5);
+        let special = [0.0, -0.0, f32::NEG_INFINITY, f32::NAN, 1.5, -1.5];
+        let mut configs: Vec<SamplerConfig> = SamplerConfig::preset_names()
+            .iter()
+            .map(|n| SamplerConfig::preset(n).unwrap())
+            .collect();
+        for k in [1, 2, 7, 63, 64, 65, 500] {
+            for (t, p, m, ty) in [(1.0, 1.0, 0.0, 1.0), (0.8, 0.9, 0.05, 0.9)] {
+                configs.push(SamplerConfig {
+                    temperature: t,
+                    top_k: k,
+                    top_p: p,
+                    min_p: m,
+                    typical_p: ty,
+                    ..SamplerConfig::hf_sampling_defaults()
+                });
+            }
+        }
+        for round in 0..40 {
+            let v = [64, 65, 300][round % 3];
+            let levels = 1 + (rng.next_u64() % 12) as usize;
+            let logits: Vec<f32> = (0..v)
+                .map(|_| match rng.next_u64() % 10 {
+                    0 => special[(rng.next_u64() % 6) as usize],
+                    _ => (rng.next_u64() % levels as u64) as f32 / 3.0 - 1.0,
+                })
+                .collect();
+            for (ci, c) in configs.iter().enumerate() {
+                let (mut a, mut b) = (logits.clone(), logits.clone());
+                let (mut oa, mut ob) = (vec![], vec![]);
+                let ca = Sampler::filter_recorded(c, &mut a, &mut oa, None);
+                let cb = Sampler::filter_recorded(c, &mut b, &mut ob, Some(&mut vec![]));
+                let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    (bits(&a), &ca),
+                    (bits(&b), &cb),
+                    "round {round} config {ci}"
+                );
+                let run = |record| {
+                    let mut s = Sampler::new(SamplerConfig {
+                        seed: round as u64,
+                        ..c.clone()
+                    })
+                    .unwrap();
+                    s.record = record;
+                    let mut ctx = vec![];
+                    (0..6)
+                        .map(|_| {
+                            let t = s.sample(&logits, &ctx);
+                            ctx.push(t.token);
+                            let top: Vec<_> =
+                                t.top.iter().map(|(i, p)| (*i, p.to_bits())).collect();
+                            (
+                                t.token,
+                                t.prob.to_bits(),
+                                t.draw.map(f64::to_bits),
+                                top,
+                                t.fallback,
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(run(false), run(true), "round {round} config {ci}");
+            }
+        }
     }
 
     #[test]
