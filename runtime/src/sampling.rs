@@ -511,7 +511,8 @@ impl Sampler {
     }
 
     /// Steps 5–9 on `work` (already penalized); removed entries become −∞.
-    /// Returns the candidate counts after each filter.
+    /// Returns the candidate counts after each filter. `order` is left listing every
+    /// survivor best first (after a top-k cut, only those: `top_k_first`).
     pub fn filter(
         cfg: &SamplerConfig,
         work: &mut [f32],
@@ -555,7 +556,8 @@ impl Sampler {
         order.clear();
         order.extend(0..work.len() as u32);
         if !recording && cfg.top_k > 0 && cfg.top_k < work.len() {
-            top_k_first(work, order, cfg.top_k);
+            let survivors = top_k_first(work, order, cfg.top_k);
+            order.truncate(survivors);
         } else {
             order.sort_by(|a, b| by_value(work, a, b));
         }
@@ -782,12 +784,13 @@ fn by_value(work: &[f32], a: &u32, b: &u32) -> std::cmp::Ordering {
 
 /// Arranges `order` (every id once) so that it starts with top-k's survivors (every
 /// value ≥ the k-th largest, ties and −0 beside +0 included) exactly as a full sort by
-/// `by_value` puts them, followed by the rest in no particular order. The survivors are
-/// a prefix of the full sort (a value ≥ the k-th is above every value below it), and
-/// every later stage and the draw read the rest only as −∞ (probability 0, adding
-/// nothing to any sum), so the outcome is the full sort's bit for bit. A recorded
-/// `temperature` view sums over every entry in sorted order: recording sorts fully.
-fn top_k_first(work: &[f32], order: &mut [u32], k: usize) {
+/// `by_value` puts them, and returns how many there are; the rest follow in no
+/// particular order, to be dropped. The survivors are a prefix of the full sort (a
+/// value ≥ the k-th is above every value below it), and every later stage and the draw
+/// would read the rest only as −∞ (probability 0, adding nothing to any sum), so the
+/// outcome is the full sort's bit for bit. A recorded `temperature` view sums over
+/// every entry in sorted order: recording sorts fully.
+fn top_k_first(work: &[f32], order: &mut [u32], k: usize) -> usize {
     assert!(0 < k && k < order.len());
     order.select_nth_unstable_by(k - 1, |a, b| by_value(work, a, b));
     let kth = work[order[k - 1] as usize];
@@ -799,16 +802,24 @@ fn top_k_first(work: &[f32], order: &mut [u32], k: usize) {
         }
     }
     order[..m].sort_by(|a, b| by_value(work, a, b));
+    m
+}
+
+/// The largest finite value among `order`'s entries of `work` (−∞ if none). Every
+/// finite value is listed in `order` (a top-k cut drops only −∞ ones), so this is the
+/// maximum of `work`, found without a pass over the whole vocabulary.
+fn max_listed(work: &[f32], order: &[u32]) -> f32 {
+    order
+        .iter()
+        .map(|&i| work[i as usize])
+        .filter(|v| v.is_finite())
+        .fold(f32::NEG_INFINITY, f32::max)
 }
 
 /// Log-softmax of `work` listed in `order` (descending), as torch's `log_softmax`:
 /// `v − max − ln Σ e^(v − max)`, −∞ for removed entries.
 fn log_softmax_sorted(work: &[f32], order: &[u32]) -> Vec<f32> {
-    let max = work
-        .iter()
-        .cloned()
-        .filter(|v| v.is_finite())
-        .fold(f32::NEG_INFINITY, f32::max);
+    let max = max_listed(work, order);
     let s: f32 = order
         .iter()
         .map(|&i| work[i as usize])
@@ -857,11 +868,7 @@ fn ln(x: f32) -> f32 {
 
 /// Softmax of `work` listed in `order` (descending), f32 like torch.
 fn softmax_sorted(work: &[f32], order: &[u32]) -> Vec<f32> {
-    let max = work
-        .iter()
-        .cloned()
-        .filter(|v| v.is_finite())
-        .fold(f32::NEG_INFINITY, f32::max);
+    let max = max_listed(work, order);
     let mut p: Vec<f32> = order
         .iter()
         .map(|&i| {
