@@ -526,20 +526,39 @@ impl Sampler {
         cfg: &SamplerConfig,
         work: &mut [f32],
         order: &mut Vec<u32>,
+        stages: Option<&mut Vec<Stage>>,
+    ) -> Vec<(&'static str, usize)> {
+        Self::filter_sorting(cfg, work, order, stages, false)
+    }
+
+    /// `filter_recorded`; `sort_all` sorts the whole vocabulary even before a top-k cut
+    /// (the reference the faster path is tested against).
+    fn filter_sorting(
+        cfg: &SamplerConfig,
+        work: &mut [f32],
+        order: &mut Vec<u32>,
         mut stages: Option<&mut Vec<Stage>>,
+        sort_all: bool,
     ) -> Vec<(&'static str, usize)> {
         let mut counts = Vec::new();
         let recording = stages.is_some();
+        let cut_by_k = cfg.top_k > 0 && cfg.top_k < work.len();
         // Count a stage's survivors and, when recording, keep its view and mark what
-        // it removed from the views before it.
-        let mut done = |name: &'static str, work: &[f32], order: &[u32], counts: &mut Vec<_>| {
-            let n = work.iter().filter(|v| v.is_finite()).count();
-            counts.push((name, n));
-            if let Some(st) = stages.as_deref_mut() {
-                mark_cuts(st, |id| work[id as usize].is_finite(), name);
-                st.push(Stage::sorted_view(name, work, order, n));
-            }
-        };
+        // it removed from the views before it. `whole`: the view is normalized over
+        // the whole vocabulary (`Stage::softmax_view`), not over `order`.
+        let mut done =
+            |name: &'static str, work: &[f32], order: &[u32], counts: &mut Vec<_>, whole: bool| {
+                let n = work.iter().filter(|v| v.is_finite()).count();
+                counts.push((name, n));
+                if let Some(st) = stages.as_deref_mut() {
+                    mark_cuts(st, |id| work[id as usize].is_finite(), name);
+                    st.push(if whole {
+                        Stage::softmax_view(name, work)
+                    } else {
+                        Stage::sorted_view(name, work, order, n)
+                    });
+                }
+            };
         for v in work.iter_mut() {
             if !v.is_finite() {
                 *v = NEG_INF;
@@ -550,26 +569,34 @@ impl Sampler {
                 *v /= cfg.temperature;
             }
         }
-        // Sort once, descending (stable by id), then filter on the sorted view. With a
-        // top-k and nothing recorded, only top-k's survivors are sorted (`top_k_first`):
-        // a whole vocabulary sorted every step was a fifth of Qwen's decode time.
+        // Sort once, descending (stable by id), then filter on the sorted view. Before a
+        // top-k cut only its survivors are sorted (`top_k_first`; a recorded step also
+        // lists the temperature stage's best `STAGE_TOP`): a whole vocabulary sorted
+        // every step was a fifth of Qwen's decode time. The temperature stage's view is
+        // then normalized over the whole vocabulary, as the raw and penalized ones are;
+        // without a cut it may be the last stage, normalized as the draw is.
         order.clear();
         order.extend(0..work.len() as u32);
-        if !recording && cfg.top_k > 0 && cfg.top_k < work.len() {
-            let survivors = top_k_first(work, order, cfg.top_k);
-            order.truncate(survivors);
+        let sorted_part = if recording {
+            cfg.top_k.max(STAGE_TOP)
+        } else {
+            cfg.top_k
+        };
+        if cut_by_k && !sort_all && sorted_part < work.len() {
+            let listed = top_k_first(work, order, sorted_part);
+            order.truncate(listed);
         } else {
             order.sort_by(|a, b| by_value(work, a, b));
         }
-        done("temperature", work, order, &mut counts);
-        if cfg.top_k > 0 && cfg.top_k < work.len() {
+        done("temperature", work, order, &mut counts, cut_by_k);
+        if cut_by_k {
             let kth = work[order[cfg.top_k - 1] as usize];
             for v in work.iter_mut() {
                 if *v < kth {
                     *v = NEG_INF;
                 }
             }
-            done("top_k", work, order, &mut counts);
+            done("top_k", work, order, &mut counts, false);
         }
         if cfg.top_p < 1.0 {
             let probs = softmax_sorted(work, order);
@@ -582,7 +609,7 @@ impl Sampler {
                     work[order[i] as usize] = NEG_INF;
                 }
             }
-            done("top_p", work, order, &mut counts);
+            done("top_p", work, order, &mut counts, false);
         }
         if cfg.min_p > 0.0 {
             let probs = softmax_sorted(work, order);
@@ -592,7 +619,7 @@ impl Sampler {
                     work[order[i] as usize] = NEG_INF;
                 }
             }
-            done("min_p", work, order, &mut counts);
+            done("min_p", work, order, &mut counts, false);
         }
         if cfg.typical_p < 1.0 {
             // HF: log p by log-softmax (one log, of the sum), H = −Σ log p · e^(log p).
@@ -608,7 +635,7 @@ impl Sampler {
             if idx.is_empty() {
                 // Nothing finite is left to keep; the caller's fallback takes over.
                 work.fill(NEG_INF);
-                done("typical_p", work, order, &mut counts);
+                done("typical_p", work, order, &mut counts, false);
                 return counts;
             }
             let shift = |i: usize| (-logp[i] - ent).abs();
@@ -628,7 +655,7 @@ impl Sampler {
                     work[order[i] as usize] = NEG_INF;
                 }
             }
-            done("typical_p", work, order, &mut counts);
+            done("typical_p", work, order, &mut counts, false);
         }
         counts
     }
@@ -788,8 +815,7 @@ fn by_value(work: &[f32], a: &u32, b: &u32) -> std::cmp::Ordering {
 /// particular order, to be dropped. The survivors are a prefix of the full sort (a
 /// value ≥ the k-th is above every value below it), and every later stage and the draw
 /// would read the rest only as −∞ (probability 0, adding nothing to any sum), so the
-/// outcome is the full sort's bit for bit. A recorded `temperature` view sums over
-/// every entry in sorted order: recording sorts fully.
+/// outcome is the full sort's bit for bit.
 fn top_k_first(work: &[f32], order: &mut [u32], k: usize) -> usize {
     assert!(0 < k && k < order.len());
     order.select_nth_unstable_by(k - 1, |a, b| by_value(work, a, b));
@@ -1316,16 +1342,30 @@ mod tests {
                 })
                 .collect();
             for (ci, c) in configs.iter().enumerate() {
-                let (mut a, mut b) = (logits.clone(), logits.clone());
-                let (mut oa, mut ob) = (vec![], vec![]);
-                let ca = Sampler::filter_recorded(c, &mut a, &mut oa, None);
-                let cb = Sampler::filter_recorded(c, &mut b, &mut ob, Some(&mut vec![]));
+                // The draw's input: the surviving (id, probability) in order.
+                let drawn = |work: &[f32], order: &[u32]| {
+                    let p = softmax_sorted(work, order);
+                    order
+                        .iter()
+                        .zip(p)
+                        .filter(|(_, p)| *p > 0.0)
+                        .map(|(i, p)| (*i, p.to_bits()))
+                        .collect::<Vec<_>>()
+                };
                 let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-                assert_eq!(
-                    (bits(&a), &ca),
-                    (bits(&b), &cb),
-                    "round {round} config {ci}"
-                );
+                for record in [false, true] {
+                    let run = |sort_all| {
+                        let (mut w, mut o, mut st) = (logits.clone(), vec![], vec![]);
+                        let stages = record.then_some(&mut st);
+                        let n = Sampler::filter_sorting(c, &mut w, &mut o, stages, sort_all);
+                        (bits(&w), n, drawn(&w, &o), st)
+                    };
+                    assert_eq!(
+                        run(false),
+                        run(true),
+                        "round {round} config {ci} record {record}"
+                    );
+                }
                 let run = |record| {
                     let mut s = Sampler::new(SamplerConfig {
                         seed: round as u64,
