@@ -140,34 +140,18 @@ fn touch_kv(v: &[f32], from: usize, len: usize) {
     touch_lines(b, start, len.saturating_mul(4));
 }
 
-/// An interleaved q4_0 chunk (bytes 2r, 2r + 1 of row r) as i16 weights: its low
-/// nibbles (weights 2c, 2c + 1 of each row) for rows 0..4 and 4..8, then its high ones
-/// (weights 2c + 16, 2c + 17). Widened to u16 first, so that the nibbles come out by a
-/// 16-bit mask and shift (x86 has no byte shift: a u8x16 one costs V8 two instructions,
-/// and a widening of each nibble vector two more).
-#[inline]
-fn nibbles(q: v128) -> [[v128; 2]; 2] {
-    let (l, h) = (u16x8_extend_low_u8x16(q), u16x8_extend_high_u8x16(q));
-    let m = u16x8_splat(0x0f);
-    [
-        [v128_and(l, m), v128_and(h, m)],
-        [u16x8_shr(l, 4), u16x8_shr(h, 4)],
-    ]
-}
-
-/// `nibbles`, with q5's fifth bits merged where the type has them (`fifth_bytes` of
-/// the block, for chunk c), while still bytes: the low weights' byte vector takes bit 4 from the low weights'
-/// fifth bits, the high weights' from theirs, before either is widened. Merged after
-/// widening, the same bits cost a test, a mask and an or on each of four vectors.
-#[inline]
-fn nibbles5(q: v128, fifth: Option<&[[v128; 2]; 2]>, c: usize) -> [[v128; 2]; 2] {
-    let Some(fifth) = fifth else {
-        return nibbles(q);
-    };
+/// `nibbles_at` of chunk `4h + J` of a q5 block, with its fifth bits (`fifth_bytes`
+/// [low weights, high weights] for chunks 4h..4h + 4) merged while still bytes: the
+/// low weights' byte vector takes bit 4 from the low weights' fifth bits, the high
+/// weights' from theirs, before either is widened. Merged after widening, the same
+/// bits cost a test, a mask and an or on each of four vectors. `J` is a constant so
+/// that each chunk's shift is one instruction, not a branch on c % 4.
+#[inline(always)]
+fn merge5<const J: usize>(q: v128, [f_lo, f_hi]: [v128; 2]) -> [[v128; 2]; 2] {
     // Chunk c's bit of every lane sits at bit 2(c % 4) (`fifth_bytes`); moved to bit 4
     // by a 16-bit shift, which carries no byte's bits into another's bit 4.
     let take = |g: v128| {
-        let g = match c % 4 {
+        let g = match J {
             0 => u16x8_shl(g, 4),
             1 => u16x8_shl(g, 2),
             2 => g,
@@ -176,11 +160,38 @@ fn nibbles5(q: v128, fifth: Option<&[[v128; 2]; 2]>, c: usize) -> [[v128; 2]; 2]
         v128_and(g, u8x16_splat(0x10))
     };
     let low = u8x16_splat(0x0f);
-    let lo = v128_or(v128_and(q, low), take(fifth[0][c / 4]));
+    let lo = v128_or(v128_and(q, low), take(f_lo));
     // A 16-bit shift moves each high nibble down; the mask drops what came across.
-    let hi = v128_or(v128_and(u16x8_shr(q, 4), low), take(fifth[1][c / 4]));
+    let hi = v128_or(v128_and(u16x8_shr(q, 4), low), take(f_hi));
     let wide = |b: v128| [u16x8_extend_low_u8x16(b), u16x8_extend_high_u8x16(b)];
     [wide(lo), wide(hi)]
+}
+
+/// `merge5` of chunk `c`, any of the 8.
+#[inline]
+fn merge5_any(q: v128, fifth: &[[v128; 2]; 2], c: usize) -> [[v128; 2]; 2] {
+    let f = [fifth[0][c / 4], fifth[1][c / 4]];
+    match c % 4 {
+        0 => merge5::<0>(q, f),
+        1 => merge5::<1>(q, f),
+        2 => merge5::<2>(q, f),
+        _ => merge5::<3>(q, f),
+    }
+}
+
+/// The 8 chunks of an interleaved q5 block's nibbles `q`, their fifth bits merged
+/// (`fifth` from `fifth_bytes`): `each(c, [low weights, high weights])` in chunk order,
+/// unrolled by hand (as a loop, V8 got a branch per chunk).
+#[inline(always)]
+fn q5_chunks(q: &[u8; 128], fifth: &[[v128; 2]; 2], mut each: impl FnMut(usize, [[v128; 2]; 2])) {
+    for (h, (&f_lo, &f_hi)) in fifth[0].iter().zip(&fifth[1]).enumerate() {
+        let f = [f_lo, f_hi];
+        let c = 4 * h;
+        each(c, merge5::<0>(load(q, 16 * c), f));
+        each(c + 1, merge5::<1>(load(q, 16 * (c + 1)), f));
+        each(c + 2, merge5::<2>(load(q, 16 * (c + 2)), f));
+        each(c + 3, merge5::<3>(load(q, 16 * (c + 3)), f));
+    }
 }
 
 /// The fifth bits of an interleaved q5 block (from `at`: the 8 rows' `qh` low half
@@ -225,7 +236,11 @@ fn load_i8_wide<const N: usize>(q: &[u8; N], at: usize) -> [v128; 2] {
     }
 }
 
-/// `nibbles(load(q, at))`, with the widening done by the two loads.
+/// The interleaved q4 chunk at `q[at..at + 16]` (bytes 2r, 2r + 1 of row r) as i16
+/// weights: its low nibbles (weights 2c, 2c + 1 of each row) for rows 0..4 and 4..8,
+/// then its high ones (weights 2c + 16, 2c + 17). Widened to u16 by the loads, so that
+/// the nibbles come out by a 16-bit mask and shift (x86 has no byte shift: a u8x16 one
+/// costs V8 two instructions, and a widening of each nibble vector two more).
 #[inline(always)]
 fn nibbles_at<const N: usize>(q: &[u8; N], at: usize) -> [[v128; 2]; 2] {
     assert!(at + 16 <= N);
@@ -608,13 +623,11 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
                     add(load_i8_wide(q, 16 * c), pair(c));
                 }
             } else if let Some(f) = fifth {
-                let fifth = fifth_bytes(blk, f);
                 let q: &[u8; 16 * 8] = blk[at..at + 128].try_into().expect("8 chunks");
-                for c in 0..8 {
-                    let [lo_nib, hi_nib] = nibbles5(load(q, 16 * c), Some(&fifth), c);
+                q5_chunks(q, &fifth_bytes(blk, f), |c, [lo_nib, hi_nib]| {
                     add(lo_nib, pair(c));
                     add(hi_nib, pair(c + 8));
-                }
+                });
             } else {
                 let q: &[u8; 16 * 8] = blk[at..at + 128].try_into().expect("8 chunks");
                 for c in 0..8 {
@@ -721,13 +734,23 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
             }
         };
         if !nibbled {
+            let q: &[u8; 16 * 16] = blk[at..at + 256].try_into().expect("16 chunks");
             for c in 0..16 {
-                add(widen(load(blk, at + 16 * c)), c);
+                add(load_i8_wide(q, 16 * c), c);
+            }
+        } else if let Some(f) = fifth {
+            // A loop, not `q5_chunks`: unrolled, four chunks times `TOKENS` tokens
+            // spilled V8's registers (prefill 40% slower on Qwen's q5_0 layers).
+            let fifth = fifth_bytes(blk, f);
+            for c in 0..8 {
+                let [lo_nib, hi_nib] = merge5_any(load(blk, at + 16 * c), &fifth, c);
+                add(lo_nib, c);
+                add(hi_nib, c + 8);
             }
         } else {
-            let fifth = fifth.map(|f| fifth_bytes(blk, f));
+            let q: &[u8; 16 * 8] = blk[at..at + 128].try_into().expect("8 chunks");
             for c in 0..8 {
-                let [lo_nib, hi_nib] = nibbles5(load(blk, at + 16 * c), fifth.as_ref(), c);
+                let [lo_nib, hi_nib] = nibbles_at(q, 16 * c);
                 add(lo_nib, c);
                 add(hi_nib, c + 8);
             }
