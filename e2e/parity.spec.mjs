@@ -76,6 +76,22 @@ test('seeded sampling in Chromium equals the native CLI, token for token', async
   }
 });
 
+// Every command carries a request id that its replies answer (src/protocol.rs): a probe
+// overtaken by a newer one is rejected, and the newer one gets its own answer, never the
+// older one's (with a single slot and no ids, the first reply resolved the second call).
+test('overlapping probes: each answer goes to the request it answers', async ({ page }) => {
+  await open(page);
+  await pickFile(page);
+  const [a, b] = CASES;
+  const got = await page.evaluate(async ([a, b]) => {
+    const first = window.tinyrustlm.probe(a, 2).then((r) => ({ ok: r.rendered }), (e) => ({ err: String(e) }));
+    const second = window.tinyrustlm.probe(b, 2).then((r) => ({ ok: r.rendered }), (e) => ({ err: String(e) }));
+    return [await first, await second];
+  }, [a, b]);
+  expect(got[0].err).toContain('a newer probe or bench replaced this one');
+  expect(got[1].ok).toBe(native(b).rendered);
+});
+
 // Gate evidence attached by hand: a record for another file is rejected, naming the
 // hash; the model's own record verifies it.
 test('gate evidence is checked against the loaded file', async ({ page }) => {

@@ -371,6 +371,27 @@ pub enum Command {
     },
 }
 
+/// A command as it travels: `req` is unique for the page's lifetime (across workers),
+/// and every event the worker posts while carrying it out answers it (`Reply::re`).
+/// On the wire the command's own fields sit beside `req` (not `id`: commands have
+/// an `id` of their own, the model's).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Request {
+    pub req: u64,
+    #[serde(flatten)]
+    pub command: Command,
+}
+
+/// An event as it travels. `re`: the id of the request it answers; None for what
+/// answers no request (`Ready`, an unreadable command).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Reply {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub re: Option<u64>,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
 /// A candidate in the token console: id, piece, probability.
 pub type Candidate = (u32, String, f32);
 
@@ -641,7 +662,50 @@ pub struct ModelCard {
 
 #[cfg(test)]
 mod tests {
-    use super::BehaviourGate;
+    use super::{BehaviourGate, Command, Event, Reply, Request, Stage};
+
+    /// The id travels beside the command's own fields and tag, and comes back.
+    #[test]
+    fn requests_and_replies_carry_their_ids_beside_the_fields() {
+        let r = Request {
+            req: 7,
+            command: Command::Delete { id: "m".into() },
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(json, r#"{"req":7,"type":"delete","id":"m"}"#);
+        let back: Request = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.req, 7);
+        assert!(matches!(back.command, Command::Delete { id } if id == "m"));
+        let back: Request =
+            serde_json::from_str(r#"{"type":"bench","req":3,"prompt_tokens":8,"gen_tokens":4}"#)
+                .unwrap();
+        assert_eq!(back.req, 3);
+        assert!(matches!(
+            back.command,
+            Command::Bench {
+                prompt_tokens: 8,
+                gen_tokens: 4
+            }
+        ));
+        let reply = Reply {
+            re: Some(3),
+            event: Event::Progress {
+                id: "m".into(),
+                stage: Stage::Load,
+                done: 1,
+                total: 2,
+                note: None,
+            },
+        };
+        let v: serde_json::Value = serde_json::to_value(&reply).unwrap();
+        assert_eq!(v["re"], 3);
+        assert_eq!(v["type"], "progress");
+        let back: Reply = serde_json::from_value(v).unwrap();
+        assert_eq!(back.re, Some(3));
+        let ready: Reply = serde_json::from_str(r#"{"type":"ready"}"#).unwrap();
+        assert_eq!(ready.re, None);
+        assert!(matches!(ready.event, Event::Ready));
+    }
 
     #[test]
     fn a_behaviour_gate_names_each_goal_it_misses() {

@@ -14,7 +14,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::State;
-use crate::protocol::{Command, ErrorKind, Event};
+use crate::protocol::{Command, ErrorKind, Event, Reply};
 
 struct Client {
     worker: web_sys::Worker,
@@ -33,9 +33,19 @@ struct Respawns {
 const MAX_RESPAWNS: u32 = 3;
 const CRASH_WINDOW_MS: f64 = 10_000.0;
 
+/// A probe or bench promise waiting for the reply to request `req`.
+struct PendingProbe {
+    req: u64,
+    resolve: Function,
+    reject: Function,
+}
+
 thread_local! {
     static CLIENT: RefCell<Option<Client>> = const { RefCell::new(None) };
-    static PROBE: RefCell<Option<(Function, Function)>> = const { RefCell::new(None) };
+    /// The next request's id (`Request::req`): counted for the page's lifetime, so
+    /// a reply from a worker that has since been replaced never matches a new request.
+    static NEXT_REQ: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
+    static PROBE: RefCell<Option<PendingProbe>> = const { RefCell::new(None) };
     static RESPAWNS: RefCell<Respawns> = const { RefCell::new(Respawns { count: 0, last_ms: f64::NEG_INFINITY }) };
 }
 
@@ -58,7 +68,7 @@ fn on_crash(state: State, message: String) {
             c.worker.terminate();
         }
     });
-    reject_probe(&format!("the worker failed: {message}"));
+    reject_any_probe(&format!("the worker failed: {message}"));
     // A model stored in this browser is loaded again in the new worker.
     let stored = state.card.get_untracked().filter(|c| {
         state
@@ -126,8 +136,11 @@ fn spawn(state: State) {
             let Some(s) = e.data().as_string() else {
                 return;
             };
-            match serde_json::from_str::<Event>(&s) {
-                Ok(Event::Ready) => {
+            match serde_json::from_str::<Reply>(&s) {
+                Ok(Reply {
+                    event: Event::Ready,
+                    ..
+                }) => {
                     let queued = CLIENT.with_borrow_mut(|c| {
                         c.as_mut().map(|c| {
                             c.ready = true;
@@ -141,9 +154,9 @@ fn spawn(state: State) {
                             }
                         }
                     });
-                    state.apply(Event::Ready);
+                    state.apply(None, Event::Ready);
                 }
-                Ok(ev) => state.apply(ev),
+                Ok(Reply { re, event }) => state.apply(re, event),
                 Err(err) => {
                     web_sys::console::error_1(&format!("unreadable worker event: {err}").into())
                 }
@@ -167,10 +180,16 @@ fn spawn(state: State) {
     send(&Command::List);
 }
 
-/// Send a command (with a file for `LoadFile`).
-pub fn send_with(cmd: &Command, file: Option<&web_sys::File>) {
+/// Send a command (with a file for `LoadFile`) as a `Request`; returns its id, which
+/// every event answering it carries.
+pub fn send_with(cmd: &Command, file: Option<&web_sys::File>) -> u64 {
+    let req = NEXT_REQ.get();
+    NEXT_REQ.set(req + 1);
     let msg = Object::new();
-    let json = serde_json::to_string(cmd).expect("commands serialize");
+    // `Request { req, command }`, without cloning the command.
+    let mut json = serde_json::to_value(cmd).expect("commands serialize");
+    json["req"] = req.into();
+    let json = json.to_string();
     let _ = Reflect::set(&msg, &"json".into(), &json.into());
     if let Some(f) = file {
         let _ = Reflect::set(&msg, &"file".into(), f);
@@ -182,10 +201,11 @@ pub fn send_with(cmd: &Command, file: Option<&web_sys::File>) {
         Some(c) => c.queue.push(msg.into()),
         None => {}
     });
+    req
 }
 
 pub fn send(cmd: &Command) {
-    send_with(cmd, None)
+    send_with(cmd, None);
 }
 
 /// `window.tinyrustlm.probe(messages, maxTokens, sampler?)` → Promise of
@@ -211,12 +231,15 @@ fn install_probe_hook(state: State) {
                         return;
                     }
                 };
-                PROBE.with_borrow_mut(|p| *p = Some((resolve, reject)));
-                send(&Command::Probe {
-                    messages,
-                    max_tokens: max_tokens as usize,
-                    sampler: sampler.clone(),
-                });
+                let req = send_with(
+                    &Command::Probe {
+                        messages,
+                        max_tokens: max_tokens as usize,
+                        sampler: sampler.clone(),
+                    },
+                    None,
+                );
+                wait_for(req, resolve, reject);
             })
         },
     );
@@ -225,11 +248,14 @@ fn install_probe_hook(state: State) {
     let bench =
         Closure::<dyn Fn(u32, u32) -> Promise>::new(|prompt_tokens: u32, gen_tokens: u32| {
             Promise::new(&mut |resolve, reject| {
-                PROBE.with_borrow_mut(|p| *p = Some((resolve, reject)));
-                send(&Command::Bench {
-                    prompt_tokens: prompt_tokens as usize,
-                    gen_tokens: gen_tokens as usize,
-                });
+                let req = send_with(
+                    &Command::Bench {
+                        prompt_tokens: prompt_tokens as usize,
+                        gen_tokens: gen_tokens as usize,
+                    },
+                    None,
+                );
+                wait_for(req, resolve, reject);
             })
         });
     // `window.tinyrustlm.crash()`: the worker aborts, as it would on an allocation
@@ -253,16 +279,49 @@ fn install_probe_hook(state: State) {
     }
 }
 
-pub fn resolve_probe(ev: &Event) {
-    if let Some((resolve, _)) = PROBE.with_borrow_mut(|p| p.take()) {
+/// The probe or bench promise now waits for request `req` (one at a time: a
+/// promise still waiting is rejected).
+fn wait_for(req: u64, resolve: Function, reject: Function) {
+    reject_any_probe("a newer probe or bench replaced this one");
+    PROBE.with_borrow_mut(|p| {
+        *p = Some(PendingProbe {
+            req,
+            resolve,
+            reject,
+        })
+    });
+}
+
+/// The promise waiting for request `re`, taken (None for a reply to anything else).
+fn take_probe(re: Option<u64>) -> Option<PendingProbe> {
+    PROBE.with_borrow_mut(|p| {
+        if p.as_ref().is_some_and(|w| Some(w.req) == re) {
+            p.take()
+        } else {
+            None
+        }
+    })
+}
+
+/// Resolve the promise that request `re` answers with `ev`.
+pub fn resolve_probe(re: Option<u64>, ev: &Event) {
+    if let Some(w) = take_probe(re) {
         let s = serde_json::to_string(ev).unwrap_or_default();
         let v = js_sys::JSON::parse(&s).unwrap_or(JsValue::NULL);
-        let _ = resolve.call1(&JsValue::NULL, &v);
+        let _ = w.resolve.call1(&JsValue::NULL, &v);
     }
 }
 
-pub fn reject_probe(message: &str) {
-    if let Some((_, reject)) = PROBE.with_borrow_mut(|p| p.take()) {
-        let _ = reject.call1(&JsValue::NULL, &message.into());
+/// Reject the promise that request `re` answers.
+pub fn reject_probe(re: Option<u64>, message: &str) {
+    if let Some(w) = take_probe(re) {
+        let _ = w.reject.call1(&JsValue::NULL, &message.into());
+    }
+}
+
+/// Reject whatever promise is waiting (the worker that would answer it is gone).
+fn reject_any_probe(message: &str) {
+    if let Some(w) = PROBE.with_borrow_mut(|p| p.take()) {
+        let _ = w.reject.call1(&JsValue::NULL, &message.into());
     }
 }

@@ -347,8 +347,8 @@ impl State {
         }
     }
 
-    /// Apply one worker event.
-    pub fn apply(self, ev: Event) {
+    /// Apply one worker event; `re`: the request it answers (`Reply::re`).
+    pub fn apply(self, re: Option<u64>, ev: Event) {
         match ev {
             Event::Ready => {
                 self.worker_ready.set(true);
@@ -655,7 +655,7 @@ impl State {
                 self.transcript.update(|t| record_given(t, &messages));
             }
             Event::ProbeResult { .. } | Event::BenchResult { .. } => {
-                super::client::resolve_probe(&ev)
+                super::client::resolve_probe(re, &ev)
             }
             Event::Error {
                 during,
@@ -682,7 +682,7 @@ impl State {
                     self.kv.set((0, 0));
                 }
                 if during == "probe" {
-                    super::client::reject_probe(&message);
+                    super::client::reject_probe(re, &message);
                 }
                 if during == "download" || during == "load" {
                     self.working.set(None);

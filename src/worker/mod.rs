@@ -30,7 +30,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::protocol::{ChatSettings, Command, ErrorKind, Event};
+use crate::protocol::{ChatSettings, Command, ErrorKind, Event, Reply, Request};
 use idb::Store;
 use load::{Loaded, Origin};
 use source::Failure;
@@ -39,23 +39,44 @@ use source::Failure;
 const TOP_SHOWN: usize = 8;
 
 type Msg = (Command, Option<web_sys::File>);
+/// A command as the message handler queues it: its request id, the command, a file.
+type Incoming = (u64, Command, Option<web_sys::File>);
 
 fn scope() -> web_sys::DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
+/// Post `ev` as the answer to the command being carried out (`ANSWERING`). The actor
+/// takes one command at a time and sets it as it does, so this holds across its
+/// awaits; a task spawned for a command (a download) posts with `post_reply` and the
+/// id it was started for.
 fn post(ev: Event) {
-    let s = serde_json::to_string(&ev).expect("events serialize");
+    post_reply(ANSWERING.get(), ev)
+}
+
+fn post_reply(re: Option<u64>, event: Event) {
+    let s = serde_json::to_string(&Reply { re, event }).expect("events serialize");
     let _ = scope().post_message(&JsValue::from_str(&s));
 }
 
-fn post_failure(during: &str, f: Failure) {
-    post(Event::Error {
+fn failure(during: &str, f: Failure) -> Event {
+    Event::Error {
         during: during.into(),
         kind: f.kind,
         message: f.message,
         chunk: f.chunk,
-    });
+    }
+}
+
+fn post_failure(during: &str, f: Failure) {
+    post(failure(during, f));
+}
+
+/// The next command from the page; from here on every event answers it.
+async fn next_msg(rx: &mut UnboundedReceiver<Incoming>) -> Option<Msg> {
+    let (req, cmd, file) = rx.next().await?;
+    ANSWERING.set(Some(req));
+    Some((cmd, file))
 }
 
 fn perf_now() -> f64 {
@@ -112,6 +133,8 @@ thread_local! {
     static CANCEL_LOAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The id of the download running in the background, if any.
     static DOWNLOADING: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// The request id (`Request::req`) of the command the actor is carrying out.
+    static ANSWERING: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 
 /// Whether the person cancelled the running download (`true` once per cancel).
@@ -145,7 +168,7 @@ async fn yield_now() {
 pub fn start() {
     console_error_panic_hook::set_once();
     slm_runtime::engine::set_clock(perf_now);
-    let (tx, rx) = unbounded::<Msg>();
+    let (tx, rx) = unbounded::<Incoming>();
     let abort = Arc::new(AtomicBool::new(false));
     let flag = abort.clone();
     let on_message =
@@ -158,21 +181,44 @@ pub fn start() {
             let file = Reflect::get(&data, &"file".into())
                 .ok()
                 .and_then(|v| v.dyn_into::<web_sys::File>().ok());
-            match serde_json::from_str::<Command>(&json) {
-                Ok(Command::Stop) => flag.store(true, Ordering::Relaxed),
-                Ok(Command::CancelDownload) => CANCEL_DOWNLOAD.with(|c| c.set(true)),
-                Ok(Command::CancelLoad) => CANCEL_LOAD.with(|c| c.set(true)),
+            // Stop and the cancels act at once (the command they end answers with
+            // its own events); the rest queue for the actor.
+            match serde_json::from_str::<Request>(&json) {
+                Ok(Request {
+                    command: Command::Stop,
+                    ..
+                }) => flag.store(true, Ordering::Relaxed),
+                Ok(Request {
+                    command: Command::CancelDownload,
+                    ..
+                }) => CANCEL_DOWNLOAD.with(|c| c.set(true)),
+                Ok(Request {
+                    command: Command::CancelLoad,
+                    ..
+                }) => CANCEL_LOAD.with(|c| c.set(true)),
                 // A trap, as `handle_alloc_error` ends a wasm worker.
-                Ok(Command::Crash) => std::process::abort(),
-                Ok(c) => {
-                    let _ = tx.unbounded_send((c, file));
+                Ok(Request {
+                    command: Command::Crash,
+                    ..
+                }) => std::process::abort(),
+                Ok(Request { req, command }) => {
+                    let _ = tx.unbounded_send((req, command, file));
                 }
-                Err(err) => post(Event::Error {
-                    during: "message".into(),
-                    kind: ErrorKind::Invalid,
-                    message: format!("unreadable command: {err}"),
-                    chunk: None,
-                }),
+                Err(err) => {
+                    // Answer the request if its id can be read at all.
+                    let re = serde_json::from_str::<Value>(&json)
+                        .ok()
+                        .and_then(|v| v.get("req").and_then(Value::as_u64));
+                    post_reply(
+                        re,
+                        Event::Error {
+                            during: "message".into(),
+                            kind: ErrorKind::Invalid,
+                            message: format!("unreadable command: {err}"),
+                            chunk: None,
+                        },
+                    )
+                }
             }
         });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -183,7 +229,7 @@ pub fn start() {
     post(Event::Ready);
 }
 
-async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
+async fn actor(mut rx: UnboundedReceiver<Incoming>, abort: Arc<AtomicBool>) {
     let store = match Store::open().await {
         Ok(s) => Some(s),
         Err(e) => {
@@ -202,7 +248,7 @@ async fn actor(mut rx: UnboundedReceiver<Msg>, abort: Arc<AtomicBool>) {
     loop {
         let msg = match next.take() {
             Some(m) => m,
-            None => match rx.next().await {
+            None => match next_msg(&mut rx).await {
                 Some(m) => m,
                 None => return,
             },
@@ -319,6 +365,11 @@ async fn load_model(store: Option<&Store>, origin: Origin, context: usize) -> Op
 }
 
 async fn list(store: Option<&Store>) {
+    list_to(store, &post).await
+}
+
+/// `list`, posting through `post`.
+async fn list_to(store: Option<&Store>, post: &dyn Fn(Event)) {
     let Some(store) = store else { return };
     match store.list().await {
         Ok(models) => {
@@ -329,7 +380,7 @@ async fn list(store: Option<&Store>) {
                 quota,
             });
         }
-        Err(e) => post_failure("storage", Failure::from(e)),
+        Err(e) => post(failure("storage", Failure::from(e))),
     }
 }
 
@@ -358,16 +409,20 @@ async fn storage(store: Option<&Store>, cmd: Command) {
             DOWNLOADING.set(Some(entry.name.clone()));
             CANCEL_DOWNLOAD.with(|c| c.set(false));
             let s = s.clone();
+            // Its events answer the Download request, whatever the actor takes up
+            // meanwhile.
+            let re = ANSWERING.get();
             spawn_local(async move {
+                let post = |ev| post_reply(re, ev);
                 match download::download(&s, &entry, context, &post).await {
                     Ok(sha256) => post(Event::Downloaded {
                         id: entry.id.clone(),
                         sha256,
                     }),
-                    Err(f) => post_failure("download", f),
+                    Err(f) => post(failure("download", f)),
                 }
                 DOWNLOADING.set(None);
-                list(Some(&s)).await;
+                list_to(Some(&s), &post).await;
             });
             return;
         }
@@ -391,7 +446,7 @@ async fn storage(store: Option<&Store>, cmd: Command) {
 async fn chat(
     l: &mut Loaded,
     context: usize,
-    rx: &mut UnboundedReceiver<Msg>,
+    rx: &mut UnboundedReceiver<Incoming>,
     store: Option<&Store>,
     abort: &Arc<AtomicBool>,
 ) -> Option<Msg> {
@@ -403,7 +458,7 @@ async fn chat(
     });
     post_context(&session);
     loop {
-        let msg = rx.next().await?;
+        let msg = next_msg(rx).await?;
         if let Command::Threads { count } = msg.0 {
             if count == l.engine.model.threads.count() {
                 post_threads(&l.engine.model.threads);
