@@ -37,38 +37,58 @@ fn scope() -> web_sys::WorkerGlobalScope {
 /// What a timed-out `within` resolves to (nothing a fetch or a stream read can give).
 const TIMED_OUT: &str = "tinyrustlm: timed out";
 
-/// `p`, or a `network` failure when it has not settled after `ms` (`on_timeout` then
-/// runs, to abort what `p` waits for).
+/// How often a wait checks whether the person cancelled the download.
+const TICK_MS: i32 = 250;
+
+/// `p`, or a `network` failure when it has not settled after `ms`, or a `cancelled`
+/// one within `TICK_MS` of the person cancelling the download (a stalled connection
+/// must not make Cancel wait for the stall timer). Either way `on_timeout` then runs,
+/// to abort what `p` waits for.
 async fn within(
     p: js_sys::Promise,
     ms: i32,
     what: &str,
     on_timeout: impl FnOnce(),
 ) -> Result<JsValue, Failure> {
-    let mut handle = None;
-    let timer = js_sys::Promise::new(&mut |resolve, _| {
-        handle = scope()
-            .set_timeout_with_callback_and_timeout_and_arguments_1(
-                &resolve,
-                ms,
-                &JsValue::from_str(TIMED_OUT),
-            )
-            .ok();
-    });
-    let v = JsFuture::from(js_sys::Promise::race(&js_sys::Array::of2(&p, &timer))).await;
-    // One timer per read: cleared, so that a long download does not leave thousands.
-    if let Some(h) = handle {
-        scope().clear_timeout_with_handle(h);
+    let mut waited = 0;
+    loop {
+        let tick = TICK_MS.min(ms - waited).max(1);
+        let mut handle = None;
+        let timer = js_sys::Promise::new(&mut |resolve, _| {
+            handle = scope()
+                .set_timeout_with_callback_and_timeout_and_arguments_1(
+                    &resolve,
+                    tick,
+                    &JsValue::from_str(TIMED_OUT),
+                )
+                .ok();
+        });
+        let v = JsFuture::from(js_sys::Promise::race(&js_sys::Array::of2(&p, &timer))).await;
+        // One timer per wait: cleared, so that a long download does not leave thousands.
+        if let Some(h) = handle {
+            scope().clear_timeout_with_handle(h);
+        }
+        let v = v.map_err(|e| Failure::network(format!("{what}: {}", describe(&e))))?;
+        if v.as_string().as_deref() != Some(TIMED_OUT) {
+            return Ok(v);
+        }
+        waited += tick;
+        if super::download_cancelled() {
+            on_timeout();
+            return Err(Failure {
+                kind: ErrorKind::Cancelled,
+                message: format!("{what}: cancelled"),
+                chunk: None,
+            });
+        }
+        if waited >= ms {
+            on_timeout();
+            return Err(Failure::network(format!(
+                "{what}: no data for {} s, the connection stalled",
+                ms / 1000
+            )));
+        }
     }
-    let v = v.map_err(|e| Failure::network(format!("{what}: {}", describe(&e))))?;
-    if v.as_string().as_deref() == Some(TIMED_OUT) {
-        on_timeout();
-        return Err(Failure::network(format!(
-            "{what}: no data for {} s, the connection stalled",
-            ms / 1000
-        )));
-    }
-    Ok(v)
 }
 
 /// GET `url`, uncached, with an optional byte range `[start, end)` and If-Range
@@ -517,10 +537,15 @@ async fn stream_chunks(
                 chunk: None,
             });
         }
-        let r = within(reader.read(), STALL_MS, "reading the download", || {
+        let r = match within(reader.read(), STALL_MS, "reading the download", || {
             let _ = reader.cancel();
         })
-        .await?;
+        .await
+        {
+            // Said by the check at the top of the loop, with the chunk it stopped at.
+            Err(f) if f.kind == ErrorKind::Cancelled => continue,
+            r => r?,
+        };
         let done = Reflect::get(&r, &JsValue::from_str("done"))
             .ok()
             .and_then(|v| v.as_bool())
