@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { open, pickFile, greedy, say, assistantMessages, catalogEntry, cachedEntry, QWEN_ID } from './helpers.mjs';
+import { open, pickFile, greedy, say, assistantMessages, catalogEntry, cachedEntry, holdDownloadAt, QWEN_ID } from './helpers.mjs';
 
 // A download runs in the background: chatting with the loaded model goes on. Cancelled
 // at 30%, it leaves a partial that cannot be loaded, and Resume completes it from the
@@ -8,6 +8,7 @@ test('a download never blocks the chat, and one cancelled at 30% resumes cleanly
   const errors = await open(page);
   await pickFile(page);
   await greedy(page, 8);
+  await holdDownloadAt(page, 40, QWEN_ID);
   await catalogEntry(page, QWEN_ID).getByRole('button', { name: 'Download' }).click();
   const bar = page.getByRole('progressbar', { name: 'Download progress' });
   await expect(bar).toBeVisible();

@@ -3,7 +3,7 @@
 // cleanly failed, resumable where it can be, and never poisoned: a wrong byte is never
 // stored and two versions of a file are never mixed.
 import { test, expect } from '@playwright/test';
-import { open, download, catalogEntry, cachedEntry, MODEL_ID } from './helpers.mjs';
+import { open, download, catalogEntry, cachedEntry, holdDownloadAt, MODEL_ID } from './helpers.mjs';
 
 const CHUNK = 1 << 20;
 const FILE = 'smollm2-135m-instruct.slm';
@@ -13,8 +13,10 @@ const ours = (entries) => entries.filter((r) => r.path === `/models/${FILE}`);
 const state = (page) => cachedEntry(page).locator('.cached-state');
 const bar = (page) => page.getByRole('progressbar', { name: 'Download progress' });
 
-/// Click Download and wait until `percent` of the file is in.
+/// Click Download and wait until `percent` of the file is in (the download is held
+/// a little past it, so that it cannot finish first).
 async function startDownload(page, percent) {
+  await holdDownloadAt(page, percent + 5);
   await catalogEntry(page).getByRole('button', { name: 'Download' }).click();
   await expect(bar(page)).toBeVisible();
   await expect.poll(async () => Number(await bar(page).getAttribute('aria-valuenow')), { timeout: 120_000 })
@@ -101,15 +103,18 @@ test('a chunk that is wrong on the server fails cleanly, keeps the chunks before
 test('a file replaced on the server mid-download is started over, never mixed, and verifies', async ({ page }) => {
   await open(page);
   const from = (await log(page)).length;
+  // A new version of the file the moment the first response is cut at 70 MB (armed
+  // on the server, so no race with the download's speed): the resume's If-Range names
+  // the old version, and the server sends the new whole file.
   await hook(page, 'cut?after=70000000');
-  await startDownload(page, 10);
-  // A new version of the file while the first response is still streaming; the cut
-  // then makes the download resume, with If-Range naming the old version.
-  await hook(page, `replace?file=${FILE}&with=${FILE}`);
+  await hook(page, `replace?file=${FILE}&with=${FILE}&at=cut`);
+  await catalogEntry(page).getByRole('button', { name: 'Download' }).click();
   await expect(state(page)).toHaveText('verified', { timeout: 300_000 });
   const entries = ours((await log(page)).slice(from));
+  const cut = entries.findIndex((r) => r.replacedAtCut);
   const stale = entries.findIndex((r) => r.stale);
-  expect(stale).toBeGreaterThan(0);
+  expect(cut).toBeGreaterThanOrEqual(0);
+  expect(stale).toBeGreaterThan(cut);
   expect(entries.slice(stale + 1).some((r) => r.start === 0)).toBe(true);
   await expect(page.getByRole('alert')).toHaveCount(0);
 });

@@ -33,6 +33,15 @@ export async function download(page, id = MODEL_ID) {
   await expect(cachedEntry(page, id).locator('.cached-state')).toHaveText('verified', { timeout: 300_000 });
 }
 
+/// Hold the next download of catalog entry `id` once it passes `percent` of its file:
+/// the server stalls that response (scripts/serve.mjs's stall hook), so that a test
+/// acting "mid-download" never races a fast local download to its end. The worker
+/// gives a stalled connection up after 15 s and resumes.
+export async function holdDownloadAt(page, percent, id = MODEL_ID) {
+  const entry = (await (await page.request.get('/models.json')).json()).find((m) => m.id === id);
+  await page.request.get(`/__test/stall?after=${Math.round(entry.size * percent / 100)}`);
+}
+
 export async function loadCached(page, id = MODEL_ID) {
   await cachedEntry(page, id).getByRole('button', { name: 'Load' }).click();
   await expect(page.locator('.card')).toBeVisible({ timeout: 300_000 });

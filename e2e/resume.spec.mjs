@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { open, download, catalogEntry, cachedEntry, shot, MODEL_ID } from './helpers.mjs';
+import { open, download, catalogEntry, cachedEntry, holdDownloadAt, shot, MODEL_ID } from './helpers.mjs';
 
 const CHUNK = 1 << 20;
 const log = async (page) => (await page.request.get('/__test/log')).json();
@@ -24,6 +24,7 @@ test('a download cut mid-stream by the server resumes from the last verified chu
 
 test('a reload mid-download resumes from the stored chunks', async ({ page }) => {
   await open(page);
+  await holdDownloadAt(page, 30);
   await catalogEntry(page).getByRole('button', { name: 'Download' }).click();
   const bar = page.getByRole('progressbar', { name: 'Download progress' });
   await expect(bar).toBeVisible();

@@ -27,6 +27,9 @@
 //     /__test/status?code=C&count=K  answer HTTP C to the next K model requests;
 //     /__test/replace?file=F&with=G  serve model file G's bytes at F's URL from now on,
 //                                  as a new version (new ETag; G = F is a touched file);
+//                                  with &at=cut, at the moment the next cut drops its
+//                                  connection (so the resume sees the new version, with
+//                                  no race against the client's speed);
 //   and /__test/log lists the requests served.
 //
 // Hostile requests get a 4xx, never a crash: a malformed path encoding or Host
@@ -143,6 +146,14 @@ let stallAfter = null;
 let statusFault = { code: 0, count: 0 };
 // file name → { path, version } once /__test/replace has swapped it.
 const replaced = new Map();
+// A replace armed for the moment of the next cut: { file, path }.
+let replaceAtCut = null;
+
+function replaceNow(file, path) {
+  const version = (replaced.get(file)?.version ?? 0) + 1;
+  replaced.set(file, { path, version });
+  return version;
+}
 const log = [];
 
 // A version tag for what is served under a URL: the file's size and mtime, and how
@@ -230,7 +241,14 @@ function serveModel(req, res, path, version = 0) {
   }
   if (cutAfter.length && end - start + 1 > cutAfter[0]) {
     entry.cut = true;
-    sendThen(stream, res, cutAfter.shift(), () => res.socket.destroy()); // a dropped connection, mid-body
+    sendThen(stream, res, cutAfter.shift(), () => {
+      if (replaceAtCut) {
+        replaceNow(replaceAtCut.file, replaceAtCut.path);
+        entry.replacedAtCut = true;
+        replaceAtCut = null;
+      }
+      res.socket.destroy(); // a dropped connection, mid-body
+    });
     return;
   }
   stream.pipe(res);
@@ -292,8 +310,11 @@ function handle(req, res) {
     const file = url.searchParams.get('file');
     const src = models.find((m) => m.file === url.searchParams.get('with'));
     if (!models.some((m) => m.file === file) || !src) { res.writeHead(404); return res.end('no such model\n'); }
-    const version = (replaced.get(file)?.version ?? 0) + 1;
-    replaced.set(file, { path: src.path, version });
+    if (url.searchParams.get('at') === 'cut') {
+      replaceAtCut = { file, path: src.path };
+      return hookReply(res, `${file} will serve ${src.file} from the next cut on\n`);
+    }
+    const version = replaceNow(file, src.path);
     return hookReply(res, `${file} now serves ${src.file}, version ${version}\n`);
   }
   if (testHooks && p === '/__test/log') {
