@@ -1366,55 +1366,51 @@ mod tests {
                         "round {round} config {ci} record {record}"
                     );
                 }
-                let run = |record| {
-                    let mut s = Sampler::new(SamplerConfig {
-                        seed: round as u64,
-                        ..c.clone()
-                    })
-                    .unwrap();
-                    s.record = record;
-                    let mut ctx = vec![];
-                    (0..6)
-                        .map(|_| {
-                            let t = s.sample(&logits, &ctx);
-                            ctx.push(t.token);
-                            let top: Vec<_> =
-                                t.top.iter().map(|(i, p)| (*i, p.to_bits())).collect();
-                            (
-                                t.token,
-                                t.prob.to_bits(),
-                                t.draw.map(f64::to_bits),
-                                top,
-                                t.fallback,
-                            )
-                        })
-                        .collect::<Vec<_>>()
+                let c = SamplerConfig {
+                    seed: round as u64,
+                    ..c.clone()
                 };
-                assert_eq!(run(false), run(true), "round {round} config {ci}");
+                assert_eq!(
+                    draws(&c, &logits, 6, false),
+                    draws(&c, &logits, 6, true),
+                    "round {round} config {ci}"
+                );
             }
         }
+    }
+
+    /// One draw as bits: token, probability, uniform, top list, fallback.
+    type Draw = (u32, u32, Option<u64>, Vec<(u32, u32)>, Option<String>);
+
+    /// `steps` draws on fixed `logits` (each step's token joins the context).
+    fn draws(c: &SamplerConfig, logits: &[f32], steps: usize, record: bool) -> Vec<Draw> {
+        let mut s = Sampler::new(c.clone()).unwrap();
+        s.record = record;
+        let mut ctx = vec![];
+        (0..steps)
+            .map(|_| {
+                let t = s.sample(logits, &ctx);
+                ctx.push(t.token);
+                let top = t.top.iter().map(|(i, p)| (*i, p.to_bits())).collect();
+                (
+                    t.token,
+                    t.prob.to_bits(),
+                    t.draw.map(f64::to_bits),
+                    top,
+                    t.fallback,
+                )
+            })
+            .collect()
     }
 
     #[test]
     fn recording_does_not_change_the_draws() {
         let logits: Vec<f32> = (0..300).map(|i| ((i * 37 % 101) as f32) / 17.0).collect();
-        let run = |record| {
-            let mut s = Sampler::new(SamplerConfig {
-                seed: 9,
-                ..SamplerConfig::preset("creative").unwrap()
-            })
-            .unwrap();
-            s.record = record;
-            let mut ctx = vec![];
-            (0..50)
-                .map(|_| {
-                    let t = s.sample(&logits, &ctx);
-                    ctx.push(t.token);
-                    (t.token, t.prob.to_bits(), t.draw.map(f64::to_bits))
-                })
-                .collect::<Vec<_>>()
+        let c = SamplerConfig {
+            seed: 9,
+            ..SamplerConfig::preset("creative").unwrap()
         };
-        assert_eq!(run(true), run(false));
+        assert_eq!(draws(&c, &logits, 50, true), draws(&c, &logits, 50, false));
     }
 
     #[test]
