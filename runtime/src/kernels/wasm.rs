@@ -356,19 +356,46 @@ fn dot_q5_1(w: &[u8], x: &Q8Row) -> f32 {
     s.finish() + sm.finish()
 }
 
-/// 16 bytes at `at` as two u16x8 (bytes 0..8, 8..16).
-#[inline]
-fn widen_u8(w: &[u8], at: usize) -> [v128; 2] {
-    let b = load(w, at);
-    [u16x8_extend_low_u8x16(b), u16x8_extend_high_u8x16(b)]
+/// Bytes `at..at + 16` of a block as two u16x8 (bytes 0..8, 8..16), zero-extended by
+/// their loads. The block is a fixed-size view, so that with `at` a constant of an
+/// unrolled loop the check folds away (a slice's check was most of a k-quant loop).
+#[inline(always)]
+fn widen_u8<const N: usize>(b: &[u8; N], at: usize) -> [v128; 2] {
+    assert!(at + 16 <= N);
+    // Safety: bounds checked above; extending loads have no alignment requirement.
+    unsafe {
+        let p = b.as_ptr().add(at);
+        [u16x8_load_extend_u8x8(p), u16x8_load_extend_u8x8(p.add(8))]
+    }
 }
 
+/// Values `at..at + 8` of a super-block's 256 values (`Q8Row::v`), checked as `widen_u8`.
+#[inline(always)]
+fn values_in(v: &[i16; QK_K], at: usize) -> v128 {
+    assert!(at + 8 <= QK_K);
+    // Safety: bounds checked above; v128_load has no alignment requirement.
+    unsafe { v128_load(v.as_ptr().add(at) as *const v128) }
+}
+
+/// Super-block k's values of each token, as fixed-size views.
+#[inline(always)]
+fn super_values<'a, const T: usize>(x: &[&'a Q8Row; T], k: usize) -> [&'a [i16; QK_K]; T] {
+    core::array::from_fn(|t| {
+        x[t].v[QK_K * k..QK_K * (k + 1)]
+            .try_into()
+            .expect("a super-block of values")
+    })
+}
+
+/// Weights per k-quant super-block.
+const QK_K: usize = 256;
+
 fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
-    dot_k4::<false>(w, x)
+    k4_tokens::<false, 144, 1>(w, [x])[0]
 }
 
 fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
-    dot_k4::<true>(w, x)
+    k4_tokens::<true, 176, 1>(w, [x])[0]
 }
 
 /// Lanes j of four vectors' horizontal sums: (Σv0, Σv1, Σv2, Σv3), exact (integers).
@@ -404,7 +431,7 @@ fn load4<T: Copy>(v: &[T], at: usize) -> v128 {
 /// a's top two bits above them ((a >> 6) << 4 = (a >> 2) & 0x30), mins 4..8 c's high
 /// nibbles with b's. The same values as the scalar unpacking, in 13 vector ops.
 #[inline]
-fn scales_mins_k4(b: &[u8]) -> [[v128; 2]; 2] {
+fn scales_mins_k4<const N: usize>(b: &[u8; N]) -> [[v128; 2]; 2] {
     let q = load(b, 4);
     let (lo, hi) = (u16x8_extend_low_u8x16(q), u16x8_extend_high_u8x16(q));
     let (a, bb, c) = (
@@ -429,14 +456,19 @@ fn scales_mins_k4(b: &[u8]) -> [[v128; 2]; 2] {
 /// into lanes j (their `Lanes8` lanes), then times their 6-bit scales (the scalar dot's
 /// sc·isum, an exact i32), d·d_x and the min terms, four sub-blocks per vector op: per
 /// token the same integers, the same f32 products and adds per lane, the same tree.
+/// `BS` is the block's size in bytes (144, or 176 for q5_k).
 #[inline(always)]
-fn k4_tokens<const Q5: bool, const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; T] {
-    let bs = if Q5 { 176 } else { 144 };
+fn k4_tokens<const Q5: bool, const BS: usize, const T: usize>(
+    w: &[u8],
+    x: [&Q8Row; T],
+) -> [f32; T] {
     let qs = if Q5 { 48 } else { 16 };
     let (mut s, mut sm) = ([[f32x4_splat(0.0); 2]; T], [[f32x4_splat(0.0); 2]; T]);
     let low = u16x8_splat(0x0f);
-    for k in 0..w.len() / bs {
-        let b = &w[bs * k..bs * (k + 1)];
+    let (blocks, rest) = w.as_chunks::<BS>();
+    assert!(rest.is_empty(), "whole super-blocks");
+    for (k, b) in blocks.iter().enumerate() {
+        let xv = super_values(&x, k);
         let (d, dmin) = (f32x4_splat(f16_at(b, 0)), f32x4_splat(f16_at(b, 2)));
         let [sc, m] = scales_mins_k4(b);
         let qh = [widen_u8(b, 16), widen_u8(b, 32)];
@@ -458,8 +490,8 @@ fn k4_tokens<const Q5: bool, const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; 
                     }
                     q
                 });
-                for (t, x) in x.iter().enumerate() {
-                    let p = |e: usize| i32x4_dot_i16x8(q[e], load_v(x.v, 32 * (8 * k + j) + 8 * e));
+                for (t, xv) in xv.iter().enumerate() {
+                    let p = |e: usize| i32x4_dot_i16x8(q[e], values_in(xv, 32 * j + 8 * e));
                     sums[t][j] = i32x4_add(i32x4_add(p(0), p(1)), i32x4_add(p(2), p(3)));
                 }
             }
@@ -485,16 +517,12 @@ fn k4_tokens<const Q5: bool, const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; 
     core::array::from_fn(|t| finish(&s[t]) - finish(&sm[t]))
 }
 
-fn dot_k4<const Q5: bool>(w: &[u8], x: &Q8Row) -> f32 {
-    k4_tokens::<Q5, 1>(w, [x])[0]
-}
-
 /// A q6_k super-block's i8 scales (16 bytes at 192: sub-block j's two halves at
 /// 2j and 2j + 1) as i32 lanes: [half 0, half 1] × [sub-blocks 0..4, 4..8]. As i16
 /// lanes, lane j holds half 0 in its low byte and half 1 in its high one; arithmetic
 /// shifts sign-extend each.
 #[inline]
-fn scales_q6k(b: &[u8]) -> [[v128; 2]; 2] {
+fn scales_q6k(b: &[u8; 210]) -> [[v128; 2]; 2] {
     let v = load(b, 192);
     let wide = |h: v128| [i32x4_extend_low_i16x8(h), i32x4_extend_high_i16x8(h)];
     [wide(i16x8_shr(i16x8_shl(v, 8), 8)), wide(i16x8_shr(v, 8))]
@@ -508,8 +536,10 @@ fn scales_q6k(b: &[u8]) -> [[v128; 2]; 2] {
 fn q6k_tokens<const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; T] {
     let mut s = [[f32x4_splat(0.0); 2]; T];
     let (low, three, bias) = (u16x8_splat(0x0f), u16x8_splat(3), i16x8_splat(32));
-    for k in 0..w.len() / 210 {
-        let b = &w[210 * k..210 * (k + 1)];
+    let (blocks, rest) = w.as_chunks::<210>();
+    assert!(rest.is_empty(), "whole super-blocks");
+    for (k, b) in blocks.iter().enumerate() {
+        let xv = super_values(&x, k);
         let d = f32x4_splat(f16_at(b, 208));
         let sc = scales_q6k(b);
         // [token][half of the sub-block][sub-block j]
@@ -530,8 +560,8 @@ fn q6k_tokens<const T: usize>(w: &[u8], x: [&Q8Row; T]) -> [f32; T] {
                     let hi = v128_and(u16x8_shr(qh[e / 2][e % 2], 2 * c as u32), three);
                     i16x8_sub(v128_or(lo, i16x8_shl(hi, 4)), bias)
                 });
-                for (t, x) in x.iter().enumerate() {
-                    let p = |e: usize| i32x4_dot_i16x8(q[e], load_v(x.v, 32 * (8 * k + j) + 8 * e));
+                for (t, xv) in xv.iter().enumerate() {
+                    let p = |e: usize| i32x4_dot_i16x8(q[e], values_in(xv, 32 * j + 8 * e));
                     sums[t][0][j] = i32x4_add(p(0), p(1));
                     sums[t][1][j] = i32x4_add(p(2), p(3));
                 }
@@ -569,8 +599,8 @@ fn k_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
     assert!(x.len() == K_TOKENS && out.len() == K_TOKENS);
     let xs: [&Q8Row; K_TOKENS] = core::array::from_fn(|t| &x[t]);
     let r = match dtype {
-        DType::Q4K => k4_tokens::<false, K_TOKENS>(w, xs),
-        DType::Q5K => k4_tokens::<true, K_TOKENS>(w, xs),
+        DType::Q4K => k4_tokens::<false, 144, K_TOKENS>(w, xs),
+        DType::Q5K => k4_tokens::<true, 176, K_TOKENS>(w, xs),
         DType::Q6K => q6k_tokens::<K_TOKENS>(w, xs),
         _ => unreachable!("k_tokens takes k-quants only"),
     };
