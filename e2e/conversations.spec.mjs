@@ -199,6 +199,23 @@ test('a chat exports as JSON and Markdown, imports into a fresh profile, and its
     expect(m.stats.prompt_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(m.turn.sampler.seed).toBeDefined();
   }
+  // The diagnostics column is open, so each turn was traced: "Export with traces"
+  // adds each reply's token trace (`slm generate --trace`'s schema) to the same file.
+  expect(file.conversation.messages.some((m) => 'trace' in m)).toBe(false);
+  const traced = JSON.parse(readFileSync(await save('Export with traces'), 'utf8'));
+  expect(traced.conversation.messages.map((m) => m.content)).toEqual(file.conversation.messages.map((m) => m.content));
+  for (const m of traced.conversation.messages) {
+    if (m.role === 'user') {
+      expect(m.trace).toBeUndefined();
+      continue;
+    }
+    expect(m.trace.prompt.rendered_sha256).toBe(m.stats.prompt_sha256);
+    expect(m.trace.stop_reason).toBe(m.stats.stop_reason);
+    // One step per generated token (and one more for an end-of-sequence token).
+    expect(m.trace.steps.length - m.stats.generated).toBeGreaterThanOrEqual(0);
+    expect(m.trace.steps.length - m.stats.generated).toBeLessThanOrEqual(1);
+    expect(m.trace.steps[0].stages.length).toBeGreaterThan(0);
+  }
   const md = readFileSync(await save('Export Markdown'), 'utf8');
   expect(md).toContain('**User:**\n\nName a colour.');
   expect(md).toContain('**Assistant:**');
@@ -242,4 +259,54 @@ test('a chat made with another model says so, and goes on with the model loaded 
   await expect(page.locator('.msg.user')).toHaveCount(1);
   await say(page, 'And blue?');
   await expect(page.locator('.msg.assistant')).toHaveCount(2);
+});
+
+test('a chat write that fails for quota is named in plain words, keeps what was saved, and the next write catches up', async () => {
+  let context = await launch(dir);
+  let page = await openPage(context);
+  await pickFile(page);
+  await greedy(page, 8);
+  await say(page, 'Name a colour.');
+  const saved = (page) => page.getByTestId('chat-saved');
+  await expect(saved(page)).toHaveText('Saved in this browser');
+  await context.close();
+
+  // Chromium enforces an overridden quota, but reads an origin's quota once, at its
+  // first use of storage: so the override is set before the page opens. At one byte,
+  // every write of the chat fails with QuotaExceededError.
+  context = await launch(dir);
+  page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  const origin = `http://127.0.0.1:${port}`;
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 1 });
+  await page.goto('/');
+  await expect(page.getByText('worker ready')).toBeVisible();
+  await expect(page.locator('.msg.user .content')).toHaveText(['Name a colour.']);
+  await pickFile(page);
+  await greedy(page, 8);
+  await say(page, 'And a fruit?');
+  const alert = page.getByRole('alert');
+  await expect(alert).toContainText('could not be saved');
+  await expect(alert).toContainText('QuotaExceededError');
+  await expect(alert).toContainText('it stays on this page, and what was saved before is kept');
+  await expect(saved(page)).toHaveText('Not saved');
+  // The chat goes on on the page meanwhile.
+  await expect(assistantMessages(page)).toHaveCount(2);
+  const fruit = await assistantMessages(page).nth(1).textContent();
+  await say(page, 'And a tree?');
+  await expect(assistantMessages(page)).toHaveCount(3);
+  await expect(saved(page)).toHaveText('Not saved');
+  await context.close();
+
+  // What was saved before is intact; with room again, the chat goes on and is saved.
+  context = await launch(dir);
+  page = await openPage(context);
+  await expect(page.locator('.msg.user .content')).toHaveText(['Name a colour.']);
+  await expect(assistantMessages(page)).toHaveCount(1);
+  await pickFile(page);
+  await greedy(page, 8);
+  await say(page, 'And a fruit?');
+  await expect(saved(page)).toHaveText('Saved in this browser');
+  await expect(assistantMessages(page).nth(1)).toHaveText(fruit);
+  await context.close();
 });

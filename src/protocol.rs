@@ -78,6 +78,58 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
+/// What was being done when an error came (`Event::Error::during`): one of the
+/// worker's operations, or one of the page's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// Reading a command the page sent.
+    Message,
+    Download,
+    Load,
+    /// Listing or deleting stored models.
+    Storage,
+    Evidence,
+    Chat,
+    /// A probe or a bench (the test hooks' promises wait for these).
+    Probe,
+    Threads,
+    /// The worker itself: it died, or could not be started.
+    Worker,
+    Startup,
+    Catalog,
+    Settings,
+    Conversations,
+    Import,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Message => "message",
+            Operation::Download => "download",
+            Operation::Load => "load",
+            Operation::Storage => "storage",
+            Operation::Evidence => "evidence",
+            Operation::Chat => "chat",
+            Operation::Probe => "probe",
+            Operation::Threads => "threads",
+            Operation::Worker => "worker",
+            Operation::Startup => "startup",
+            Operation::Catalog => "catalog",
+            Operation::Settings => "settings",
+            Operation::Conversations => "conversations",
+            Operation::Import => "import",
+        }
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Who a chat message is from, as chat templates name the roles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -464,7 +516,9 @@ pub enum Event {
         total: usize,
     },
     Token {
-        id: u32,
+        /// The token chosen; None for the end of a reply's text, flushed once no
+        /// stop string can still match what was held back.
+        id: Option<u32>,
         piece: String,
         /// Newly showable text (may be empty while a character or stop string is held back).
         text: String,
@@ -552,8 +606,8 @@ pub enum Event {
         threads: usize,
     },
     Error {
-        /// What was being done: download, load, chat, …
-        during: String,
+        /// What was being done.
+        during: Operation,
         kind: ErrorKind,
         message: String,
         /// The first bad chunk, for checksum failures.

@@ -6,20 +6,20 @@ use super::client::send;
 use super::settings::{current, SettingsPanel};
 use super::state::{open_in_session, ChatMessage, TurnStats};
 use super::State;
-use crate::protocol::{ChatSettings, Command, ErrorKind, Role};
+use crate::protocol::{ChatSettings, Command, ErrorKind, Operation, Role};
 
 /// A turn starts: the transcript as it was is kept (put back if the worker refuses
 /// the turn), and the page's turn views are cleared.
 fn start_turn(state: State, before: Vec<ChatMessage>) {
-    state.before_turn.set(Some(before));
-    state.error.set(None);
-    state.notice.set(None);
-    state.tokens.set(vec![]);
-    state.first_token_at.set(None);
-    state.opened_token.set(None);
-    state.last_trace.set(None);
-    state.stats.set(None);
-    state.generating.set(true);
+    state.chat.before_turn.set(Some(before));
+    state.notices.error.set(None);
+    state.notices.notice.set(None);
+    state.turn.tokens.set(vec![]);
+    state.turn.first_token_at.set(None);
+    state.view.opened_token.set(None);
+    state.turn.last_trace.set(None);
+    state.turn.stats.set(None);
+    state.turn.generating.set(true);
 }
 
 /// A new reply's placeholder, keeping the settings it is generated with.
@@ -32,14 +32,14 @@ fn placeholder(settings: &ChatSettings) -> ChatMessage {
 /// The settings for a turn, or the page says why there is none (and nothing is sent).
 /// None too while a reply is generated or no model is loaded.
 fn settings_or_error(state: State) -> Option<ChatSettings> {
-    if state.generating.get_untracked() || state.card.get_untracked().is_none() {
+    if state.turn.generating.get_untracked() || state.models.card.get_untracked().is_none() {
         return None;
     }
     match current(state) {
         Ok(s) => Some(s),
         Err(message) => {
-            state.error.set(Some(super::state::ErrorView {
-                during: "chat".into(),
+            state.notices.error.set(Some(super::state::ErrorView {
+                during: Operation::Chat,
                 kind: ErrorKind::Invalid,
                 message,
                 chunk: None,
@@ -56,8 +56,8 @@ fn send_tool_result(state: State, result: RwSignal<String>) {
         return;
     };
     result.set(String::new());
-    start_turn(state, state.transcript.get_untracked());
-    state.transcript.update(|t| {
+    start_turn(state, state.chat.transcript.get_untracked());
+    state.chat.transcript.update(|t| {
         t.push(ChatMessage::new(Role::Tool, content.clone()));
         t.push(placeholder(&settings));
     });
@@ -73,8 +73,8 @@ fn send_message(state: State, text: RwSignal<String>) {
         return;
     };
     text.set(String::new());
-    start_turn(state, state.transcript.get_untracked());
-    state.transcript.update(|t| {
+    start_turn(state, state.chat.transcript.get_untracked());
+    state.chat.transcript.update(|t| {
         t.push(ChatMessage::new(Role::User, msg.clone()));
         t.push(placeholder(&settings));
     });
@@ -117,7 +117,7 @@ fn edit_message(state: State, i: usize, text: String) {
     let Some(settings) = settings_or_error(state) else {
         return;
     };
-    let before = state.transcript.get_untracked();
+    let before = state.chat.transcript.get_untracked();
     start_turn(state, before.clone());
     let mut t = before;
     let all = fork(&mut t, i);
@@ -128,7 +128,7 @@ fn edit_message(state: State, i: usize, text: String) {
     edited.alt_pos = n;
     t.push(edited);
     t.push(placeholder(&settings));
-    state.transcript.set(t);
+    state.chat.transcript.set(t);
     send(&Command::Send { text, settings });
 }
 
@@ -138,7 +138,7 @@ fn regenerate_at(state: State, i: usize) {
     let Some(settings) = settings_or_error(state) else {
         return;
     };
-    let before = state.transcript.get_untracked();
+    let before = state.chat.transcript.get_untracked();
     if before.get(i).is_none_or(|m| m.role != Role::Assistant) {
         return;
     }
@@ -151,7 +151,7 @@ fn regenerate_at(state: State, i: usize) {
     reply.alts = all;
     reply.alt_pos = n;
     t.push(reply);
-    state.transcript.set(t);
+    state.chat.transcript.set(t);
     send(&Command::Regenerate { settings });
 }
 
@@ -160,12 +160,12 @@ fn continue_reply(state: State) {
     let Some(settings) = settings_or_error(state) else {
         return;
     };
-    let before = state.transcript.get_untracked();
+    let before = state.chat.transcript.get_untracked();
     if !before.last().is_some_and(can_continue) {
         return;
     }
     start_turn(state, before);
-    state.transcript.update(|t| {
+    state.chat.transcript.update(|t| {
         if let Some(m) = t.last_mut() {
             m.interrupted = false;
             m.turn = Some(settings.clone());
@@ -180,32 +180,32 @@ fn can_continue(m: &ChatMessage) -> bool {
 
 /// Show branch `k` at message `i`.
 fn switch_branch(state: State, i: usize, k: usize) {
-    if state.generating.get_untracked() {
+    if state.turn.generating.get_untracked() {
         return;
     }
-    let mut t = state.transcript.get_untracked();
+    let mut t = state.chat.transcript.get_untracked();
     let all = fork(&mut t, i);
     if k >= all.len() {
         return;
     }
     join(&mut t, all, k);
-    if state.card.get_untracked().is_some() {
+    if state.models.card.get_untracked().is_some() {
         open_in_session(&t);
     }
-    state.tokens.set(vec![]);
-    state.prompt.set(None);
-    state.transcript.set(t);
+    state.turn.tokens.set(vec![]);
+    state.turn.prompt.set(None);
+    state.chat.transcript.set(t);
 }
 
 /// One transcript entry: Markdown (`crate::markdown`), or the exact text with Raw on.
 #[component]
 fn Message(i: usize) -> impl IntoView {
     let state = expect_context::<State>();
-    let msg = Memo::new(move |_| state.transcript.with(|t| t.get(i).cloned()));
+    let msg = Memo::new(move |_| state.chat.transcript.with(|t| t.get(i).cloned()));
     let raw = RwSignal::new(false);
     let editing = RwSignal::new(None::<String>);
-    let idle = move || !state.generating.get() && state.card.with(|c| c.is_some());
-    let is_last = move || state.transcript.with(|t| t.len() == i + 1);
+    let idle = move || !state.turn.generating.get() && state.models.card.with(|c| c.is_some());
+    let is_last = move || state.chat.transcript.with(|t| t.len() == i + 1);
     move || {
         msg.get().map(|m| {
             let class = format!("msg {}", m.role.as_str());
@@ -223,10 +223,10 @@ fn Message(i: usize) -> impl IntoView {
                     <span class="msg-tools">
                         {(branches > 1).then(|| view! {
                             <span class="branches" data-testid="branches">
-                                <button class="small" aria-label="Previous branch" disabled=move || pos == 0 || state.generating.get()
+                                <button class="small" aria-label="Previous branch" disabled=move || pos == 0 || state.turn.generating.get()
                                     on:click=move |_| switch_branch(state, i, pos - 1)>"‹"</button>
                                 <span class="branch-pos">{format!("{} / {branches}", pos + 1)}</span>
-                                <button class="small" aria-label="Next branch" disabled=move || at_end || state.generating.get()
+                                <button class="small" aria-label="Next branch" disabled=move || at_end || state.turn.generating.get()
                                     on:click=move |_| switch_branch(state, i, pos + 1)>"›"</button>
                             </span>
                         })}
@@ -353,23 +353,24 @@ pub fn ChatPanel() -> impl IntoView {
     let tool_result = RwSignal::new(String::new());
     let awaits_tool = move || {
         state
+            .chat
             .transcript
             .with(|t| t.last().is_some_and(|m| !m.tool_calls.is_empty()))
     };
-    let no_model = move || state.card.get().is_none();
+    let no_model = move || state.models.card.get().is_none();
     view! {
         <h2>"Chat"</h2>
-        {move || match state.card.get() {
+        {move || match state.models.card.get() {
             Some(c) => view! { <p class="model-line">"Model: "<strong>{c.name}</strong>{format!(" ({}, {})", c.quant, c.architecture)}</p> }.into_any(),
             None => view! { <p class="model-line">"No model loaded: download one from the catalog, load a cached one, or drop a .slm file."</p> }.into_any(),
         }}
         <label class="field system">
             <span>"System prompt"</span>
             <textarea aria-label="System prompt" rows="2" placeholder="Empty: the chat template's own default applies"
-                prop:value=move || state.system.get()
-                on:input=move |ev| state.system.set(event_target_value(&ev))></textarea>
+                prop:value=move || state.settings.system.get()
+                on:input=move |ev| state.settings.system.set(event_target_value(&ev))></textarea>
         </label>
-        {move || state.divergence.get().map(|d| view! {
+        {move || state.turn.divergence.get().map(|d| view! {
             <div class="divergence" role="status" data-testid="divergence">
                 <strong>"Transcript and runtime context differ. "</strong>
                 {d["explanation"].as_str().unwrap_or("").to_string()}
@@ -378,27 +379,27 @@ pub fn ChatPanel() -> impl IntoView {
         <ol class="transcript" role="log" aria-live="off" aria-label="Transcript" on:click=copy_code>
             // Keyed by position, each message a memo: a streamed token re-renders only
             // the message it grows.
-            <For each=move || 0..state.transcript.with(|t| t.len()) key=|i| *i let:i>
+            <For each=move || 0..state.chat.transcript.with(|t| t.len()) key=|i| *i let:i>
                 <Message i=i/>
             </For>
         </ol>
-        <p class="sr-only" role="status" aria-live="polite">{move || state.announcement.get()}</p>
+        <p class="sr-only" role="status" aria-live="polite">{move || state.notices.announcement.get()}</p>
         {move || {
-            let n = state.tokens.with(|t| t.len());
-            let start = state.first_token_at.get()?;
+            let n = state.turn.tokens.with(|t| t.len());
+            let start = state.turn.first_token_at.get()?;
             let secs = (super::now_ms() - start) / 1e3;
-            (state.generating.get() && n > 1).then(|| view! {
+            (state.turn.generating.get() && n > 1).then(|| view! {
                 <p class="live-rate" data-testid="live-rate">{format!(
                     "Generating: {n} tokens, {:.1} tok/s", if secs > 0.0 { (n - 1) as f64 / secs } else { 0.0 })}</p>
             })
         }}
-        {move || state.prefill.get().map(|(done, total)| view! {
+        {move || state.turn.prefill.get().map(|(done, total)| view! {
             <p class="prefill" role="status" data-testid="prefill">
                 {format!("Reading the prompt: {done} of {total} tokens")}
                 <progress max=total.to_string() value=done.to_string()></progress>
             </p>
         })}
-        {move || (awaits_tool() && !state.generating.get()).then(|| view! {
+        {move || (awaits_tool() && !state.turn.generating.get()).then(|| view! {
             <div class="tool-result">
                 <label class="field">
                     <span>"Tool result (sent as a tool message; the model then continues)"</span>
@@ -420,9 +421,9 @@ pub fn ChatPanel() -> impl IntoView {
                     }
                 }></textarea>
             <div class="buttons">
-                <button class="primary" disabled=move || no_model() || state.generating.get()
+                <button class="primary" disabled=move || no_model() || state.turn.generating.get()
                     on:click=move |_| send_message(state, text)>"Send"</button>
-                <button disabled=move || !state.generating.get()
+                <button disabled=move || !state.turn.generating.get()
                     on:click=move |_| send(&Command::Stop)>"Stop"</button>
 
             </div>
@@ -430,29 +431,29 @@ pub fn ChatPanel() -> impl IntoView {
         <SettingsPanel/>
         <div class="context-controls">
             <div>
-                <button disabled=move || no_model() || state.generating.get()
+                <button disabled=move || no_model() || state.turn.generating.get()
                     on:click=move |_| {
                         send(&Command::ResetContext);
-                        state.notice.set(Some("Context reset: the model's KV cache is empty; the transcript stays, and the next turn re-reads all of it.".into()));
+                        state.notices.notice.set(Some("Context reset: the model's KV cache is empty; the transcript stays, and the next turn re-reads all of it.".into()));
                     }>"Reset context"</button>
                 <span class="explain">"Forget the model's KV cache, keep the messages. The next turn re-reads the whole transcript."</span>
             </div>
             <div>
-                <button disabled=move || no_model() || state.generating.get()
+                <button disabled=move || no_model() || state.turn.generating.get()
                     on:click=move |_| {
-                        state.transcript.set(vec![]);
-                        state.tokens.set(vec![]);
+                        state.chat.transcript.set(vec![]);
+                        state.turn.tokens.set(vec![]);
                         send(&Command::ClearTranscript);
-                        state.notice.set(Some("Transcript cleared: the messages are gone, but the KV cache still holds them until the next turn re-uses what matches.".into()));
+                        state.notices.notice.set(Some("Transcript cleared: the messages are gone, but the KV cache still holds them until the next turn re-uses what matches.".into()));
                     }>"Clear transcript"</button>
                 <span class="explain">"Forget the messages, keep the KV cache. The next turn reuses only the prefix that still matches."</span>
             </div>
             <div>
-                <button disabled=move || no_model() || state.generating.get()
+                <button disabled=move || no_model() || state.turn.generating.get()
                     on:click=move |_| send(&Command::Unload)>"Unload model"</button>
                 <span class="explain">"Free the model's memory. The messages stay on the page; load a model to chat again."</span>
             </div>
         </div>
-        {move || state.notice.get().map(|n| view! { <p class="notice" role="status">{n}</p> })}
+        {move || state.notices.notice.get().map(|n| view! { <p class="notice" role="status">{n}</p> })}
     }
 }

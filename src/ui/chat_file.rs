@@ -26,14 +26,42 @@ struct ChatFile {
     conversation: Conversation,
 }
 
-pub fn to_json(c: &Conversation, now_ms: f64) -> String {
-    serde_json::to_string_pretty(&ChatFile {
+/// `trace`: a reply's token trace by its `TurnStats::trace` id, to add to each reply
+/// as "trace" (`slm generate --trace`'s schema); None leaves them out.
+pub fn to_json(
+    c: &Conversation,
+    now_ms: f64,
+    trace: Option<&dyn Fn(u64) -> Option<Value>>,
+) -> String {
+    let mut v = serde_json::to_value(ChatFile {
         format: CHAT_FORMAT.into(),
         version: VERSION,
         exported: now_ms,
         conversation: c.clone(),
     })
-    .unwrap_or_default()
+    .unwrap_or_default();
+    if let Some(trace) = trace {
+        add_traces(&c.messages, &mut v["conversation"]["messages"], trace);
+    }
+    serde_json::to_string_pretty(&v).unwrap_or_default()
+}
+
+/// Each reply's trace into its JSON form `out` (the same messages, serialized), its
+/// branches' replies included. Import ignores the field.
+fn add_traces(messages: &[ChatMessage], out: &mut Value, trace: &dyn Fn(u64) -> Option<Value>) {
+    let Some(out) = out.as_array_mut() else {
+        return;
+    };
+    for (m, o) in messages.iter().zip(out) {
+        if let Some(t) = m.stats.as_ref().and_then(|s| s.trace).and_then(trace) {
+            o["trace"] = t;
+        }
+        if let Some(alts) = o.get_mut("alts").and_then(Value::as_array_mut) {
+            for (branch, out) in m.alts.iter().zip(alts) {
+                add_traces(branch, out, trace);
+            }
+        }
+    }
 }
 
 /// Read an exported chat, or say what is wrong with the file.

@@ -14,7 +14,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::State;
-use crate::protocol::{Command, ErrorKind, Event, Reply};
+use crate::protocol::{Command, ErrorKind, Event, Operation, Reply};
 
 struct Client {
     worker: web_sys::Worker,
@@ -70,8 +70,9 @@ fn on_crash(state: State, message: String) {
     });
     reject_any_probe(&format!("the worker failed: {message}"));
     // A model stored in this browser is loaded again in the new worker.
-    let stored = state.card.get_untracked().filter(|c| {
+    let stored = state.models.card.get_untracked().filter(|c| {
         state
+            .models
             .cached
             .with_untracked(|m| m.iter().any(|m| m.id == c.id && m.complete))
     });
@@ -99,8 +100,8 @@ fn on_crash(state: State, message: String) {
     } else {
         "a new worker was started".to_string()
     };
-    state.error.set(Some(super::state::ErrorView {
-        during: "worker".into(),
+    state.notices.error.set(Some(super::state::ErrorView {
+        during: Operation::Worker,
         kind: ErrorKind::Crash,
         message: format!("the inference worker failed ({message}); {next}"),
         chunk: None,
@@ -122,8 +123,8 @@ fn spawn(state: State) {
     let worker = match web_sys::Worker::new(loader) {
         Ok(w) => w,
         Err(e) => {
-            state.error.set(Some(super::state::ErrorView {
-                during: "startup".into(),
+            state.notices.error.set(Some(super::state::ErrorView {
+                during: Operation::Startup,
                 kind: ErrorKind::Browser,
                 message: format!("could not start the inference worker: {e:?}"),
                 chunk: None,

@@ -17,7 +17,7 @@ use super::chat_store::ChatStore;
 use super::client::send;
 use super::saved::{recall, remember, ChatPrefs};
 use super::state::{open_in_session, ChatMessage, ErrorView, State};
-use crate::protocol::{Command, ErrorKind, Role};
+use crate::protocol::{Command, ErrorKind, Operation, Role};
 
 /// The longest a change waits before it is written.
 const SAVE_DELAY_MS: u64 = 250;
@@ -90,6 +90,10 @@ thread_local! {
     /// The open chat's id and body as last written or read: a snapshot equal to it
     /// needs no write.
     static WRITTEN: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+    /// The open chat's id and body of the last write that failed: the same body is not
+    /// tried again (a failed write would otherwise retry every `SAVE_DELAY_MS`, as each
+    /// write touches the chat's head); a change is.
+    static FAILED: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
     static SAVE_PENDING: Cell<bool> = const { Cell::new(false) };
     /// Writes sent to IndexedDB and not yet committed.
     static IN_FLIGHT: Cell<u32> = const { Cell::new(0) };
@@ -110,8 +114,8 @@ fn new_id() -> String {
 }
 
 fn fail(state: State, message: String) {
-    state.error.set(Some(ErrorView {
-        during: "conversations".into(),
+    state.notices.error.set(Some(ErrorView {
+        during: Operation::Conversations,
         kind: ErrorKind::Storage,
         message,
         chunk: None,
@@ -135,9 +139,9 @@ fn title_of(messages: &[ChatMessage]) -> String {
 /// The open chat as it would be stored now. A reply still streaming is stored as
 /// interrupted.
 fn snapshot(state: State) -> Option<Conversation> {
-    let mut head = state.chat.get()?;
-    let mut messages = state.transcript.get();
-    if state.generating.get() {
+    let mut head = state.chat.open.get()?;
+    let mut messages = state.chat.transcript.get();
+    if state.turn.generating.get() {
         if let Some(m) = messages.last_mut().filter(|m| m.role == Role::Assistant) {
             m.interrupted = true;
         }
@@ -168,23 +172,30 @@ fn flush(state: State) {
         return;
     };
     let body = c.body();
-    let same = WRITTEN.with_borrow(|w| w.as_ref() == Some(&(c.head.id.clone(), body.clone())));
+    let key = (c.head.id.clone(), body.clone());
+    if FAILED.with_borrow(|f| f.as_ref() == Some(&key)) {
+        if IN_FLIGHT.get() == 0 {
+            state.chat.saved.set(SaveState::Failed);
+        }
+        return;
+    }
+    let same = WRITTEN.with_borrow(|w| w.as_ref() == Some(&key));
     if same || !worth_writing(&c) {
         if IN_FLIGHT.get() == 0 && same {
-            state.saved.set(SaveState::Saved);
+            state.chat.saved.set(SaveState::Saved);
         }
         return;
     }
     c.head.updated = now();
     WRITTEN.set(Some((c.head.id.clone(), body)));
     let head = c.head.clone();
-    state.chat.update(|h| {
+    state.chat.open.update(|h| {
         if let Some(h) = h.as_mut().filter(|h| h.id == head.id) {
             h.updated = head.updated;
             h.title = head.title.clone();
         }
     });
-    state.chats.update(|list| {
+    state.chat.list.update(|list| {
         list.retain(|h| h.id != head.id);
         list.insert(0, head.clone());
     });
@@ -193,16 +204,20 @@ fn flush(state: State) {
     };
     let json = serde_json::to_string(&c).unwrap_or_default();
     IN_FLIGHT.set(IN_FLIGHT.get() + 1);
-    state.saved.set(SaveState::Saving);
+    state.chat.saved.set(SaveState::Saving);
     spawn_local(async move {
         let result = store.put(&head.id, &json).await;
         IN_FLIGHT.set(IN_FLIGHT.get().saturating_sub(1));
         if IN_FLIGHT.get() == 0 && !SAVE_PENDING.get() {
-            state.saved.set(if result.is_ok() {
+            state.chat.saved.set(if result.is_ok() {
                 SaveState::Saved
             } else {
                 SaveState::Failed
             });
+        }
+        match &result {
+            Ok(()) => FAILED.set(None),
+            Err(_) => FAILED.set(Some(key)),
         }
         if let Err(e) = result {
             // The record of the last successful write stays as it was.
@@ -225,10 +240,10 @@ pub fn start(state: State) {
     // Only tracks what a record holds and schedules a write: the record is built and
     // compared when the write is due, not once per streamed token.
     Effect::new(move |_| {
-        state.transcript.track();
-        state.generating.track();
+        state.chat.transcript.track();
+        state.turn.generating.track();
         let _ = ChatPrefs::read(state);
-        if state.chat.with(|c| c.is_some()) && !SAVE_PENDING.replace(true) {
+        if state.chat.open.with(|c| c.is_some()) && !SAVE_PENDING.replace(true) {
             set_timeout(move || flush(state), Duration::from_millis(SAVE_DELAY_MS));
         }
     });
@@ -271,7 +286,7 @@ pub fn start(state: State) {
                 vec![]
             }
         };
-        state.chats.set(heads.clone());
+        state.chat.list.set(heads.clone());
         let want = recall(OPEN_KEY)
             .filter(|id| heads.iter().any(|h| &h.id == id))
             .or_else(|| heads.first().map(|h| h.id.clone()));
@@ -287,12 +302,12 @@ async fn show_stored(state: State, store: &ChatStore, id: &str) {
         Ok(Some(c)) => show(state, c),
         Ok(None) => {
             fail(state, "that conversation is no longer stored".into());
-            state.chats.update(|l| l.retain(|h| h.id != id));
+            state.chat.list.update(|l| l.retain(|h| h.id != id));
             fresh(state);
         }
         Err(e) => {
             fail(state, format!("the conversation could not be opened: {e}"));
-            if state.chat.get_untracked().is_none() {
+            if state.chat.open.get_untracked().is_none() {
                 fresh(state);
             }
         }
@@ -306,23 +321,23 @@ fn show(state: State, c: Conversation) {
     remember(OPEN_KEY, &c.head.id);
     clear_turn_views(state);
     c.prefs.apply(state);
-    if state.card.get_untracked().is_some() {
+    if state.models.card.get_untracked().is_some() {
         open_in_session(&c.messages);
     }
-    state.transcript.set(c.messages);
-    state.chat.set(Some(c.head));
+    state.chat.transcript.set(c.messages);
+    state.chat.open.set(Some(c.head));
 }
 
 /// The last turn's console, prompt and figures belong to the chat being left.
 fn clear_turn_views(state: State) {
-    state.tokens.set(vec![]);
-    state.prompt.set(None);
-    state.stats.set(None);
-    state.divergence.set(None);
-    state.last_trace.set(None);
-    state.before_turn.set(None);
-    state.opened_token.set(None);
-    state.notice.set(None);
+    state.turn.tokens.set(vec![]);
+    state.turn.prompt.set(None);
+    state.turn.stats.set(None);
+    state.turn.divergence.set(None);
+    state.turn.last_trace.set(None);
+    state.chat.before_turn.set(None);
+    state.view.opened_token.set(None);
+    state.notices.notice.set(None);
 }
 
 /// A new, empty chat with the settings in use.
@@ -338,10 +353,10 @@ fn fresh(state: State) {
     WRITTEN.set(None);
     remember(OPEN_KEY, &head.id);
     clear_turn_views(state);
-    state.transcript.set(vec![]);
-    state.chats.update(|l| l.insert(0, head.clone()));
-    state.chat.set(Some(head));
-    if state.card.get_untracked().is_some() {
+    state.chat.transcript.set(vec![]);
+    state.chat.list.update(|l| l.insert(0, head.clone()));
+    state.chat.open.set(Some(head));
+    if state.models.card.get_untracked().is_some() {
         open_in_session(&[]);
     }
 }
@@ -349,10 +364,12 @@ fn fresh(state: State) {
 /// "New chat": the open chat is saved and an empty one opens (unless the open one is
 /// empty already).
 pub fn new_chat(state: State) {
-    if state.generating.get_untracked() {
+    if state.turn.generating.get_untracked() {
         return;
     }
-    if state.transcript.with_untracked(|t| t.is_empty()) && state.chat.get_untracked().is_some() {
+    if state.chat.transcript.with_untracked(|t| t.is_empty())
+        && state.chat.open.get_untracked().is_some()
+    {
         return;
     }
     flush(state);
@@ -362,17 +379,18 @@ pub fn new_chat(state: State) {
 
 /// The list keeps only chats that are stored, and the open one.
 fn drop_unsaved(state: State) {
-    let open = state.chat.get_untracked().map(|h| h.id);
+    let open = state.chat.open.get_untracked().map(|h| h.id);
     let written = WRITTEN.with_borrow(|w| w.as_ref().map(|w| w.0.clone()));
     if let Some(open) = open.filter(|o| Some(o) != written.as_ref()) {
-        state.chats.update(|l| l.retain(|h| h.id != open));
+        state.chat.list.update(|l| l.retain(|h| h.id != open));
     }
 }
 
 pub fn open(state: State, id: String) {
-    if state.generating.get_untracked()
+    if state.turn.generating.get_untracked()
         || state
             .chat
+            .open
             .with_untracked(|h| h.as_ref().is_some_and(|h| h.id == id))
     {
         return;
@@ -390,7 +408,7 @@ pub fn rename(state: State, title: String) {
     if title.is_empty() {
         return;
     }
-    state.chat.update(|h| {
+    state.chat.open.update(|h| {
         if let Some(h) = h {
             h.title = title.clone();
             h.renamed = true;
@@ -401,7 +419,7 @@ pub fn rename(state: State, title: String) {
 /// Delete a stored chat for good (the page asked first). The open one is replaced by
 /// the latest other, or a new chat.
 pub fn delete(state: State, id: String) {
-    if state.generating.get_untracked() {
+    if state.turn.generating.get_untracked() {
         return;
     }
     let store = STORE.with_borrow(|s| s.clone());
@@ -412,14 +430,16 @@ pub fn delete(state: State, id: String) {
                 return;
             }
         }
-        state.chats.update(|l| l.retain(|h| h.id != id));
+        state.chat.list.update(|l| l.retain(|h| h.id != id));
         let was_open = state
             .chat
+            .open
             .with_untracked(|h| h.as_ref().is_some_and(|h| h.id == id));
         if was_open {
             WRITTEN.set(None);
             let next = state
-                .chats
+                .chat
+                .list
                 .with_untracked(|l| l.first().map(|h| h.id.clone()));
             match (next, store) {
                 (Some(next), Some(store)) => show_stored(state, &store, &next).await,
@@ -438,10 +458,10 @@ pub fn model_loaded(card: &crate::protocol::ModelCard) {
 /// A reply finished: it is written at once (a closing tab then keeps all of it), and
 /// the chat's model is the one that wrote its first reply.
 pub fn reply_done(state: State) {
-    let Some(card) = state.card.get_untracked() else {
+    let Some(card) = state.models.card.get_untracked() else {
         return;
     };
-    state.chat.update(|h| {
+    state.chat.open.update(|h| {
         if let Some(h) = h.as_mut().filter(|h| h.model.is_none()) {
             h.model = Some(ModelRef {
                 id: card.id.clone(),
@@ -463,27 +483,27 @@ pub fn reopen_after_crash() {
 /// if it is stored and verified and nothing else is loading.
 pub fn reopen_last_model(state: State) {
     if !REOPEN.replace(false)
-        || state.card.get_untracked().is_some()
-        || state.working.get_untracked().is_some()
+        || state.models.card.get_untracked().is_some()
+        || state.models.working.get_untracked().is_some()
     {
         return;
     }
     let Some(last) = recall(LAST_MODEL_KEY) else {
         return;
     };
-    let found = state.cached.with_untracked(|c| {
+    let found = state.models.cached.with_untracked(|c| {
         c.iter()
             .find(|m| m.id == last && m.complete)
             .map(|m| m.name.clone())
     });
     if let Some(name) = found {
-        state.notice.set(Some(format!(
+        state.notices.notice.set(Some(format!(
             "Reopening {name}, the model used last (stored in this browser)."
         )));
-        state.working.set(Some(format!("loading {last}")));
+        state.models.working.set(Some(format!("loading {last}")));
         send(&Command::Load {
             id: last,
-            context: state.context.get_untracked(),
+            context: state.settings.context.get_untracked(),
         });
     }
 }
@@ -522,8 +542,17 @@ pub fn export(state: State, kind: &str) {
         "json" => super::offer_file(
             &format!("{stem}.chat.json"),
             "application/json",
-            &chat_file::to_json(&c, now()),
+            &chat_file::to_json(&c, now(), None),
         ),
+        "traces" => {
+            let traces = state.chat.traces;
+            let trace = move |id: u64| traces.with_value(|t| t.get(id).cloned());
+            super::offer_file(
+                &format!("{stem}.chat.json"),
+                "application/json",
+                &chat_file::to_json(&c, now(), Some(&trace)),
+            )
+        }
         "md" => super::offer_file(
             &format!("{stem}.md"),
             "text/markdown",
@@ -539,6 +568,7 @@ pub fn export(state: State, kind: &str) {
     };
     if let Err(e) = result {
         state
+            .notices
             .notice
             .set(Some(format!("Nothing was exported: {e}.")));
     }
@@ -547,7 +577,7 @@ pub fn export(state: State, kind: &str) {
 /// Import an exported chat as a new conversation (a new id, so that nothing stored
 /// is overwritten) and open it.
 pub fn import(state: State, file: web_sys::File) {
-    if state.generating.get_untracked() {
+    if state.turn.generating.get_untracked() {
         return;
     }
     spawn_local(async move {
@@ -568,8 +598,8 @@ pub fn import(state: State, file: web_sys::File) {
         let mut c = match chat_file::from_json(&text) {
             Ok(c) => c,
             Err(e) => {
-                state.error.set(Some(ErrorView {
-                    during: "import".into(),
+                state.notices.error.set(Some(ErrorView {
+                    during: Operation::Import,
                     kind: ErrorKind::Invalid,
                     message: format!("{} was not imported: {e}", file.name()),
                     chunk: None,
@@ -590,8 +620,8 @@ pub fn import(state: State, file: web_sys::File) {
                 );
             }
         }
-        state.chats.update(|l| l.insert(0, c.head.clone()));
-        state.notice.set(Some(format!(
+        state.chat.list.update(|l| l.insert(0, c.head.clone()));
+        state.notices.notice.set(Some(format!(
             "Imported \"{}\" from {}.",
             c.head.title,
             file.name()
@@ -611,12 +641,12 @@ pub fn ConversationsPanel() -> impl IntoView {
     let state = expect_context::<State>();
     let renaming = RwSignal::new(None::<String>);
     let confirming = RwSignal::new(false);
-    let busy = move || state.generating.get();
+    let busy = move || state.turn.generating.get();
     view! {
         <nav class="conversations" aria-label="Conversations panel">
             <div class="conv-head">
                 <h2>"Conversations"</h2>
-                <span class="save-state" data-testid="chat-saved" role="status">{move || match state.saved.get() {
+                <span class="save-state" data-testid="chat-saved" role="status">{move || match state.chat.saved.get() {
                     SaveState::Saved => "Saved in this browser",
                     SaveState::Saving => "Saving…",
                     SaveState::Failed => "Not saved",
@@ -624,11 +654,11 @@ pub fn ConversationsPanel() -> impl IntoView {
                 <button disabled=busy on:click=move |_| new_chat(state)>"New chat"</button>
             </div>
             <ul class="conv-list" role="list" aria-label="Conversations">
-                <For each=move || state.chats.get() key=|h| (h.id.clone(), h.title.clone(), h.updated.to_bits()) let:h>
+                <For each=move || state.chat.list.get() key=|h| (h.id.clone(), h.title.clone(), h.updated.to_bits()) let:h>
                     {
                         let id = h.id.clone();
                         let id2 = h.id.clone();
-                        let is_open = Memo::new(move |_| state.chat.with(|c| c.as_ref().is_some_and(|c| c.id == id2)));
+                        let is_open = Memo::new(move |_| state.chat.open.with(|c| c.as_ref().is_some_and(|c| c.id == id2)));
                         view! {
                             <li class="conv" class:open=is_open data-id=h.id.clone()>
                                 <button class="conv-open" aria-current=move || is_open.get().then_some("true")
@@ -639,11 +669,11 @@ pub fn ConversationsPanel() -> impl IntoView {
                     }
                 </For>
             </ul>
-            {move || state.chat.get().map(|h| {
+            {move || state.chat.open.get().map(|h| {
                 let title = h.title.clone();
                 let id = h.id.clone();
                 let model_note = h.model.clone().and_then(|m| {
-                    let loaded = state.card.get();
+                    let loaded = state.models.card.get();
                     match loaded {
                         Some(c) if c.file_sha256 == m.sha256 => None,
                         Some(c) => Some(format!("This chat was made with {}; {} is loaded now and continues it.", m.name, c.name)),
@@ -693,6 +723,7 @@ pub fn ConversationsPanel() -> impl IntoView {
                     {model_note.map(|n| view! { <p class="conv-model" data-testid="chat-model">{n}</p> })}
                     <div class="conv-actions conv-files">
                         <button on:click=move |_| export(state, "json") title="The whole chat as JSON: messages, settings, seeds, prompt hashes; Import reads it back">"Export"</button>
+                        <button on:click=move |_| export(state, "traces") title={format!("As Export, with each reply's token trace (the schema of `slm generate --trace`): the replies made on this page since it was opened, the last {} traced (a trace is held only while the page is open)", super::state::TRACES_KEPT)}>"Export with traces"</button>
                         <button on:click=move |_| export(state, "md") title="The chat as Markdown, for people">"Export Markdown"</button>
                         <button on:click=move |_| export(state, "replay")
                             title="The last reply as a bundle that `slm generate MODEL --replay FILE` reproduces byte for byte">"Export for replay"</button>

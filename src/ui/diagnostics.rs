@@ -21,7 +21,7 @@ pub fn DiagnosticsPanel() -> impl IntoView {
 fn ModelCard() -> impl IntoView {
     let state = expect_context::<State>();
     move || {
-        state.card.get().map(|c| {
+        state.models.card.get().map(|c| {
             let verified = c.evidence.as_ref().is_some_and(|e| e.verifies());
             let gate = if verified { "reference-verified".to_string() } else { c.quality_gate.clone() };
             view! {
@@ -48,7 +48,7 @@ fn ModelCard() -> impl IntoView {
                         <dt>"Architecture"</dt><dd>{format!("{} · {} layers · hidden {}", c.architecture, c.layers, c.hidden)}</dd>
                         <dt>"Heads / KV heads"</dt><dd>{format!("{} / {}", c.heads, c.kv_heads)}</dd>
                         <dt>"Vocabulary"</dt><dd>{c.vocab}</dd>
-                        <dt>"Context"</dt><dd>{move || format!("{} (this session allocates {})", c.context, state.kv.get().1)}</dd>
+                        <dt>"Context"</dt><dd>{move || format!("{} (this session allocates {})", c.context, state.turn.kv.get().1)}</dd>
                         <dt>"Quant"</dt><dd>{c.quant.clone()}</dd>
                         <dt>"EOS ids"</dt><dd>{format!("{:?}", c.eos_ids)}</dd>
                         <dt>"Source"</dt><dd>{c.source_kind.clone()}</dd>
@@ -58,7 +58,7 @@ fn ModelCard() -> impl IntoView {
                         // The behaviour gate of the catalog entry this very file is (by hash).
                         {
                             let sha = c.file_sha256.clone();
-                            move || state.catalog.with(|cat| cat.iter().find(|e| e.sha256 == sha).and_then(|e| e.behaviour.clone())).map(|b| {
+                            move || state.models.catalog.with(|cat| cat.iter().find(|e| e.sha256 == sha).and_then(|e| e.behaviour.clone())).map(|b| {
                                 let (passes, text) = b.summary();
                                 view! { <dt>"Behaviour gate"</dt><dd data-testid="card-behaviour" data-passes=passes.to_string()>{text}</dd> }
                             })
@@ -109,7 +109,7 @@ fn EvidencePicker() -> impl IntoView {
 fn KvBar() -> impl IntoView {
     let state = expect_context::<State>();
     move || {
-        let (len, cap) = state.kv.get();
+        let (len, cap) = state.turn.kv.get();
         let pct = if cap > 0 {
             len as f64 * 100.0 / cap as f64
         } else {
@@ -132,7 +132,7 @@ fn KvBar() -> impl IntoView {
 fn StopAndSpeed() -> impl IntoView {
     let state = expect_context::<State>();
     move || {
-        state.stats.get().map(|s| {
+        state.turn.stats.get().map(|s| {
             let detail = match s.stop_reason.as_str() {
                 "stop_string" => format!("matched {}", s.stop_detail["stop"].as_str().map(|x| format!("{x:?}")).unwrap_or_else(|| s.stop_detail.to_string())),
                 "loop_detected" => format!("pattern {:?} ({} repeats)", s.stop_detail["pattern_text"].as_str().unwrap_or(""), s.stop_detail["repeats"]),
@@ -170,7 +170,7 @@ fn ExecutionFacts(facts: slm_runtime::facts::ExecutionFacts) -> impl IntoView {
                 <dt>"Weights"</dt><dd>{x.weights.clone()}</dd>
                 <dt>"Activations"</dt><dd>{x.activations.clone()}</dd>
                 <dt>"Kernels"</dt><dd data-testid="kernel-path">{move || {
-                    let n = state.threads.get().map_or(x.threads, |t| t.count);
+                    let n = state.worker.threads.get().map_or(x.threads, |t| t.count);
                     format!("{} on {n} thread{}", x.kernels, if n == 1 { "" } else { "s" })
                 }}</dd>
             </dl>
@@ -182,7 +182,7 @@ fn ExecutionFacts(facts: slm_runtime::facts::ExecutionFacts) -> impl IntoView {
 fn PromptView() -> impl IntoView {
     let state = expect_context::<State>();
     move || {
-        state.prompt.get().map(|p| {
+        state.turn.prompt.get().map(|p| {
             view! {
                 <details class="prompt-view">
                     <summary>{format!("Prompt view: {} tokens ({} reused from the KV cache), SHA-256 {}", p.ids.len(), p.reused, &p.sha256[..16])}</summary>
@@ -200,7 +200,7 @@ fn PromptView() -> impl IntoView {
                             view! { <span class="tok" class:reused=reused title=format!("#{i} id {id}")>{format!("{id}:{piece:?}")}</span> }
                         }).collect_view()}
                     </div>
-                    {move || state.card.get().map(|c| view! { <TokenizerFacts facts=c.tokenizer bos_added=p.template_added_bos/> })}
+                    {move || state.models.card.get().map(|c| view! { <TokenizerFacts facts=c.tokenizer bos_added=p.template_added_bos/> })}
                 </details>
             }
         })
@@ -281,7 +281,7 @@ fn TokenConsole() -> impl IntoView {
     // Follow the newest token while the reader is at the bottom.
     let follow = RwSignal::new(true);
     Effect::new(move |_| {
-        let n = state.tokens.with(|t| t.len());
+        let n = state.turn.tokens.with(|t| t.len());
         if follow.get_untracked() {
             if let Some(el) = panel.get_untracked() {
                 let bottom = (n as f64 * ROW_PX - PANEL_ROWS * ROW_PX).max(0.0);
@@ -300,7 +300,7 @@ fn TokenConsole() -> impl IntoView {
     let visible = move || {
         let first = ((scroll.get() / ROW_PX) as usize).saturating_sub(OVERSCAN);
         let last = first + PANEL_ROWS as usize + 2 * OVERSCAN;
-        state.tokens.with(|t| {
+        state.turn.tokens.with(|t| {
             t.iter()
                 .skip(first)
                 .take(last - first)
@@ -311,7 +311,7 @@ fn TokenConsole() -> impl IntoView {
     view! {
         <div class="console-head">
             <h2>"Token console"</h2>
-            <span class="token-count" data-testid="token-count">{move || format!("{} tokens", state.tokens.with(|t| t.len()))}</span>
+            <span class="token-count" data-testid="token-count">{move || format!("{} tokens", state.turn.tokens.with(|t| t.len()))}</span>
             <ExportTrace/>
         </div>
         <div class="console-cols token-grid" aria-hidden="true">
@@ -319,15 +319,15 @@ fn TokenConsole() -> impl IntoView {
         </div>
         <div class="console-scroll" node_ref=panel on:scroll=on_scroll role="list" aria-label="Generated tokens"
             style=format!("height: {}px", PANEL_ROWS * ROW_PX)>
-            <div class="console-spacer" style=move || format!("height: {}px", state.tokens.with(|t| t.len()) as f64 * ROW_PX)>
+            <div class="console-spacer" style=move || format!("height: {}px", state.turn.tokens.with(|t| t.len()) as f64 * ROW_PX)>
                 <For each=visible key=|r| r.index let:r>
                     {
                         let i = r.index;
                         view! {
                             <div class="token-row token-grid" role="listitem" style=format!("top: {}px", i as f64 * ROW_PX)
-                                class:open=move || state.opened_token.get() == Some(i)
+                                class:open=move || state.view.opened_token.get() == Some(i)
                                 title="Open this token's sampler stages"
-                                on:click=move |_| state.opened_token.update(|o| *o = if *o == Some(i) { None } else { Some(i) })>
+                                on:click=move |_| state.view.opened_token.update(|o| *o = if *o == Some(i) { None } else { Some(i) })>
                                 <span>{i}</span>
                                 <span class="token-id">{r.id}</span>
                                 <span class="piece">{format!("{:?}", r.piece)}</span>
@@ -351,8 +351,8 @@ fn TokenConsole() -> impl IntoView {
 fn TokenStages() -> impl IntoView {
     let state = expect_context::<State>();
     move || {
-        let i = state.opened_token.get()?;
-        let r = state.tokens.with(|t| t.get(i).cloned())?;
+        let i = state.view.opened_token.get()?;
+        let r = state.turn.tokens.with(|t| t.get(i).cloned())?;
         let text = |id: u32| {
             r.stage_pieces
                 .iter()
@@ -417,7 +417,7 @@ fn TokenStages() -> impl IntoView {
 fn ExportTrace() -> impl IntoView {
     let state = expect_context::<State>();
     let save = move |_| {
-        let Some(record) = state.last_trace.get_untracked() else {
+        let Some(record) = state.turn.last_trace.get_untracked() else {
             return;
         };
         let sha = record["prompt"]["rendered_sha256"]
@@ -429,12 +429,13 @@ fn ExportTrace() -> impl IntoView {
         let text = serde_json::to_string_pretty(&record).unwrap_or_default();
         if let Err(e) = super::offer_file(&format!("trace-{sha}.json"), "application/json", &text) {
             state
+                .notices
                 .notice
                 .set(Some(format!("The trace could not be saved: {e}")));
         }
     };
     view! {
-        <button class="export-trace" disabled=move || state.last_trace.with(|t| t.is_none())
+        <button class="export-trace" disabled=move || state.turn.last_trace.with(|t| t.is_none())
             title="The last turn's record: prompt ids, every sampler stage per token, stop reason"
             on:click=save>"Export trace"</button>
     }

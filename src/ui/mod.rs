@@ -44,31 +44,31 @@ fn App() -> impl IntoView {
         <header class="top">
             <h1>"TinyRustLM"</h1>
             <span class="tagline">"A small instruct model, running in this tab. Nothing leaves your machine."</span>
-            <span class="worker-state">{move || if state.worker_ready.get() { "worker ready" } else { "starting worker…" }}</span>
+            <span class="worker-state">{move || if state.worker.ready.get() { "worker ready" } else { "starting worker…" }}</span>
             <label class="theme">
                 <select class="theme-select" aria-label="Theme"
-                    prop:value=move || state.theme.get()
-                    on:change=move |ev| state.theme.set(event_target_value(&ev))>
+                    prop:value=move || state.view.theme.get()
+                    on:change=move |ev| state.view.theme.set(event_target_value(&ev))>
                     <option value="system">"System theme"</option>
                     <option value="light">"Light"</option>
                     <option value="dark">"Dark"</option>
                 </select>
             </label>
-            <button class="diag-toggle" aria-pressed=move || state.diagnostics_open.get().to_string()
+            <button class="diag-toggle" aria-pressed=move || state.view.diagnostics_open.get().to_string()
                 title="Closed, turns record no sampler stages, so decoding does no extra work"
-                on:click=move |_| state.diagnostics_open.update(|o| *o = !*o)>
-                {move || if state.diagnostics_open.get() { "Hide diagnostics" } else { "Show diagnostics" }}
+                on:click=move |_| state.view.diagnostics_open.update(|o| *o = !*o)>
+                {move || if state.view.diagnostics_open.get() { "Hide diagnostics" } else { "Show diagnostics" }}
             </button>
         </header>
-        {move || state.error.get().map(|e| view! {
+        {move || state.notices.error.get().map(|e| view! {
             <div class="error" role="alert">
                 <strong>{format!("Error ({}, {}): ", e.during, e.kind)}</strong>
                 <span class="error-message">{e.message.clone()}</span>
                 {e.chunk.map(|c| view! { <span class="bad-chunk">{format!(" First bad chunk: {c}.")}</span> })}
-                <button class="dismiss" on:click=move |_| state.error.set(None)>"Dismiss"</button>
+                <button class="dismiss" on:click=move |_| state.notices.error.set(None)>"Dismiss"</button>
             </div>
         })}
-        <main class="layout" class:no-diag=move || !state.diagnostics_open.get()>
+        <main class="layout" class:no-diag=move || !state.view.diagnostics_open.get()>
             <section class="column models-column" aria-label="Models">
                 <models::ModelsPanel/>
             </section>
@@ -76,7 +76,7 @@ fn App() -> impl IntoView {
                 <conversations::ConversationsPanel/>
                 <chat::ChatPanel/>
             </section>
-            <Show when=move || state.diagnostics_open.get()>
+            <Show when=move || state.view.diagnostics_open.get()>
                 <section class="column diag-column" aria-label="Diagnostics panels">
                     <diagnostics::DiagnosticsPanel/>
                 </section>
@@ -88,7 +88,7 @@ fn App() -> impl IntoView {
 /// Esc stops a reply (or a prompt being read), wherever the focus is.
 fn stop_on_escape(state: State) {
     let handle = window_event_listener(leptos::ev::keydown, move |e| {
-        if e.key() == "Escape" && state.generating.get_untracked() {
+        if e.key() == "Escape" && state.turn.generating.get_untracked() {
             client::send(&crate::protocol::Command::Stop);
         }
     });
@@ -104,7 +104,7 @@ mod theme {
     /// stylesheet follows `prefers-color-scheme`.
     pub fn follow(state: State) {
         Effect::new(move |_| {
-            let t = state.theme.get();
+            let t = state.view.theme.get();
             let Some(root) = web_sys::window()
                 .and_then(|w| w.document())
                 .and_then(|d| d.document_element())

@@ -8,7 +8,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::client::{send, send_with};
 use super::{mb, State};
-use crate::protocol::{memory_refusal, CatalogEntry, Command, ErrorKind, Stage};
+use crate::protocol::{memory_refusal, CatalogEntry, Command, ErrorKind, Operation, Stage};
 
 /// Load `models.json` (served next to the page; the run script points it at a
 /// locally converted model).
@@ -32,15 +32,15 @@ pub fn fetch_catalog(state: State) {
         }
         .await;
         match result {
-            Ok(list) => state.catalog.update(|c| {
+            Ok(list) => state.models.catalog.update(|c| {
                 for e in list {
                     if !c.iter().any(|x| x.id == e.id) {
                         c.push(e);
                     }
                 }
             }),
-            Err(message) => state.error.set(Some(super::state::ErrorView {
-                during: "catalog".into(),
+            Err(message) => state.notices.error.set(Some(super::state::ErrorView {
+                during: Operation::Catalog,
                 kind: ErrorKind::Network,
                 message,
                 chunk: None,
@@ -60,7 +60,7 @@ pub fn device_memory() -> Option<f64> {
 /// The catalog's plan for `e` at the chosen context, and why it cannot load here.
 fn plan_text(state: State, e: &CatalogEntry) -> Option<(String, Option<String>)> {
     let needs = e.memory.as_ref()?;
-    let ctx = state.context.get();
+    let ctx = state.settings.context.get();
     let p = needs.at(ctx as u64);
     let text = format!(
         "needs {} at {} positions: weights {}, KV cache {}, buffers {}",
@@ -77,10 +77,10 @@ fn start_download(state: State, entry: CatalogEntry) {
     if let Some(why) = entry
         .memory
         .as_ref()
-        .and_then(|n| memory_refusal(n, state.context.get_untracked(), device_memory()))
+        .and_then(|n| memory_refusal(n, state.settings.context.get_untracked(), device_memory()))
     {
-        state.error.set(Some(super::state::ErrorView {
-            during: "download".into(),
+        state.notices.error.set(Some(super::state::ErrorView {
+            during: Operation::Download,
             kind: ErrorKind::Memory,
             message: format!("{} {why}: not downloaded", entry.name),
             chunk: None,
@@ -88,24 +88,26 @@ fn start_download(state: State, entry: CatalogEntry) {
         return;
     }
     super::request_persistence();
-    state.error.set(None);
+    state.notices.error.set(None);
     state
+        .models
         .working
         .set(Some(format!("downloading {}", entry.name)));
-    let context = state.context.get_untracked();
+    let context = state.settings.context.get_untracked();
     send(&Command::Download { entry, context });
 }
 
 fn load_file(state: State, file: web_sys::File) {
-    state.error.set(None);
+    state.notices.error.set(None);
     state
+        .models
         .working
         .set(Some(format!("verifying and loading {}", file.name())));
     send_with(
         &Command::LoadFile {
             name: file.name(),
-            keep: state.keep_file.get_untracked(),
-            context: state.context.get_untracked(),
+            keep: state.models.keep_file.get_untracked(),
+            context: state.settings.context.get_untracked(),
         },
         Some(&file),
     );
@@ -127,7 +129,7 @@ pub fn ModelsPanel() -> impl IntoView {
 fn CatalogList() -> impl IntoView {
     let state = expect_context::<State>();
     let status = move |id: &str| {
-        state.cached.with(|c| {
+        state.models.cached.with(|c| {
             c.iter().find(|m| m.id == id).map(|m| {
                 if m.complete {
                     "cached".to_string()
@@ -140,7 +142,7 @@ fn CatalogList() -> impl IntoView {
     view! {
         <h3>"Catalog"</h3>
         <ul class="catalog">
-            <For each=move || state.catalog.get() key=|e| e.id.clone() let:entry>
+            <For each=move || state.models.catalog.get() key=|e| e.id.clone() let:entry>
                 {
                     let id = entry.id.clone();
                     let id2 = entry.id.clone();
@@ -166,7 +168,7 @@ fn CatalogList() -> impl IntoView {
                             {move || refused().map(|r| view! { <div class="memory-refusal" role="alert">{format!("Too big for this browser: {r}")}</div> })}
                             <div class="entry-status">{move || status(&id).unwrap_or_else(|| "not downloaded".into())}</div>
                             <button
-                                disabled=move || state.working.get().is_some() || status(&id2).as_deref() == Some("cached") || refused().is_some()
+                                disabled=move || state.models.working.get().is_some() || status(&id2).as_deref() == Some("cached") || refused().is_some()
                                 on:click=move |_| start_download(state, e.clone())
                             >"Download"</button>
                         </li>
@@ -181,7 +183,7 @@ fn CatalogList() -> impl IntoView {
 fn ProgressBar() -> impl IntoView {
     let state = expect_context::<State>();
     move || {
-        state.progress.get().map(|p| {
+        state.models.progress.get().map(|p| {
             let pct = p.percent();
             let eta = p
                 .eta_s()
@@ -207,7 +209,7 @@ fn ProgressBar() -> impl IntoView {
                     {downloading.then(|| view! {
                         <button class="cancel" on:click=move |_| send(&Command::CancelDownload)>"Cancel download"</button>
                     })}
-                    {move || (!downloading && state.working.with(|w| w.as_ref().is_some_and(|w| w.starts_with("loading")))).then(|| view! {
+                    {move || (!downloading && state.models.working.with(|w| w.as_ref().is_some_and(|w| w.starts_with("loading")))).then(|| view! {
                         <button class="cancel" on:click=move |_| send(&Command::CancelLoad)>"Cancel load"</button>
                     })}
                 </div>
@@ -222,13 +224,13 @@ fn CachedList() -> impl IntoView {
     view! {
         <h3>"In this browser"</h3>
         <div class="storage">
-            {move || match state.storage.get() {
+            {move || match state.models.storage.get() {
                 (Some(u), Some(q)) => format!("Storage: {} used of {} allowed", mb(u), mb(q)),
                 _ => "Storage: unknown".into(),
             }}
         </div>
         <ul class="cached">
-            <For each=move || state.cached.get() key=|m| (m.id.clone(), m.chunks_done, m.complete) let:m>
+            <For each=move || state.models.cached.get() key=|m| (m.id.clone(), m.chunks_done, m.complete) let:m>
                 {
                     let id = m.id.clone();
                     let id_del = m.id.clone();
@@ -243,20 +245,20 @@ fn CachedList() -> impl IntoView {
                             </span>
                             {if complete {
                                 view! {
-                                    <button disabled=move || state.working.get().is_some() || state.generating.get()
+                                    <button disabled=move || state.models.working.get().is_some() || state.turn.generating.get()
                                         on:click=move |_| {
-                                            state.error.set(None);
-                                            state.working.set(Some(format!("loading {id}")));
-                                            send(&Command::Load { id: id.clone(), context: state.context.get_untracked() });
+                                            state.notices.error.set(None);
+                                            state.models.working.set(Some(format!("loading {id}")));
+                                            send(&Command::Load { id: id.clone(), context: state.settings.context.get_untracked() });
                                         }>"Load"</button>
                                 }.into_any()
                             } else {
                                 entry.map(|e| view! {
-                                    <button disabled=move || state.working.get().is_some()
+                                    <button disabled=move || state.models.working.get().is_some()
                                         on:click=move |_| start_download(state, e.clone())>"Resume"</button>
                                 }.into_any()).unwrap_or_else(|| ().into_any())
                             }}
-                            <button disabled=move || state.working.get().is_some()
+                            <button disabled=move || state.models.working.get().is_some()
                                 on:click=move |_| send(&Command::Delete { id: id_del.clone() })>"Delete"</button>
                         </li>
                     }
@@ -289,7 +291,7 @@ fn AddUrl() -> impl IntoView {
             memory: None,
             behaviour: None,
         };
-        state.catalog.update(|c| {
+        state.models.catalog.update(|c| {
             if !c.iter().any(|x| x.id == entry.id) {
                 c.push(entry)
             }
@@ -320,8 +322,8 @@ fn LocalFile() -> impl IntoView {
             .and_then(|f| f.get(0));
         match file {
             Some(f) => load_file(state, f),
-            None => state.error.set(Some(super::state::ErrorView {
-                during: "load".into(),
+            None => state.notices.error.set(Some(super::state::ErrorView {
+                during: Operation::Load,
                 kind: ErrorKind::Invalid,
                 message: "the drop carried no file".into(),
                 chunk: None,
@@ -347,11 +349,11 @@ fn LocalFile() -> impl IntoView {
             </label>
         </div>
         <label class="keep">
-            <input type="checkbox" prop:checked=move || state.keep_file.get()
-                on:change=move |ev| state.keep_file.set(event_target_checked(&ev))/>
+            <input type="checkbox" prop:checked=move || state.models.keep_file.get()
+                on:change=move |ev| state.models.keep_file.set(event_target_checked(&ev))/>
             " Keep in browser"
         </label>
         <p class="hint">"Loading verifies every 1 MiB chunk against the file's manifest; the model is read once, never copied twice."</p>
-        {move || state.working.get().map(|w| view! { <p class="working" role="status">{w}"…"</p> })}
+        {move || state.models.working.get().map(|w| view! { <p class="working" role="status">{w}"…"</p> })}
     }
 }

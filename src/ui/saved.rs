@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use slm_runtime::sampling::SamplerConfig;
 
 use super::state::{ErrorView, State};
-use crate::protocol::ErrorKind;
+use crate::protocol::{ErrorKind, Operation};
 
 const KEY: &str = "tinyrustlm.settings.v1";
 
@@ -33,45 +33,45 @@ impl ChatPrefs {
     /// The settings in use (tracked: an effect that reads them reruns on a change).
     pub fn read(state: State) -> ChatPrefs {
         ChatPrefs {
-            system: state.system.get(),
-            preset: Some(state.preset.get()),
-            sampler: Some(state.sampler.get()),
-            max_tokens: Some(state.max_tokens.get()),
-            stop_strings: state.stop_strings.get(),
-            loop_detection: Some(state.loop_detection.get()),
-            clarify_first: Some(state.clarify_first.get()),
-            context: Some(state.context.get()),
-            overflow: Some(state.overflow.get()),
-            tools: state.tools.get(),
+            system: state.settings.system.get(),
+            preset: Some(state.settings.preset.get()),
+            sampler: Some(state.settings.sampler.get()),
+            max_tokens: Some(state.settings.max_tokens.get()),
+            stop_strings: state.settings.stop_strings.get(),
+            loop_detection: Some(state.settings.loop_detection.get()),
+            clarify_first: Some(state.settings.clarify_first.get()),
+            context: Some(state.settings.context.get()),
+            overflow: Some(state.settings.overflow.get()),
+            tools: state.settings.tools.get(),
         }
     }
 
     /// Make these the settings in use.
     pub fn apply(self, state: State) {
-        state.system.set(self.system);
+        state.settings.system.set(self.system);
         if let Some(p) = self.preset {
-            state.preset.set(p);
+            state.settings.preset.set(p);
         }
         if let Some(s) = self.sampler {
-            state.sampler.set(s);
+            state.settings.sampler.set(s);
         }
         if let Some(m) = self.max_tokens {
-            state.max_tokens.set(m);
+            state.settings.max_tokens.set(m);
         }
-        state.stop_strings.set(self.stop_strings);
+        state.settings.stop_strings.set(self.stop_strings);
         if let Some(l) = self.loop_detection {
-            state.loop_detection.set(l);
+            state.settings.loop_detection.set(l);
         }
         if let Some(c) = self.clarify_first {
-            state.clarify_first.set(c);
+            state.settings.clarify_first.set(c);
         }
         if let Some(c) = self.context {
-            state.context.set(c);
+            state.settings.context.set(c);
         }
         if let Some(o) = self.overflow {
-            state.overflow.set(o);
+            state.settings.overflow.set(o);
         }
-        state.tools.set(self.tools);
+        state.settings.tools.set(self.tools);
     }
 }
 
@@ -97,26 +97,26 @@ pub fn keep(state: State) {
         .and_then(|t| serde_json::from_str::<Saved>(&t).ok())
         .unwrap_or_default();
     saved.chat.apply(state);
-    state.threads_wanted.set(saved.threads);
+    state.worker.threads_wanted.set(saved.threads);
     if let Some(d) = saved.diagnostics_open {
-        state.diagnostics_open.set(d);
+        state.view.diagnostics_open.set(d);
     }
     if let Some(t) = saved.theme {
-        state.theme.set(t);
+        state.view.theme.set(t);
     }
     Effect::new(move |_| {
         let now = Saved {
             chat: ChatPrefs::read(state),
-            threads: state.threads_wanted.get(),
-            diagnostics_open: Some(state.diagnostics_open.get()),
-            theme: Some(state.theme.get()),
+            threads: state.worker.threads_wanted.get(),
+            diagnostics_open: Some(state.view.diagnostics_open.get()),
+            theme: Some(state.view.theme.get()),
         };
         let Ok(text) = serde_json::to_string(&now) else {
             return;
         };
         if !remember(KEY, &text) {
-            state.error.set(Some(ErrorView {
-                during: "settings".into(),
+            state.notices.error.set(Some(ErrorView {
+                during: Operation::Settings,
                 kind: ErrorKind::Storage,
                 message: "the settings could not be saved in this browser (storage is \
                           unavailable or full); they apply until the page is closed"

@@ -22,26 +22,27 @@ pub fn parse_tools(text: &str) -> Result<Option<serde_json::Value>, String> {
 /// What the next turn is generated with (validated by the worker's runtime too), or
 /// why it cannot be sent (invalid tools JSON, an unreadable logit bias).
 pub fn current(state: State) -> Result<ChatSettings, String> {
-    if let Some(e) = state.bias_error.get_untracked() {
+    if let Some(e) = state.settings.bias_error.get_untracked() {
         return Err(e);
     }
     Ok(ChatSettings {
-        tools: parse_tools(&state.tools.get_untracked())?,
-        system: state.system.get_untracked(),
-        sampler: state.sampler.get_untracked(),
-        max_tokens: state.max_tokens.get_untracked(),
+        tools: parse_tools(&state.settings.tools.get_untracked())?,
+        system: state.settings.system.get_untracked(),
+        sampler: state.settings.sampler.get_untracked(),
+        max_tokens: state.settings.max_tokens.get_untracked(),
         stop_strings: state
+            .settings
             .stop_strings
             .get_untracked()
             .lines()
             .filter(|l| !l.is_empty())
             .map(String::from)
             .collect(),
-        loop_detection: state.loop_detection.get_untracked(),
-        context: state.context.get_untracked(),
-        trace: state.diagnostics_open.get_untracked(),
-        clarify_first: state.clarify_first.get_untracked(),
-        overflow: state.overflow.get_untracked(),
+        loop_detection: state.settings.loop_detection.get_untracked(),
+        context: state.settings.context.get_untracked(),
+        trace: state.view.diagnostics_open.get_untracked(),
+        clarify_first: state.settings.clarify_first.get_untracked(),
+        overflow: state.settings.overflow.get_untracked(),
     })
 }
 
@@ -54,13 +55,14 @@ fn ContextField() -> impl IntoView {
     let state = expect_context::<State>();
     let max = move || {
         state
+            .models
             .card
             .with(|c| c.as_ref().map_or(usize::MAX, |c| c.context))
     };
     let cost = move || {
-        state.card.with(|c| {
+        state.models.card.with(|c| {
             c.as_ref().map(|c| {
-                let p = c.needs.at(state.context.get() as u64);
+                let p = c.needs.at(state.settings.context.get() as u64);
                 format!(
                     "KV cache {} · in all {}",
                     super::mb(p.kv as f64),
@@ -72,12 +74,12 @@ fn ContextField() -> impl IntoView {
     view! {
         <label class="field">
             <span>"Context size"</span>
-            <select aria-label="Context size" prop:value=move || state.context.get().to_string()
+            <select aria-label="Context size" prop:value=move || state.settings.context.get().to_string()
                 on:change=move |ev| {
-                    if let Ok(v) = event_target_value(&ev).parse::<usize>() { state.context.set(v) }
+                    if let Ok(v) = event_target_value(&ev).parse::<usize>() { state.settings.context.set(v) }
                 }>
                 {move || CONTEXTS.iter().filter(|&&n| n <= max()).map(|&n| {
-                    view! { <option value=n.to_string() selected=move || state.context.get() == n>{format!("{n} tokens")}</option> }
+                    view! { <option value=n.to_string() selected=move || state.settings.context.get() == n>{format!("{n} tokens")}</option> }
                 }).collect_view()}
             </select>
             <span class="context-cost" data-testid="context-cost">{cost}</span>
@@ -85,13 +87,13 @@ fn ContextField() -> impl IntoView {
         <label class="field">
             <span>"When a turn does not fit"</span>
             <select aria-label="Context policy"
-                prop:value=move || policy_value(state.overflow.get())
+                prop:value=move || policy_value(state.settings.overflow.get())
                 on:change=move |ev| {
                     let p = serde_json::from_value(serde_json::Value::String(event_target_value(&ev)));
-                    if let Ok(p) = p { state.overflow.set(p) }
+                    if let Ok(p) = p { state.settings.overflow.set(p) }
                 }>
                 {[Overflow::Stop, Overflow::DropOldest, Overflow::TruncateMiddle].into_iter().map(|p| view! {
-                    <option value=policy_value(p) selected=move || state.overflow.get() == p>{p.describe()}</option>
+                    <option value=policy_value(p) selected=move || state.settings.overflow.get() == p>{p.describe()}</option>
                 }).collect_view()}
             </select>
         </label>
@@ -110,17 +112,17 @@ fn policy_value(p: Overflow) -> String {
 #[component]
 fn ThreadsField() -> impl IntoView {
     let state = expect_context::<State>();
-    let view = move || state.threads.get();
+    let view = move || state.worker.threads.get();
     let available = move || view().map_or(1, |t| t.available);
     let count = move || view().map_or(1, |t| t.count);
     view! {
         <label class="field">
             <span>"Threads"</span>
             <select aria-label="Threads" prop:value=move || count().to_string()
-                disabled=move || available() <= 1 || state.generating.get()
+                disabled=move || available() <= 1 || state.turn.generating.get()
                 on:change=move |ev| {
                     if let Ok(n) = event_target_value(&ev).parse::<usize>() {
-                        state.threads_wanted.set(Some(n));
+                        state.worker.threads_wanted.set(Some(n));
                         super::client::send(&crate::protocol::Command::Threads { count: n });
                     }
                 }>
@@ -136,13 +138,14 @@ fn ThreadsField() -> impl IntoView {
 }
 
 fn apply_preset(state: State, name: &str) {
-    state.preset.set(name.to_string());
+    state.settings.preset.set(name.to_string());
     // On by default for the chat preset; the other presets are for tasks that state
     // what they need (code, JSON) or for diagnostics.
-    state.clarify_first.set(name == "chat");
-    let seed = state.sampler.get_untracked().seed;
+    state.settings.clarify_first.set(name == "chat");
+    let seed = state.settings.sampler.get_untracked().seed;
     let mut cfg = if name == "model" {
         state
+            .models
             .card
             .get_untracked()
             .and_then(|c| c.generation_config.as_object().cloned())
@@ -152,7 +155,7 @@ fn apply_preset(state: State, name: &str) {
         SamplerConfig::preset(name).unwrap_or_default()
     };
     cfg.seed = seed;
-    state.sampler.set(cfg);
+    state.settings.sampler.set(cfg);
 }
 
 /// A sampler value as typed: whole numbers as they are (seeds), fractions as the
@@ -178,11 +181,11 @@ fn number_field(
             <span>{label}</span>
             <span class="help">{help}</span>
             <input type="number" step=step aria-label=label
-                prop:value=move || state.sampler.with(|c| shown(get(c)))
+                prop:value=move || state.settings.sampler.with(|c| shown(get(c)))
                 on:change=move |ev| {
                     if let Ok(v) = event_target_value(&ev).parse::<f64>() {
-                        state.sampler.update(|c| set(c, v));
-                        state.preset.set("custom".into());
+                        state.settings.sampler.update(|c| set(c, v));
+                        state.settings.preset.set("custom".into());
                     }
                 }/>
         </label>
@@ -198,14 +201,14 @@ pub fn SettingsPanel() -> impl IntoView {
             <label class="field">
                 <span>"Preset"</span>
                 <select aria-label="Preset" on:change=move |ev| apply_preset(state, &event_target_value(&ev))
-                    prop:value=move || state.preset.get()>
+                    prop:value=move || state.settings.preset.get()>
                     {presets.iter().map(|p| view! { <option value=*p>{*p}</option> }).collect_view()}
                     <option value="custom" disabled=true>"custom"</option>
                 </select>
             </label>
             <label class="field check" title="When a message leaves out something the answer depends on (the text to translate, a place, a date, a language), the model is told what is missing and asks for it instead of guessing. The note it is given is shown under your message.">
-                <input type="checkbox" aria-label="Clarify first" prop:checked=move || state.clarify_first.get()
-                    on:change=move |ev| state.clarify_first.set(event_target_checked(&ev))/>
+                <input type="checkbox" aria-label="Clarify first" prop:checked=move || state.settings.clarify_first.get()
+                    on:change=move |ev| state.settings.clarify_first.set(event_target_checked(&ev))/>
                 <span>"Clarify first (ask instead of guessing)"</span>
             </label>
             <ContextField/>
@@ -224,41 +227,41 @@ pub fn SettingsPanel() -> impl IntoView {
                 <label class="field">
                     <span>"Logit bias (id:bias per line)"</span>
                     <textarea aria-label="Logit bias" rows="2"
-                        prop:value=move || state.sampler.with(|c| c.logit_bias.iter().map(|(i, b)| format!("{i}:{b}")).collect::<Vec<_>>().join("\n"))
+                        prop:value=move || state.settings.sampler.with(|c| c.logit_bias.iter().map(|(i, b)| format!("{i}:{b}")).collect::<Vec<_>>().join("\n"))
                         on:change=move |ev| match crate::parse::logit_bias(&event_target_value(&ev)) {
                             Ok(bias) => {
-                                state.bias_error.set(None);
-                                state.sampler.update(|c| c.logit_bias = bias);
+                                state.settings.bias_error.set(None);
+                                state.settings.sampler.update(|c| c.logit_bias = bias);
                             }
                             // Nothing is sent while the field holds what it cannot read.
-                            Err(e) => state.bias_error.set(Some(e)),
+                            Err(e) => state.settings.bias_error.set(Some(e)),
                         }></textarea>
-                    {move || state.bias_error.get().map(|e| view! { <span class="invalid" role="alert">{e}</span> })}
+                    {move || state.settings.bias_error.get().map(|e| view! { <span class="invalid" role="alert">{e}</span> })}
                 </label>
                 <label class="field">
                     <span>"Max new tokens"</span>
                     <input type="number" min="1" aria-label="Max new tokens"
-                        prop:value=move || state.max_tokens.get().to_string()
+                        prop:value=move || state.settings.max_tokens.get().to_string()
                         on:change=move |ev| {
-                            if let Ok(v) = event_target_value(&ev).parse::<usize>() { state.max_tokens.set(v.max(1)) }
+                            if let Ok(v) = event_target_value(&ev).parse::<usize>() { state.settings.max_tokens.set(v.max(1)) }
                         }/>
                 </label>
                 <label class="field">
                     <span>"Stop strings (one per line)"</span>
                     <textarea aria-label="Stop strings" rows="2"
-                        prop:value=move || state.stop_strings.get()
-                        on:input=move |ev| state.stop_strings.set(event_target_value(&ev))></textarea>
+                        prop:value=move || state.settings.stop_strings.get()
+                        on:input=move |ev| state.settings.stop_strings.set(event_target_value(&ev))></textarea>
                 </label>
                 <label class="field">
                     <span>"Tools (a JSON list of function schemas, rendered by the model's template)"</span>
                     <textarea aria-label="Tools" rows="4" placeholder=r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {...}}}]"#
-                        prop:value=move || state.tools.get()
-                        on:input=move |ev| state.tools.set(event_target_value(&ev))></textarea>
-                    {move || parse_tools(&state.tools.get()).err().map(|e| view! { <span class="invalid" role="alert">{e}</span> })}
+                        prop:value=move || state.settings.tools.get()
+                        on:input=move |ev| state.settings.tools.set(event_target_value(&ev))></textarea>
+                    {move || parse_tools(&state.settings.tools.get()).err().map(|e| view! { <span class="invalid" role="alert">{e}</span> })}
                 </label>
                 <label class="field check">
-                    <input type="checkbox" prop:checked=move || state.loop_detection.get()
-                        on:change=move |ev| state.loop_detection.set(event_target_checked(&ev))/>
+                    <input type="checkbox" prop:checked=move || state.settings.loop_detection.get()
+                        on:change=move |ev| state.settings.loop_detection.set(event_target_checked(&ev))/>
                     <span>"Stop on repetition loops"</span>
                 </label>
             </details>

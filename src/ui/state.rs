@@ -6,7 +6,7 @@ use serde_json::Value;
 use slm_runtime::sampling::SamplerConfig;
 
 use crate::protocol::{
-    CachedModel, CatalogEntry, ErrorKind, Event, ModelCard, Role, Stage, StopReason,
+    CachedModel, CatalogEntry, ErrorKind, Event, ModelCard, Operation, Role, Stage, StopReason,
 };
 use slm_runtime::tool_calls::ToolCall;
 
@@ -102,7 +102,7 @@ pub struct ThreadsView {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ErrorView {
-    pub during: String,
+    pub during: Operation,
     pub kind: ErrorKind,
     pub message: String,
     pub chunk: Option<u64>,
@@ -193,37 +193,377 @@ pub struct TurnStats {
     pub decode_tok_s: f64,
     pub first_token_ms: f64,
     pub memory_bytes: f64,
+    /// This reply's token trace among `Chat::traces`, while this page keeps it. Not
+    /// stored: a trace takes about 9 KB per token.
+    #[serde(skip)]
+    pub trace: Option<u64>,
 }
 
 /// The context a session starts with: every catalog model has at least this.
 pub const DEFAULT_CONTEXT: usize = 2048;
 
-/// Every signal the views read. Copy: signals are handles.
+/// The page's state: small types, each with the signals of one concern and the
+/// transitions that change them. `apply` routes each worker event to them. Copy:
+/// signals are handles.
 #[derive(Clone, Copy)]
 pub struct State {
-    pub worker_ready: RwSignal<bool>,
+    pub worker: WorkerState,
+    pub models: Models,
+    pub chat: Chat,
+    pub turn: Turn,
+    pub settings: Settings,
+    pub notices: Notices,
+    pub view: ViewState,
+}
+
+/// The worker: whether it answers, and the threads its products run on.
+#[derive(Clone, Copy)]
+pub struct WorkerState {
+    pub ready: RwSignal<bool>,
+    /// The worker's threads, as it reports them.
+    pub threads: RwSignal<Option<ThreadsView>>,
+    /// The count the person chose (asked again of a replacement worker).
+    pub threads_wanted: RwSignal<Option<usize>>,
+    /// This worker was asked for `threads_wanted` already.
+    pub threads_asked: RwSignal<bool>,
+}
+
+impl WorkerState {
+    fn new() -> Self {
+        WorkerState {
+            ready: RwSignal::new(false),
+            threads: RwSignal::new(None),
+            threads_wanted: RwSignal::new(None),
+            threads_asked: RwSignal::new(false),
+        }
+    }
+
+    fn on_ready(self) {
+        self.ready.set(true);
+        self.threads_asked.set(false);
+    }
+
+    /// A new worker starts with its default count: ask it once for the count the
+    /// person chose, when this page can have it.
+    fn on_threads(self, view: ThreadsView) {
+        if let Some(want) = self.threads_wanted.get_untracked() {
+            if want != view.count && want <= view.available && !self.threads_asked.get_untracked() {
+                self.threads_asked.set(true);
+                super::client::send(&crate::protocol::Command::Threads { count: want });
+            }
+        }
+        self.threads.set(Some(view));
+    }
+}
+
+/// Models: the catalog, what is stored in this browser, the operation under way
+/// (download or load) and the model loaded.
+#[derive(Clone, Copy)]
+pub struct Models {
     pub catalog: RwSignal<Vec<CatalogEntry>>,
     pub cached: RwSignal<Vec<CachedModel>>,
+    /// Bytes used and the quota, as the browser estimates them.
     pub storage: RwSignal<(Option<f64>, Option<f64>)>,
     pub progress: RwSignal<Option<ProgressView>>,
     /// Something the worker is doing that blocks model commands (download, load).
     pub working: RwSignal<Option<String>>,
     pub card: RwSignal<Option<ModelCard>>,
+    /// Keep a picked file in this browser's storage.
+    pub keep_file: RwSignal<bool>,
+}
+
+impl Models {
+    fn new() -> Self {
+        Models {
+            catalog: RwSignal::new(vec![]),
+            cached: RwSignal::new(vec![]),
+            storage: RwSignal::new((None, None)),
+            progress: RwSignal::new(None),
+            working: RwSignal::new(None),
+            card: RwSignal::new(None),
+            keep_file: RwSignal::new(false),
+        }
+    }
+
+    /// A progress report; the speed counts from the start of this id's stage.
+    fn on_progress(self, id: String, stage: Stage, done: u64, total: u64, note: Option<String>) {
+        let now = super::now_ms();
+        self.progress.update(|p| {
+            let started = match p {
+                Some(old) if old.id == id && old.stage == stage => old.started,
+                _ => (now, done),
+            };
+            let secs = (now - started.0) / 1e3;
+            let speed = if secs > 0.2 {
+                (done.saturating_sub(started.1)) as f64 / secs
+            } else {
+                0.0
+            };
+            *p = Some(ProgressView {
+                id,
+                stage,
+                done,
+                total,
+                note,
+                speed,
+                started,
+            });
+        });
+    }
+
+    fn on_downloaded(self) {
+        self.working.set(None);
+        self.progress.update(|p| {
+            if let Some(p) = p {
+                p.done = p.total;
+                p.stage = Stage::Verified;
+                p.note = Some("whole-file SHA-256 verified".into());
+            }
+        });
+    }
+
+    fn on_loaded(self, card: ModelCard) {
+        self.working.set(None);
+        self.progress.set(None);
+        self.card.set(Some(card));
+    }
+
+    /// No model is loaded (unloaded, a failed load, a lost worker).
+    fn none_loaded(self) {
+        self.card.set(None);
+    }
+
+    fn operation_ended(self) {
+        self.working.set(None);
+    }
+}
+
+/// The open conversation: its messages, the stored list, whether it is saved.
+#[derive(Clone, Copy)]
+pub struct Chat {
     pub transcript: RwSignal<Vec<ChatMessage>>,
-    /// The open conversation (its messages are `transcript`), and every stored one.
-    pub chat: RwSignal<Option<super::conversations::ChatHead>>,
-    pub chats: RwSignal<Vec<super::conversations::ChatHead>>,
+    /// The open conversation (its messages are `transcript`).
+    pub open: RwSignal<Option<super::conversations::ChatHead>>,
+    /// Every stored conversation.
+    pub list: RwSignal<Vec<super::conversations::ChatHead>>,
     pub saved: RwSignal<super::conversations::SaveState>,
+    /// The transcript as it was before the turn being generated, put back if the
+    /// worker refuses the turn.
+    pub before_turn: RwSignal<Option<Vec<ChatMessage>>>,
+    /// The token traces of the last `TRACES_KEPT` traced replies made on this page
+    /// (`TurnStats::trace` names them), for "Export with traces".
+    pub traces: StoredValue<Traces>,
+}
+
+/// Token traces held for export: the newest `TRACES_KEPT`, each under its id.
+#[derive(Default)]
+pub struct Traces {
+    next: u64,
+    kept: std::collections::VecDeque<(u64, Value)>,
+}
+
+/// How many replies' traces the page holds (a trace takes about 9 KB per token).
+pub const TRACES_KEPT: usize = 32;
+
+impl Traces {
+    fn keep(&mut self, trace: Value) -> u64 {
+        self.next += 1;
+        if self.kept.len() == TRACES_KEPT {
+            self.kept.pop_front();
+        }
+        self.kept.push_back((self.next, trace));
+        self.next
+    }
+
+    pub fn get(&self, id: u64) -> Option<&Value> {
+        self.kept.iter().find(|(i, _)| *i == id).map(|(_, t)| t)
+    }
+}
+
+impl Chat {
+    fn new() -> Self {
+        Chat {
+            transcript: RwSignal::new(vec![]),
+            open: RwSignal::new(None),
+            list: RwSignal::new(vec![]),
+            saved: RwSignal::new(super::conversations::SaveState::Saved),
+            before_turn: RwSignal::new(None),
+            traces: StoredValue::new(Traces::default()),
+        }
+    }
+
+    /// The reply that was streaming stays as far as it got, marked interrupted (an
+    /// empty one goes).
+    fn interrupt_reply(self) {
+        self.transcript.update(|t| {
+            if let Some(m) = t.last_mut().filter(|m| m.role == Role::Assistant) {
+                m.interrupted = true;
+            }
+            if t.last()
+                .is_some_and(|m| m.interrupted && m.content.is_empty())
+            {
+                t.pop();
+            }
+        });
+    }
+
+    /// The policy's decision belongs to the latest user message (the reply being
+    /// generated follows it).
+    fn set_policy(self, view: PolicyView) {
+        self.transcript.update(|t| {
+            if let Some(m) = t.iter_mut().rev().find(|m| m.role == Role::User) {
+                m.policy = Some(view);
+            }
+        });
+    }
+
+    fn append_text(self, text: &str) {
+        if !text.is_empty() {
+            self.transcript.update(|t| {
+                if let Some(m) = t.last_mut() {
+                    m.content.push_str(text);
+                }
+            });
+        }
+    }
+
+    /// The reply is complete: its final text, tool calls and record.
+    fn finish_reply(
+        self,
+        content: String,
+        tool_calls: Vec<ToolCall>,
+        mut stats: TurnStats,
+        continued: bool,
+    ) {
+        self.before_turn.set(None);
+        self.transcript.update(|t| {
+            if let Some(m) = t.last_mut() {
+                stats.continued = continued || m.stats.as_ref().is_some_and(|s| s.continued);
+                m.content = content;
+                m.tool_calls = tool_calls;
+                m.interrupted = false;
+                m.stats = Some(stats);
+            }
+        });
+    }
+
+    /// The worker refused the turn: put the transcript back as it was, and give the
+    /// session the same messages.
+    fn undo_turn(self) {
+        if let Some(before) = self.before_turn.get_untracked() {
+            open_in_session(&before);
+            self.transcript.set(before);
+        }
+        self.before_turn.set(None);
+    }
+
+    /// Keep each message's model-facing form from the session's transcript.
+    fn record_given(self, session: &[Value]) {
+        self.transcript.update(|t| record_given(t, session));
+    }
+}
+
+/// The turn being generated, or the last one: its prompt, tokens, KV cache and
+/// figures (what the diagnostics column shows).
+#[derive(Clone, Copy)]
+pub struct Turn {
     pub generating: RwSignal<bool>,
     pub tokens: RwSignal<Vec<TokenRow>>,
     pub prompt: RwSignal<Option<PromptView>>,
+    /// KV length and capacity.
     pub kv: RwSignal<(usize, usize)>,
     /// Prompt tokens prefilled and in all, while a turn reads its prompt.
     pub prefill: RwSignal<Option<(usize, usize)>>,
     pub stats: RwSignal<Option<TurnStats>>,
     pub divergence: RwSignal<Option<Value>>,
-    pub notice: RwSignal<Option<String>>,
-    pub error: RwSignal<Option<ErrorView>>,
+    /// When the reply's first token arrived (page clock), for the live rate.
+    pub first_token_at: RwSignal<Option<f64>>,
+    /// The last turn's generation record (`slm generate --trace`'s schema), if traced.
+    pub last_trace: RwSignal<Option<Value>>,
+}
+
+impl Turn {
+    fn new() -> Self {
+        Turn {
+            generating: RwSignal::new(false),
+            tokens: RwSignal::new(vec![]),
+            prompt: RwSignal::new(None),
+            kv: RwSignal::new((0, 0)),
+            prefill: RwSignal::new(None),
+            stats: RwSignal::new(None),
+            divergence: RwSignal::new(None),
+            first_token_at: RwSignal::new(None),
+            last_trace: RwSignal::new(None),
+        }
+    }
+
+    /// Nothing runs and no model holds a cache (a lost worker, an unload).
+    fn stopped(self) {
+        self.generating.set(false);
+        self.prefill.set(None);
+        self.kv.set((0, 0));
+    }
+
+    /// A model was loaded with a context of `capacity`: the last turn's views go.
+    fn fresh(self, capacity: usize) {
+        self.kv.set((0, capacity));
+        self.tokens.set(vec![]);
+        self.prompt.set(None);
+        self.stats.set(None);
+        self.divergence.set(None);
+    }
+
+    fn on_prompt(self, view: PromptView, capacity: usize) {
+        self.kv.set((view.reused, capacity));
+        let total = view.ids.len().saturating_sub(view.reused);
+        self.prefill.set((total > 0).then_some((0, total)));
+        self.prompt.set(Some(view));
+    }
+
+    fn on_prefill(self, done: usize, total: usize) {
+        self.prefill.set((done < total).then_some((done, total)));
+    }
+
+    /// A token chosen (`row` with its KV length), or the end of a reply's text (None).
+    fn on_token(self, row: Option<(TokenRow, usize)>) {
+        self.prefill.set(None);
+        let Some((mut row, kv_len)) = row else { return };
+        if self.first_token_at.get_untracked().is_none() {
+            self.first_token_at.set(Some(super::now_ms()));
+        }
+        self.tokens.update(|rows| {
+            row.index = rows.len();
+            rows.push(row);
+        });
+        self.kv.update(|kv| kv.0 = kv_len);
+    }
+
+    /// The turn's record: its prompt's hash and time, and what it left out.
+    fn prompt_record(self) -> (String, i64, Option<String>) {
+        self.prompt.with_untracked(|p| match p {
+            Some(p) => (
+                p.sha256.clone(),
+                p.unix_time,
+                p.fitted.as_ref().map(|f| f.explanation.clone()),
+            ),
+            None => Default::default(),
+        })
+    }
+
+    fn finish(self, stats: TurnStats, kv: (usize, usize), divergence: Option<Value>) {
+        self.first_token_at.set(None);
+        self.generating.set(false);
+        self.prefill.set(None);
+        self.kv.set(kv);
+        self.divergence.set(divergence);
+        self.stats.set(Some(stats));
+    }
+}
+
+/// What the next turn is generated with. `saved` keeps these across reloads and a
+/// conversation keeps its own.
+#[derive(Clone, Copy)]
+pub struct Settings {
     pub system: RwSignal<String>,
     pub preset: RwSignal<String>,
     pub sampler: RwSignal<SamplerConfig>,
@@ -239,31 +579,88 @@ pub struct State {
     pub overflow: RwSignal<slm_runtime::session::Overflow>,
     /// The tools JSON as typed (a list of function schemas); empty: no tools.
     pub tools: RwSignal<String>,
-    pub keep_file: RwSignal<bool>,
-    /// The worker's threads, and the count the person chose (asked again of a
-    /// replacement worker).
-    pub threads: RwSignal<Option<ThreadsView>>,
-    pub threads_wanted: RwSignal<Option<usize>>,
-    /// This worker was asked for `threads_wanted` already.
-    pub threads_asked: RwSignal<bool>,
-    /// The transcript as it was before the turn being generated, put back if the
-    /// worker refuses the turn.
-    pub before_turn: RwSignal<Option<Vec<ChatMessage>>>,
+    /// Why the logit-bias field cannot be read (nothing is sent until it can).
+    pub bias_error: RwSignal<Option<String>>,
+}
+
+impl Settings {
+    fn new() -> Self {
+        Settings {
+            system: RwSignal::new(String::new()),
+            preset: RwSignal::new("chat".into()),
+            sampler: RwSignal::new(SamplerConfig::preset("chat").expect("built-in preset")),
+            max_tokens: RwSignal::new(256),
+            stop_strings: RwSignal::new(String::new()),
+            loop_detection: RwSignal::new(true),
+            clarify_first: RwSignal::new(true),
+            context: RwSignal::new(DEFAULT_CONTEXT),
+            overflow: RwSignal::new(Default::default()),
+            tools: RwSignal::new(String::new()),
+            bias_error: RwSignal::new(None),
+        }
+    }
+
+    /// With the "model" preset, the sampler follows the loaded model's
+    /// generation_config.json.
+    fn model_loaded(self, card: &ModelCard) {
+        if self.preset.get_untracked() == "model" {
+            self.sampler.set(SamplerConfig::from_generation_config(
+                card.generation_config
+                    .as_object()
+                    .unwrap_or(&Default::default()),
+            ));
+        }
+    }
+}
+
+/// What the page tells the person: a notice, an error, and the screen reader's
+/// announcement of a finished reply.
+#[derive(Clone, Copy)]
+pub struct Notices {
+    pub notice: RwSignal<Option<String>>,
+    pub error: RwSignal<Option<ErrorView>>,
+    /// One polite announcement per finished reply, for screen readers.
+    pub announcement: RwSignal<String>,
+}
+
+impl Notices {
+    fn new() -> Self {
+        Notices {
+            notice: RwSignal::new(None),
+            error: RwSignal::new(None),
+            announcement: RwSignal::new(String::new()),
+        }
+    }
+
+    pub fn say(self, text: impl Into<String>) {
+        self.notice.set(Some(text.into()));
+    }
+
+    pub fn fail(self, error: ErrorView) {
+        self.error.set(Some(error));
+    }
+}
+
+/// How the page is shown.
+#[derive(Clone, Copy)]
+pub struct ViewState {
     /// The diagnostics column is open. Closed, turns record no sampler stages, so
     /// decoding does no extra work.
     pub diagnostics_open: RwSignal<bool>,
     /// The token console row opened to its stages.
     pub opened_token: RwSignal<Option<usize>>,
-    /// The last turn's generation record (`slm generate --trace`'s schema), if traced.
-    pub last_trace: RwSignal<Option<Value>>,
     /// "system" (follow `prefers-color-scheme`), "light" or "dark".
     pub theme: RwSignal<String>,
-    /// When the reply's first token arrived (page clock), for the live rate.
-    pub first_token_at: RwSignal<Option<f64>>,
-    /// One polite announcement per finished reply, for screen readers.
-    pub announcement: RwSignal<String>,
-    /// Why the logit-bias field cannot be read (nothing is sent until it can).
-    pub bias_error: RwSignal<Option<String>>,
+}
+
+impl ViewState {
+    fn new() -> Self {
+        ViewState {
+            diagnostics_open: RwSignal::new(true),
+            opened_token: RwSignal::new(None),
+            theme: RwSignal::new("system".into()),
+        }
+    }
 }
 
 impl Default for State {
@@ -273,113 +670,53 @@ impl Default for State {
 }
 
 impl State {
+    pub fn new() -> State {
+        State {
+            worker: WorkerState::new(),
+            models: Models::new(),
+            chat: Chat::new(),
+            turn: Turn::new(),
+            settings: Settings::new(),
+            notices: Notices::new(),
+            view: ViewState::new(),
+        }
+    }
+
     /// The worker died with what it held: no model is loaded, nothing runs. The
     /// transcript and the stored models stay. Whether a model was loaded.
     pub fn worker_lost(&self) -> bool {
-        let had_model = self.card.get_untracked().is_some();
-        if self.generating.get_untracked() {
-            // The reply that was streaming stays as far as it got, marked interrupted.
-            self.transcript.update(|t| {
-                if let Some(m) = t.last_mut().filter(|m| m.role == Role::Assistant) {
-                    m.interrupted = true;
-                }
-                if t.last()
-                    .is_some_and(|m| m.interrupted && m.content.is_empty())
-                {
-                    t.pop();
-                }
-            });
+        let had_model = self.models.card.get_untracked().is_some();
+        if self.turn.generating.get_untracked() {
+            self.chat.interrupt_reply();
         }
-        self.generating.set(false);
-        self.working.set(None);
-        self.progress.set(None);
-        self.prefill.set(None);
-        self.worker_ready.set(false);
-        self.card.set(None);
-        self.kv.set((0, 0));
+        self.turn.stopped();
+        self.models.operation_ended();
+        self.models.progress.set(None);
+        self.models.none_loaded();
+        self.worker.ready.set(false);
         had_model
-    }
-
-    pub fn new() -> State {
-        State {
-            worker_ready: RwSignal::new(false),
-            catalog: RwSignal::new(vec![]),
-            cached: RwSignal::new(vec![]),
-            storage: RwSignal::new((None, None)),
-            progress: RwSignal::new(None),
-            working: RwSignal::new(None),
-            card: RwSignal::new(None),
-            transcript: RwSignal::new(vec![]),
-            chat: RwSignal::new(None),
-            chats: RwSignal::new(vec![]),
-            saved: RwSignal::new(super::conversations::SaveState::Saved),
-            generating: RwSignal::new(false),
-            tokens: RwSignal::new(vec![]),
-            prompt: RwSignal::new(None),
-            kv: RwSignal::new((0, 0)),
-            prefill: RwSignal::new(None),
-            stats: RwSignal::new(None),
-            divergence: RwSignal::new(None),
-            notice: RwSignal::new(None),
-            error: RwSignal::new(None),
-            system: RwSignal::new(String::new()),
-            preset: RwSignal::new("chat".into()),
-            sampler: RwSignal::new(SamplerConfig::preset("chat").expect("built-in preset")),
-            max_tokens: RwSignal::new(256),
-            stop_strings: RwSignal::new(String::new()),
-            loop_detection: RwSignal::new(true),
-            clarify_first: RwSignal::new(true),
-            tools: RwSignal::new(String::new()),
-            context: RwSignal::new(DEFAULT_CONTEXT),
-            overflow: RwSignal::new(Default::default()),
-            keep_file: RwSignal::new(false),
-            threads: RwSignal::new(None),
-            threads_wanted: RwSignal::new(None),
-            threads_asked: RwSignal::new(false),
-            before_turn: RwSignal::new(None),
-            diagnostics_open: RwSignal::new(true),
-            opened_token: RwSignal::new(None),
-            last_trace: RwSignal::new(None),
-            theme: RwSignal::new("system".into()),
-            first_token_at: RwSignal::new(None),
-            announcement: RwSignal::new(String::new()),
-            bias_error: RwSignal::new(None),
-        }
     }
 
     /// Apply one worker event; `re`: the request it answers (`Reply::re`).
     pub fn apply(self, re: Option<u64>, ev: Event) {
         match ev {
-            Event::Ready => {
-                self.worker_ready.set(true);
-                self.threads_asked.set(false);
-            }
+            Event::Ready => self.worker.on_ready(),
             Event::Threads {
                 count,
                 available,
                 note,
-            } => {
-                // A new worker starts with its default: ask it once for the count the
-                // person chose, when this page can have it.
-                if let Some(want) = self.threads_wanted.get_untracked() {
-                    if want != count && want <= available && !self.threads_asked.get_untracked() {
-                        self.threads_asked.set(true);
-                        super::client::send(&crate::protocol::Command::Threads { count: want });
-                    }
-                }
-                self.threads.set(Some(ThreadsView {
-                    count,
-                    available,
-                    note,
-                }))
-            }
+            } => self.worker.on_threads(ThreadsView {
+                count,
+                available,
+                note,
+            }),
             Event::Cached {
                 models,
                 usage,
                 quota,
             } => {
-                self.cached.set(models);
-                self.storage.set((usage, quota));
+                self.models.cached.set(models);
+                self.models.storage.set((usage, quota));
                 super::conversations::reopen_last_model(self);
             }
             Event::Progress {
@@ -388,76 +725,34 @@ impl State {
                 done,
                 total,
                 note,
-            } => {
-                let now = super::now_ms();
-                self.progress.update(|p| {
-                    let started = match p {
-                        Some(old) if old.id == id && old.stage == stage => old.started,
-                        _ => (now, done),
-                    };
-                    let secs = (now - started.0) / 1e3;
-                    let speed = if secs > 0.2 {
-                        (done.saturating_sub(started.1)) as f64 / secs
-                    } else {
-                        0.0
-                    };
-                    *p = Some(ProgressView {
-                        id,
-                        stage,
-                        done,
-                        total,
-                        note,
-                        speed,
-                        started,
-                    });
-                });
-            }
+            } => self.models.on_progress(id, stage, done, total, note),
             Event::Downloaded { id, .. } => {
-                self.working.set(None);
-                self.notice.set(Some(format!(
+                self.models.on_downloaded();
+                self.notices.say(format!(
                     "{id} downloaded and verified; it is cached in this browser."
-                )));
-                self.progress.update(|p| {
-                    if let Some(p) = p {
-                        p.done = p.total;
-                        p.stage = Stage::Verified;
-                        p.note = Some("whole-file SHA-256 verified".into());
-                    }
-                });
+                ));
             }
             Event::Loaded { card } => {
-                self.working.set(None);
-                self.progress.set(None);
-                self.kv.set((0, card.plan.context as usize));
+                self.turn.fresh(card.plan.context as usize);
                 // The open conversation goes on with this model: its session starts
                 // from the conversation's messages.
-                self.transcript.with_untracked(|t| {
+                self.chat.transcript.with_untracked(|t| {
                     if !t.is_empty() {
                         open_in_session(t);
                     }
                 });
-                self.tokens.set(vec![]);
-                self.prompt.set(None);
-                self.stats.set(None);
-                self.divergence.set(None);
-                self.notice.set(Some(format!(
+                self.notices.say(format!(
                     "{} loaded in {:.1} s.",
                     card.name,
                     card.load_ms / 1e3
-                )));
-                if self.preset.get_untracked() == "model" {
-                    self.sampler.set(SamplerConfig::from_generation_config(
-                        card.generation_config
-                            .as_object()
-                            .unwrap_or(&Default::default()),
-                    ));
-                }
+                ));
+                self.settings.model_loaded(&card);
                 super::conversations::model_loaded(&card);
-                self.card.set(Some(*card));
+                self.models.on_loaded(*card);
             }
             Event::Evidence { view } => {
-                self.notice.set(Some(view.summary.clone()));
-                self.card.update(|c| {
+                self.notices.say(view.summary.clone());
+                self.models.card.update(|c| {
                     if let Some(c) = c {
                         c.evidence = Some(view);
                     }
@@ -467,20 +762,11 @@ impl State {
                 clarify,
                 summary,
                 note,
-            } => {
-                let view = PolicyView {
-                    clarify,
-                    summary,
-                    note,
-                };
-                // The decision belongs to the latest user message (the reply being
-                // generated follows it).
-                self.transcript.update(|t| {
-                    if let Some(m) = t.iter_mut().rev().find(|m| m.role == Role::User) {
-                        m.policy = Some(view);
-                    }
-                });
-            }
+            } => self.chat.set_policy(PolicyView {
+                clarify,
+                summary,
+                note,
+            }),
             Event::Prompt {
                 rendered,
                 sha256,
@@ -491,11 +777,8 @@ impl State {
                 template_added_bos,
                 unix_time,
                 fitted,
-            } => {
-                self.kv.set((reused, capacity));
-                let total = ids.len().saturating_sub(reused);
-                self.prefill.set((total > 0).then_some((0, total)));
-                self.prompt.set(Some(PromptView {
+            } => self.turn.on_prompt(
+                PromptView {
                     rendered,
                     sha256,
                     ids,
@@ -504,11 +787,10 @@ impl State {
                     template_added_bos,
                     unix_time,
                     fitted,
-                }));
-            }
-            Event::Prefill { done, total } => {
-                self.prefill.set((done < total).then_some((done, total)));
-            }
+                },
+                capacity,
+            ),
+            Event::Prefill { done, total } => self.turn.on_prefill(done, total),
             Event::Token {
                 id,
                 piece,
@@ -522,35 +804,22 @@ impl State {
                 stop_check,
                 stage_pieces,
             } => {
-                self.prefill.set(None);
-                if !text.is_empty() {
-                    self.transcript.update(|t| {
-                        if let Some(m) = t.last_mut() {
-                            m.content.push_str(&text);
-                        }
-                    });
-                }
-                if id != u32::MAX {
-                    if self.first_token_at.get_untracked().is_none() {
-                        self.first_token_at.set(Some(super::now_ms()));
-                    }
-                    self.tokens.update(|rows| {
-                        let index = rows.len();
-                        rows.push(TokenRow {
-                            index,
-                            id,
-                            piece,
-                            prob,
-                            draw,
-                            top,
-                            position,
-                            stages,
-                            stop_check,
-                            stage_pieces,
-                        });
-                    });
-                    self.kv.update(|kv| kv.0 = kv_len);
-                }
+                self.chat.append_text(&text);
+                self.turn.on_token(id.map(|id| {
+                    let row = TokenRow {
+                        index: 0,
+                        id,
+                        piece,
+                        prob,
+                        draw,
+                        top,
+                        position,
+                        stages,
+                        stop_check,
+                        stage_pieces,
+                    };
+                    (row, kv_len)
+                }));
             }
             Event::Done {
                 text: _,
@@ -573,24 +842,13 @@ impl State {
                 memory_bytes,
                 trace,
             } => {
-                self.last_trace.set(trace);
-                self.first_token_at.set(None);
-                self.announcement.set(format!(
+                self.notices.announcement.set(format!(
                     "Reply complete: {generated} tokens, stopped by {}.",
                     stop_reason.as_str()
                 ));
-                self.generating.set(false);
-                self.prefill.set(None);
                 // The turn's prompt and model, as the Prompt event and the card say.
-                let (prompt_sha256, unix_time, fitted) = self.prompt.with_untracked(|p| match p {
-                    Some(p) => (
-                        p.sha256.clone(),
-                        p.unix_time,
-                        p.fitted.as_ref().map(|f| f.explanation.clone()),
-                    ),
-                    None => Default::default(),
-                });
-                let (model, model_sha256) = self.card.with_untracked(|c| match c {
+                let (prompt_sha256, unix_time, fitted) = self.turn.prompt_record();
+                let (model, model_sha256) = self.models.card.with_untracked(|c| match c {
                     Some(c) => (c.name.clone(), c.file_sha256.clone()),
                     None => Default::default(),
                 });
@@ -611,38 +869,28 @@ impl State {
                     decode_tok_s,
                     first_token_ms,
                     memory_bytes,
+                    trace: trace
+                        .clone()
+                        .and_then(|t| self.chat.traces.try_update_value(|k| k.keep(t))),
                 };
-                self.before_turn.set(None);
-                self.transcript.update(|t| {
-                    if let Some(m) = t.last_mut() {
-                        let mut stats = stats.clone();
-                        stats.continued =
-                            continued || m.stats.as_ref().is_some_and(|s| s.continued);
-                        m.content = content;
-                        m.tool_calls = tool_calls;
-                        m.interrupted = false;
-                        m.stats = Some(stats);
-                    }
-                });
+                self.turn.last_trace.set(trace);
+                self.chat
+                    .finish_reply(content, tool_calls, stats.clone(), continued);
                 if !tool_errors.is_empty() {
-                    self.notice.set(Some(tool_errors.join("; ")));
+                    self.notices.say(tool_errors.join("; "));
                 }
-                self.kv.set((kv_len, capacity));
-                self.divergence.set(divergence);
-                self.stats.set(Some(stats));
+                self.turn.finish(stats, (kv_len, capacity), divergence);
                 super::conversations::reply_done(self);
             }
-            Event::Transcript { messages } => {
-                self.transcript.update(|t| record_given(t, &messages));
-            }
+            Event::Transcript { messages } => self.chat.record_given(&messages),
             Event::Unloaded { memory_bytes } => {
-                self.card.set(None);
-                self.kv.set((0, 0));
-                self.prompt.set(None);
-                self.notice.set(Some(format!(
+                self.models.none_loaded();
+                self.turn.kv.set((0, 0));
+                self.turn.prompt.set(None);
+                self.notices.say(format!(
                     "Model unloaded: the memory it held is free for the next model (the worker's heap stays at {}, as wasm memory never shrinks). The transcript stays on this page.",
                     super::mb(memory_bytes)
-                )));
+                ));
             }
             Event::Context {
                 kv_len,
@@ -650,9 +898,9 @@ impl State {
                 messages,
                 divergence,
             } => {
-                self.kv.set((kv_len, capacity));
-                self.divergence.set(divergence);
-                self.transcript.update(|t| record_given(t, &messages));
+                self.turn.kv.set((kv_len, capacity));
+                self.turn.divergence.set(divergence);
+                self.chat.record_given(&messages);
             }
             Event::ProbeResult { .. } | Event::BenchResult { .. } => {
                 super::client::resolve_probe(re, &ev)
@@ -663,42 +911,37 @@ impl State {
                 message,
                 chunk,
             } => {
-                if during == "chat" {
-                    // The worker refused the turn: put the transcript back as it was, and
-                    // give the session the same messages.
-                    if self.generating.get_untracked() {
-                        if let Some(before) = self.before_turn.get_untracked() {
-                            open_in_session(&before);
-                            self.transcript.set(before);
-                        }
+                if during == Operation::Chat {
+                    if self.turn.generating.get_untracked() {
+                        self.chat.undo_turn();
                     }
-                    self.before_turn.set(None);
-                    self.generating.set(false);
+                    self.chat.before_turn.set(None);
+                    self.turn.generating.set(false);
                 }
-                if during == "load" {
+                if during == Operation::Load {
                     // The worker frees the old model before loading: none is loaded now.
                     // The conversation stays.
-                    self.card.set(None);
-                    self.kv.set((0, 0));
+                    self.models.none_loaded();
+                    self.turn.kv.set((0, 0));
                 }
-                if during == "probe" {
+                if during == Operation::Probe {
                     super::client::reject_probe(re, &message);
                 }
-                if during == "download" || during == "load" {
-                    self.working.set(None);
+                if matches!(during, Operation::Download | Operation::Load) {
+                    self.models.operation_ended();
                 }
                 if kind == ErrorKind::Cancelled {
                     // Asked for, so said plainly rather than raised as an error.
-                    self.progress.set(None);
-                    self.notice.set(Some(message));
+                    self.models.progress.set(None);
+                    self.notices.say(message);
                     return;
                 }
-                self.error.set(Some(ErrorView {
+                self.notices.fail(ErrorView {
                     during,
                     kind,
                     message,
                     chunk,
-                }));
+                });
             }
         }
     }

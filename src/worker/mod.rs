@@ -30,7 +30,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::protocol::{ChatSettings, Command, ErrorKind, Event, Reply, Request};
+use crate::protocol::{ChatSettings, Command, ErrorKind, Event, Operation, Reply, Request};
 use idb::Store;
 use load::{Loaded, Origin};
 use source::Failure;
@@ -59,16 +59,16 @@ fn post_reply(re: Option<u64>, event: Event) {
     let _ = scope().post_message(&JsValue::from_str(&s));
 }
 
-fn failure(during: &str, f: Failure) -> Event {
+fn failure(during: Operation, f: Failure) -> Event {
     Event::Error {
-        during: during.into(),
+        during,
         kind: f.kind,
         message: f.message,
         chunk: f.chunk,
     }
 }
 
-fn post_failure(during: &str, f: Failure) {
+fn post_failure(during: Operation, f: Failure) {
     post(failure(during, f));
 }
 
@@ -212,7 +212,7 @@ pub fn start() {
                     post_reply(
                         re,
                         Event::Error {
-                            during: "message".into(),
+                            during: Operation::Message,
                             kind: ErrorKind::Invalid,
                             message: format!("unreadable command: {err}"),
                             chunk: None,
@@ -234,7 +234,7 @@ async fn actor(mut rx: UnboundedReceiver<Incoming>, abort: Arc<AtomicBool>) {
         Ok(s) => Some(s),
         Err(e) => {
             post_failure(
-                "storage",
+                Operation::Storage,
                 Failure::from(format!("IndexedDB is unavailable: {e}")),
             );
             None
@@ -261,7 +261,10 @@ async fn actor(mut rx: UnboundedReceiver<Incoming>, abort: Arc<AtomicBool>) {
                 (Origin::File { file, keep }, context)
             }
             (Command::AttachEvidence { .. }, _) => {
-                post_failure("evidence", Failure::from("no model is loaded".to_string()));
+                post_failure(
+                    Operation::Evidence,
+                    Failure::from("no model is loaded".to_string()),
+                );
                 continue;
             }
             (Command::Threads { count }, _) => {
@@ -284,8 +287,8 @@ async fn actor(mut rx: UnboundedReceiver<Incoming>, abort: Arc<AtomicBool>) {
             (cmd, _) if is_chat(&cmd) => {
                 // The page's probe/bench promises wait for a "probe" answer.
                 let during = match cmd {
-                    Command::Probe { .. } | Command::Bench { .. } => "probe",
-                    _ => "chat",
+                    Command::Probe { .. } | Command::Bench { .. } => Operation::Probe,
+                    _ => Operation::Chat,
                 };
                 post_failure(during, Failure::from("no model is loaded".to_string()));
                 continue;
@@ -330,7 +333,7 @@ fn is_chat(c: &Command) -> bool {
 async fn load_model(store: Option<&Store>, origin: Origin, context: usize) -> Option<Loaded> {
     let Some(store) = store else {
         post_failure(
-            "load",
+            Operation::Load,
             Failure::from("IndexedDB is unavailable".to_string()),
         );
         return None;
@@ -358,7 +361,7 @@ async fn load_model(store: Option<&Store>, origin: Origin, context: usize) -> Op
             Some(l)
         }
         Err(f) => {
-            post_failure("load", f);
+            post_failure(Operation::Load, f);
             None
         }
     }
@@ -380,7 +383,7 @@ async fn list_to(store: Option<&Store>, post: &dyn Fn(Event)) {
                 quota,
             });
         }
-        Err(e) => post(failure("storage", Failure::from(e))),
+        Err(e) => post(failure(Operation::Storage, Failure::from(e))),
     }
 }
 
@@ -388,7 +391,7 @@ async fn list_to(store: Option<&Store>, post: &dyn Fn(Event)) {
 async fn storage(store: Option<&Store>, cmd: Command) {
     let Some(s) = store else {
         post_failure(
-            "storage",
+            Operation::Storage,
             Failure::from("IndexedDB is unavailable".to_string()),
         );
         return;
@@ -399,7 +402,7 @@ async fn storage(store: Option<&Store>, cmd: Command) {
             // In the background: chatting with a loaded model goes on meanwhile.
             if let Some(running) = DOWNLOADING.with_borrow(|d| d.clone()) {
                 post_failure(
-                    "download",
+                    Operation::Download,
                     Failure::from(format!(
                         "{running} is downloading: wait for it or cancel it first"
                     )),
@@ -419,7 +422,7 @@ async fn storage(store: Option<&Store>, cmd: Command) {
                         id: entry.id.clone(),
                         sha256,
                     }),
-                    Err(f) => post(failure("download", f)),
+                    Err(f) => post(failure(Operation::Download, f)),
                 }
                 DOWNLOADING.set(None);
                 list_to(Some(&s), &post).await;
@@ -428,11 +431,11 @@ async fn storage(store: Option<&Store>, cmd: Command) {
         }
         Command::Delete { id } => {
             if let Err(e) = s.delete(&id).await {
-                post_failure("storage", Failure::from(e));
+                post_failure(Operation::Storage, Failure::from(e));
             }
         }
         Command::LoadFile { .. } => post_failure(
-            "load",
+            Operation::Load,
             Failure::from("no file came with the message".to_string()),
         ),
         _ => return,
@@ -489,7 +492,7 @@ async fn chat(
             if let Err(f) =
                 check_memory(&l.card.needs, st.context, &what, "the context is unchanged")
             {
-                post_failure("chat", f);
+                post_failure(Operation::Chat, f);
                 continue;
             }
             let kept = session.into_transcript();
@@ -513,7 +516,7 @@ async fn chat(
             }
             Command::ToolResult { content, settings } => {
                 if let Err(e) = session.add_tool_result(&content) {
-                    post_failure("chat", e.into());
+                    post_failure(Operation::Chat, e.into());
                     continue;
                 }
                 apply(&mut session, &settings);
@@ -562,7 +565,7 @@ async fn chat(
                 sampler,
             } => {
                 if let Err(e) = probe(engine, &messages, max_tokens, sampler) {
-                    post_failure("probe", e.into());
+                    post_failure(Operation::Probe, e.into());
                 }
             }
             Command::Bench {
@@ -570,7 +573,7 @@ async fn chat(
                 gen_tokens,
             } => {
                 if let Err(e) = bench(engine, prompt_tokens, gen_tokens) {
-                    post_failure("probe", e.into());
+                    post_failure(Operation::Probe, e.into());
                 }
             }
             Command::Load { .. } | Command::LoadFile { .. } | Command::Unload => return Some(msg),
@@ -585,7 +588,7 @@ async fn set_threads(current: &mut Threads, count: usize) {
     if count != current.count() {
         match pool::start(count).await {
             Ok(t) => *current = t,
-            Err(f) => post_failure("threads", f),
+            Err(f) => post_failure(Operation::Threads, f),
         }
     }
     post_threads(current);
@@ -673,7 +676,7 @@ async fn turn(
     let mut p = match begun {
         Ok(p) => p,
         Err(e) => {
-            post_failure("chat", e.into());
+            post_failure(Operation::Chat, e.into());
             return false;
         }
     };
@@ -700,7 +703,7 @@ async fn turn(
     // reports; the Done event carries the final one).
     let mut on_text = |text: &str, step: &StepTrace| {
         let ev = token_event(engine, text, step);
-        if matches!(ev, Event::Token { id, .. } if id != u32::MAX) {
+        if matches!(ev, Event::Token { id: Some(_), .. }) {
             first_token_ms.get_or_insert_with(|| perf_now() - t0);
         }
         post(ev);
@@ -773,7 +776,7 @@ fn token_event(engine: &Engine, text: &str, step: &StepTrace) -> Event {
     // `Decoding::finish` flushes held-back text with an empty record (no token).
     let flush = step.top.is_empty() && step.prob == 0.0;
     Event::Token {
-        id: if flush { u32::MAX } else { step.token },
+        id: (!flush).then_some(step.token),
         piece: if flush {
             String::new()
         } else {
