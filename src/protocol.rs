@@ -716,7 +716,7 @@ pub struct ModelCard {
 
 #[cfg(test)]
 mod tests {
-    use super::{BehaviourGate, Command, Event, Reply, Request, Stage};
+    use super::{BehaviourGate, Command, ErrorKind, Event, Operation, Reply, Request, Stage};
 
     /// The id travels beside the command's own fields and tag, and comes back.
     #[test]
@@ -759,6 +759,42 @@ mod tests {
         let ready: Reply = serde_json::from_str(r#"{"type":"ready"}"#).unwrap();
         assert_eq!(ready.re, None);
         assert!(matches!(ready.event, Event::Ready));
+    }
+
+    /// An error names its operation as a word on the wire, and an unknown one is
+    /// refused; a token event without a token carries `null`, not a sentinel id.
+    #[test]
+    fn operations_and_tokenless_events_are_typed_on_the_wire() {
+        let e = Event::Error {
+            during: Operation::Chat,
+            kind: ErrorKind::Storage,
+            message: "m".into(),
+            chunk: None,
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["during"], "chat");
+        assert_eq!(v["kind"], "storage");
+        let mut bad = v.clone();
+        bad["during"] = "somewhere".into();
+        assert!(serde_json::from_value::<Event>(bad).is_err());
+        for op in [
+            Operation::Download,
+            Operation::Load,
+            Operation::Probe,
+            Operation::Conversations,
+        ] {
+            let v = serde_json::to_value(op).unwrap();
+            assert_eq!(v, op.as_str());
+            assert_eq!(serde_json::from_value::<Operation>(v).unwrap(), op);
+        }
+        let flush = serde_json::json!({"type": "token", "id": null, "piece": "", "text": "!",
+            "prob": 0.0, "draw": null, "top": [], "kv_len": 3, "position": 2});
+        let ev: Event = serde_json::from_value(flush).unwrap();
+        assert!(matches!(ev, Event::Token { id: None, ref text, .. } if text == "!"));
+        assert_eq!(
+            serde_json::to_value(&ev).unwrap()["id"],
+            serde_json::Value::Null
+        );
     }
 
     #[test]
