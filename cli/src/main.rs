@@ -209,7 +209,7 @@ enum EvalCmd {
         sample: Option<usize>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        #[arg(long, default_value_t = 256)]
+        #[arg(long, default_value_t = slm_runtime::engine::REPLY_BUDGET)]
         max_tokens: usize,
         #[arg(long)]
         out: Option<PathBuf>,
@@ -242,7 +242,7 @@ const REPLAY_SETS: [&str; 20] = [
 
 #[derive(Args)]
 struct GenArgs {
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = slm_runtime::engine::REPLY_BUDGET)]
     max_tokens: usize,
     /// chat, precise, creative, code, json (greedy) or model (generation_config).
     /// Without a preset: greedy, or, when a sampling flag (--temperature, --top-k,

@@ -589,7 +589,7 @@ impl Settings {
             system: RwSignal::new(String::new()),
             preset: RwSignal::new("chat".into()),
             sampler: RwSignal::new(SamplerConfig::preset("chat").expect("built-in preset")),
-            max_tokens: RwSignal::new(256),
+            max_tokens: RwSignal::new(slm_runtime::engine::REPLY_BUDGET),
             stop_strings: RwSignal::new(String::new()),
             loop_detection: RwSignal::new(true),
             clarify_first: RwSignal::new(true),
