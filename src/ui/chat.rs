@@ -8,20 +8,6 @@ use super::state::{open_in_session, ChatMessage, TurnStats};
 use super::State;
 use crate::protocol::{ChatSettings, Command, ErrorKind, Operation, Role};
 
-/// A turn starts: the transcript as it was is kept (put back if the worker refuses
-/// the turn), and the page's turn views are cleared.
-fn start_turn(state: State, before: Vec<ChatMessage>) {
-    state.chat.before_turn.set(Some(before));
-    state.notices.error.set(None);
-    state.notices.notice.set(None);
-    state.turn.tokens.set(vec![]);
-    state.turn.first_token_at.set(None);
-    state.view.opened_token.set(None);
-    state.turn.last_trace.set(None);
-    state.turn.stats.set(None);
-    state.turn.generating.set(true);
-}
-
 /// A new reply's placeholder, keeping the settings it is generated with.
 fn placeholder(settings: &ChatSettings) -> ChatMessage {
     let mut reply = ChatMessage::new(Role::Assistant, String::new());
@@ -56,7 +42,7 @@ fn send_tool_result(state: State, result: RwSignal<String>) {
         return;
     };
     result.set(String::new());
-    start_turn(state, state.chat.transcript.get_untracked());
+    state.start_turn(state.chat.transcript.get_untracked());
     state.chat.transcript.update(|t| {
         t.push(ChatMessage::new(Role::Tool, content.clone()));
         t.push(placeholder(&settings));
@@ -73,7 +59,7 @@ fn send_message(state: State, text: RwSignal<String>) {
         return;
     };
     text.set(String::new());
-    start_turn(state, state.chat.transcript.get_untracked());
+    state.start_turn(state.chat.transcript.get_untracked());
     state.chat.transcript.update(|t| {
         t.push(ChatMessage::new(Role::User, msg.clone()));
         t.push(placeholder(&settings));
@@ -118,7 +104,7 @@ fn edit_message(state: State, i: usize, text: String) {
         return;
     };
     let before = state.chat.transcript.get_untracked();
-    start_turn(state, before.clone());
+    state.start_turn(before.clone());
     let mut t = before;
     let all = fork(&mut t, i);
     open_in_session(&t);
@@ -142,7 +128,7 @@ fn regenerate_at(state: State, i: usize) {
     if before.get(i).is_none_or(|m| m.role != Role::Assistant) {
         return;
     }
-    start_turn(state, before.clone());
+    state.start_turn(before.clone());
     let mut t = before;
     let all = fork(&mut t, i);
     open_in_session(&t);
@@ -164,7 +150,7 @@ fn continue_reply(state: State) {
     if !before.last().is_some_and(can_continue) {
         return;
     }
-    start_turn(state, before);
+    state.start_turn(before);
     state.chat.transcript.update(|t| {
         if let Some(m) = t.last_mut() {
             m.interrupted = false;

@@ -319,25 +319,13 @@ async fn show_stored(state: State, store: &ChatStore, id: &str) {
 fn show(state: State, c: Conversation) {
     WRITTEN.set(Some((c.head.id.clone(), c.body())));
     remember(OPEN_KEY, &c.head.id);
-    clear_turn_views(state);
+    state.leave_turn();
     c.prefs.apply(state);
     if state.models.card.get_untracked().is_some() {
         open_in_session(&c.messages);
     }
     state.chat.transcript.set(c.messages);
     state.chat.open.set(Some(c.head));
-}
-
-/// The last turn's console, prompt and figures belong to the chat being left.
-fn clear_turn_views(state: State) {
-    state.turn.tokens.set(vec![]);
-    state.turn.prompt.set(None);
-    state.turn.stats.set(None);
-    state.turn.divergence.set(None);
-    state.turn.last_trace.set(None);
-    state.chat.before_turn.set(None);
-    state.view.opened_token.set(None);
-    state.notices.notice.set(None);
 }
 
 /// A new, empty chat with the settings in use.
@@ -352,7 +340,7 @@ fn fresh(state: State) {
     };
     WRITTEN.set(None);
     remember(OPEN_KEY, &head.id);
-    clear_turn_views(state);
+    state.leave_turn();
     state.chat.transcript.set(vec![]);
     state.chat.list.update(|l| l.insert(0, head.clone()));
     state.chat.open.set(Some(head));

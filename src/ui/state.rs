@@ -497,6 +497,14 @@ impl Turn {
         }
     }
 
+    /// The last turn's console, figures and trace go (a turn starts, a chat is left).
+    fn clear(self) {
+        self.tokens.set(vec![]);
+        self.stats.set(None);
+        self.last_trace.set(None);
+        self.first_token_at.set(None);
+    }
+
     /// Nothing runs and no model holds a cache (a lost worker, an unload).
     fn stopped(self) {
         self.generating.set(false);
@@ -680,6 +688,27 @@ impl State {
             notices: Notices::new(),
             view: ViewState::new(),
         }
+    }
+
+    /// A turn starts: the transcript as it was is kept (put back if the worker refuses
+    /// the turn), and the last turn's views and messages go.
+    pub fn start_turn(self, before: Vec<ChatMessage>) {
+        self.chat.before_turn.set(Some(before));
+        self.notices.error.set(None);
+        self.notices.notice.set(None);
+        self.turn.clear();
+        self.view.opened_token.set(None);
+        self.turn.generating.set(true);
+    }
+
+    /// The last turn's console, prompt and figures belong to the chat being left.
+    pub fn leave_turn(self) {
+        self.turn.clear();
+        self.turn.prompt.set(None);
+        self.turn.divergence.set(None);
+        self.chat.before_turn.set(None);
+        self.view.opened_token.set(None);
+        self.notices.notice.set(None);
     }
 
     /// The worker died with what it held: no model is loaded, nothing runs. The
