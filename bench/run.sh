@@ -7,9 +7,8 @@
 #   bench/run.sh [native|browser|all] [--rounds N]
 #
 # Results: bench/results/{native,browser}.{json,md}. Needs the Q4_1 source GGUF in
-# ~/.cache/tinyrustlm/models (scripts/fetch-models.sh), the gguf venv in
-# ~/.cache/tinyrustlm/venv, Chromium at /usr/bin/chromium and the repo's node_modules
-# (Playwright).
+# ~/.cache/tinyrustlm/models (scripts/fetch-models.sh), Chromium at /usr/bin/chromium and
+# the repo's node_modules (Playwright); gguf-py goes into ~/.cache/tinyrustlm/venv.
 set -euo pipefail
 cd "$(dirname "$0")"
 BENCH_DIR="$PWD"
@@ -27,7 +26,11 @@ if [ ! -d node_modules/node-llama-cpp ] || [ ! -d node_modules/@wllama/wllama ];
   npm install --no-audit --no-fund --ignore-scripts
 fi
 
-# 2. Q8_0 and Q4_0 GGUFs from the Q4_1 one
+# 2. Q8_0 and Q4_0 GGUFs from the Q4_1 one, with gguf-py from PyPI in its own venv
+if [ ! -x "$TINYRUSTLM_CACHE/venv/bin/python" ] || ! "$TINYRUSTLM_CACHE/venv/bin/python" -c 'import gguf' 2>/dev/null; then
+  python3 -m venv "$TINYRUSTLM_CACHE/venv"
+  "$TINYRUSTLM_CACHE/venv/bin/pip" install --quiet 'gguf==0.19.0' 'numpy==2.4.6'
+fi
 "$TINYRUSTLM_CACHE/venv/bin/python" make_gguf.py
 
 # 3. slm (native), incremental

@@ -386,6 +386,8 @@ pub struct LoopsRun<'a> {
     pub sample: Option<usize>,
     pub seed: u64,
     pub max_tokens: usize,
+    /// The chat arm's repetition penalty, when not the preset's own.
+    pub repetition_penalty: Option<f32>,
     pub out: Option<&'a Path>,
     pub quiet: bool,
 }
@@ -396,8 +398,17 @@ pub fn loops(eng: &Engine, model: &str, run: &LoopsRun) -> Result<Value> {
     let prompts = sample(read_jsonl(run.set)?, run.sample);
     let mut no_penalty = preset("chat", run.seed)?;
     no_penalty.repetition_penalty = 1.0;
+    let mut chat = preset("chat", run.seed)?;
+    let chat_name = match run.repetition_penalty {
+        Some(p) => {
+            chat.repetition_penalty = p;
+            chat.validate()?;
+            format!("chat preset, repetition penalty {p}")
+        }
+        None => "chat preset".to_string(),
+    };
     let configs = [
-        ("chat preset", preset("chat", run.seed)?),
+        (chat_name.as_str(), chat),
         ("repetition penalty 1.0", no_penalty),
     ];
     let mut results = Vec::new();

@@ -211,6 +211,10 @@ enum EvalCmd {
         seed: u64,
         #[arg(long, default_value_t = slm_runtime::engine::REPLY_BUDGET)]
         max_tokens: usize,
+        /// Try the chat preset with this repetition penalty instead of its own (to
+        /// tune the preset from these numbers; the reference arm stays at 1.0).
+        #[arg(long)]
+        repetition_penalty: Option<f32>,
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -1118,6 +1122,7 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
             sample,
             seed,
             max_tokens,
+            repetition_penalty,
             out,
         } => {
             let eng = Engine::load_file(&model)?;
@@ -1129,6 +1134,7 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
                     sample,
                     seed,
                     max_tokens,
+                    repetition_penalty,
                     out: out.as_deref(),
                     quiet: json_mode,
                 },

@@ -563,6 +563,57 @@ fn token_tiles_match_scalar() {
     }
 }
 
+/// `rows16_tokens` (two groups, 16 rows, of q8_0 or q4_0, the path's `tile_tokens` tokens
+/// at once) gives each row's scalar dot for each token, bit for bit, at both precisions:
+/// the two groups share registers, never sums.
+#[test]
+fn two_group_token_tiles_match_scalar() {
+    let mut rng = Rng(13);
+    let paths: Vec<_> = available()
+        .into_iter()
+        .filter(|k| k.rows16_tokens.is_some())
+        .collect();
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512vnni") {
+        assert!(
+            !paths.is_empty(),
+            "an AVX-512 VNNI machine has a two-group tile kernel"
+        );
+    }
+    for k in paths {
+        let (tile, tokens) = (k.rows16_tokens.unwrap(), k.tile_tokens);
+        for (dtype, bits) in [DType::Q8_0, DType::Q4_0]
+            .into_iter()
+            .flat_map(|d| ACT_BITS.map(|b| (d, b)))
+        {
+            for cols in COLS {
+                let x = tokens_of_magnitudes(&mut rng, tokens, cols);
+                let mut a = Q8Act::default();
+                a.quantize_bits(&x, cols, bits);
+                let rows: Vec<Vec<u8>> =
+                    (0..16).map(|_| weight_row(&mut rng, dtype, cols)).collect();
+                let mut w = rows.concat();
+                slm_runtime::kernels::interleave8(dtype, &mut w, rows[0].len());
+                let xs: Vec<_> = (0..tokens).map(|t| a.row(t)).collect();
+                let mut out = vec![f32::NAN; 16 * tokens];
+                tile(dtype, &w, &xs, &mut out);
+                for t in 0..tokens {
+                    for (r, row) in rows.iter().enumerate() {
+                        let want = (SCALAR.qdot(dtype).unwrap())(row, &a.row(t));
+                        let got = out[16 * t + r];
+                        assert_eq!(
+                            got.to_bits(),
+                            want.to_bits(),
+                            "{} {dtype:?} {bits}-bit {cols} token {t} row {r}: {got} vs scalar {want}",
+                            k.name,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// With one non-zero block, no cross-block accumulation happens, so every path must be
 /// bit-identical to the scalar one: this pins the per-block integer sums exactly, for
 /// the block in each position of the 8-block batches and of the tail.
@@ -779,7 +830,8 @@ fn matvec_and_matmul_agree_across_threads() {
 /// The kernel paths this machine must offer, so that a regressed CPU detection fails
 /// loudly instead of quietly testing (and running) fewer paths: `SLM_EXPECT_KERNELS`
 /// (comma-separated names) when set, else what /proc/cpuinfo's flags imply (avx2 with
-/// fma and f16c; avx512 with avx512f and avx512bw; avxvnni). AMX also needs the OS's
+/// fma and f16c; avx512 with avx512f and avx512bw; avx512vnni with avx512_vnni too;
+/// avxvnni). AMX also needs the OS's
 /// permission, so it is expected only when named.
 #[test]
 fn the_expected_kernel_paths_are_detected() {
@@ -805,6 +857,9 @@ fn the_expected_kernel_paths_are_detected() {
                 w.push("avx2".into());
                 if f("avx512f") && f("avx512bw") {
                     w.push("avx512".into());
+                    if f("avx512_vnni") {
+                        w.push("avx512vnni".into());
+                    }
                 }
                 if f("avx_vnni") {
                     w.push("avxvnni".into());

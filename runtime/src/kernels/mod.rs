@@ -845,6 +845,10 @@ pub struct Kernels {
     pub rows8_tokens: Option<Rows8Tokens>,
     /// Tokens per `rows8_tokens` call (as many as the path's registers hold).
     pub tile_tokens: usize,
+    /// `rows8_tokens` over two consecutive groups (16 rows) of q8_0 or q4_0 at once,
+    /// where a path has it (AVX-512: one zmm per chunk of both groups); token t's 16
+    /// results at out[16t..16t + 16], for `tile_tokens` tokens.
+    pub rows16_tokens: Option<Rows8Tokens>,
     /// The types `rows8` (and `rows8_tokens`) take: q8_0 and q4_0 always, and of the
     /// other `interleaves` types those the path has code for.
     pub rows8_dtypes: &'static [DType],
@@ -898,6 +902,7 @@ pub static SCALAR: Kernels = Kernels {
     rows8: None,
     rows8_tokens: None,
     tile_tokens: 0,
+    rows16_tokens: None,
     rows8_dtypes: &[],
     rows8_spread: false,
     k_tokens: None,

@@ -30,6 +30,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     rows8: Some(rows8),
     rows8_tokens: Some(rows8_tokens),
     tile_tokens: TOKENS,
+    rows16_tokens: None,
     rows8_dtypes: super::ROWS8_ALL,
     rows8_spread: false,
     k_tokens: Some(k_tokens),

@@ -200,29 +200,42 @@ impl Weight {
                     0
                 };
                 let tiled = n.checked_div(per).map_or(0, |q| q * per);
-                res.resize(GROUP * per, 0.0);
-                let group_w = |i: usize| {
+                // Two groups per call where the path has that for this type.
+                let pairs = k
+                    .rows16_tokens
+                    .filter(|_| matches!(self.dtype, DType::Q8_0 | DType::Q4_0));
+                res.resize(2 * GROUP * per, 0.0);
+                // `groups` groups of 8 rows from row i of the band.
+                let group_w = |i: usize, groups: usize| {
                     let r = first + i;
-                    &b[r * self.row_bytes..(r + GROUP) * self.row_bytes]
+                    &b[r * self.row_bytes..(r + GROUP * groups) * self.row_bytes]
                 };
                 // A panel of groups at a time (its weights stay in L2), and within it
                 // a tile of tokens at a time (its activation rows stay in L1): the
                 // activation is read once per panel instead of once per group.
                 let panel = GROUP * PANEL_GROUPS;
                 for p0 in (done..rows).step_by(panel) {
-                    let groups = (p0..(p0 + panel).min(rows)).step_by(GROUP);
+                    let end = (p0 + panel).min(rows);
+                    let groups = (p0..end).step_by(GROUP);
                     for t in (0..tiled).step_by(per.max(1)) {
                         let tile = k.rows8_tokens.expect("tiles only where the kernel exists");
-                        for i in groups.clone() {
-                            tile(self.dtype, group_w(i), &xs[t..t + per], &mut res);
-                            for (j, o) in res.chunks_exact(GROUP).enumerate() {
-                                out.span(t + j, i, GROUP).copy_from_slice(o);
+                        let mut i = p0;
+                        while i < end {
+                            let (f, n_groups) = match pairs {
+                                Some(f) if i + 2 * GROUP <= end => (f, 2),
+                                _ => (tile, 1),
+                            };
+                            let res = &mut res[..n_groups * GROUP * per];
+                            f(self.dtype, group_w(i, n_groups), &xs[t..t + per], res);
+                            for (j, o) in res.chunks_exact(n_groups * GROUP).enumerate() {
+                                out.span(t + j, i, n_groups * GROUP).copy_from_slice(o);
                             }
+                            i += n_groups * GROUP;
                         }
                     }
                     for (t, x) in xs.iter().enumerate().skip(tiled) {
                         for i in groups.clone() {
-                            rows8(self.dtype, group_w(i), x, out.span(t, i, GROUP));
+                            rows8(self.dtype, group_w(i, 1), x, out.span(t, i, GROUP));
                         }
                     }
                 }

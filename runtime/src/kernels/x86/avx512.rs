@@ -105,6 +105,114 @@ unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out
     }
 }
 
+/// Tokens per `rows16_tokens` call: 8 sums, the chunk's weights and a broadcast
+/// value pair stay in registers (AVX-512 has 32).
+pub const TILE_TOKENS: usize = 8;
+
+/// `avx2::rows8_tokens_with` for two consecutive `interleave8` groups (16 rows) at
+/// once, q8_0 and q4_0: chunk c of both groups is one zmm of i16 weights (group 0's
+/// 8 rows × 2 weights in i32 lanes 0..8, group 1's in 8..16), so a single broadcast
+/// value pair multiplies 16 rows with one `vpdpwssd`, twice the work of AVX2's per
+/// instruction, and the widening is shared by the tile's tokens. Without AMX this is
+/// prefill's product (the rows × tokens tile of issue 17). Per row and token the
+/// block sums are the same exact integers, and each lane does what `rows8_add_block`
+/// and `rows8_finish` do to one lane of a ymm (the same f32 multiplies and adds, no
+/// FMA, in the same order): the scalar dot's bits. Token t's 16 results go to
+/// out[16t..16t + 16].
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512bw`, `avx512vnni`, `avx2`, `fma`, `f16c` (the
+/// `#[target_feature]` above): the kernel tables that hold this, and its callers, are
+/// chosen only after detecting them.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma,f16c")]
+pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        use super::super::GROUP;
+        const T: usize = TILE_TOKENS;
+        assert!(matches!(dtype, DType::Q8_0 | DType::Q4_0));
+        assert!(x.len() == T && out.len() == 2 * GROUP * T);
+        // Two groups: rows8_shape checks w's length against 16 outputs.
+        let super::super::Rows8Shape {
+            bs,
+            bias,
+            nb,
+            group,
+            nibbles,
+            at,
+            ..
+        } = super::super::rows8_shape(dtype, w, &x[0], &out[..2 * GROUP]);
+        for x in &x[1..] {
+            // The other tokens' rows are as long and as aligned (rows8_shape checked
+            // the first).
+            assert!(x.d.len() == nb && x.v.len() >= 32 * nb && x.s.len() >= nb);
+            assert!((x.v.as_ptr() as usize).is_multiple_of(4));
+        }
+        let (g0, g1) = (w.as_ptr(), w.as_ptr().add(group));
+        let xv: [*const f32; T] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
+        let (nib, z) = (_mm512_set1_epi16(0x0f), _mm512_setzero_si512());
+        // [token][block b % 8]: lanes 0..8 group 0's rows, 8..16 group 1's.
+        let mut acc = [[_mm512_setzero_ps(); 8]; T];
+        for (b, k) in (0..nb).zip((0..8).cycle()) {
+            let (p0, p1) = (g0.add(b * GROUP * bs), g1.add(b * GROUP * bs));
+            // 16 bytes at `off` of block b in group 0, then in group 1.
+            let both = |off: usize| {
+                _mm256_inserti128_si256::<1>(
+                    _mm256_castsi128_si256(_mm_loadu_si128(p0.add(off) as *const __m128i)),
+                    _mm_loadu_si128(p1.add(off) as *const __m128i),
+                )
+            };
+            // Values 2k and 2k + 1 of token t's block b as one 32-bit lane, broadcast
+            // from memory (a load, no shuffle).
+            let pair = |t: usize, k: usize| {
+                _mm512_castps_si512(_mm512_broadcastss_ps(_mm_load_ss(xv[t].add(16 * b + k))))
+            };
+            let mut sum = [z; T];
+            if !nibbles {
+                for c in 0..16 {
+                    let wc = _mm512_cvtepi8_epi16(both(at + 16 * c));
+                    for (t, s) in sum.iter_mut().enumerate() {
+                        *s = _mm512_dpwssd_epi32(*s, wc, pair(t, c));
+                    }
+                }
+            } else {
+                // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones 2c + 16,
+                // 2c + 17 (q4_0's byte j holds weights j and j + 16).
+                for c in 0..8 {
+                    let q = _mm512_cvtepu8_epi16(both(at + 16 * c));
+                    let (lo, hi) = (_mm512_and_si512(q, nib), _mm512_srli_epi16::<4>(q));
+                    for (t, s) in sum.iter_mut().enumerate() {
+                        *s = _mm512_dpwssd_epi32(*s, lo, pair(t, c));
+                        *s = _mm512_dpwssd_epi32(*s, hi, pair(t, c + 8));
+                    }
+                }
+            }
+            // rows8_add_block, 16 lanes: q4_0's offset off, then isum · (d_w · d_x).
+            let dw = _mm512_cvtph_ps(both(0));
+            for (t, &s) in sum.iter().enumerate() {
+                let isum = if bias != 0 {
+                    _mm512_sub_epi32(s, _mm512_set1_epi32(bias * x[t].s[b]))
+                } else {
+                    s
+                };
+                let scale = _mm512_mul_ps(dw, _mm512_set1_ps(x[t].d[b]));
+                acc[t][k] =
+                    _mm512_add_ps(acc[t][k], _mm512_mul_ps(_mm512_cvtepi32_ps(isum), scale));
+            }
+        }
+        // rows8_finish's tree, lane by lane.
+        for (a, o) in acc.iter().zip(out.chunks_exact_mut(2 * GROUP)) {
+            let sum = _mm512_add_ps(
+                _mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[1], a[5])),
+                _mm512_add_ps(_mm512_add_ps(a[2], a[6]), _mm512_add_ps(a[3], a[7])),
+            );
+            _mm512_storeu_ps(o.as_mut_ptr(), sum);
+        }
+    }
+}
+
 /// `avx2::weighted_sum_f32` with 16 outputs per register: each output still adds
 /// its rows one by one in order, so the bits are the same, for half the adds and
 /// multiplies.
