@@ -529,34 +529,51 @@ fn token_tiles_match_scalar() {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     assert!(!paths.is_empty(), "simd128 has a token-tile kernel");
     for k in paths {
-        let (tile, tokens) = (k.rows8_tokens.unwrap(), k.tile_tokens);
-        assert!(tokens > 0, "{}: a tile kernel takes tokens", k.name);
-        for (dtype, bits) in qdtypes()
-            .filter(|&d| k.interleaves(d))
-            .flat_map(|d| ACT_BITS.map(|b| (d, b)))
-        {
-            for cols in COLS {
-                let x = tokens_of_magnitudes(&mut rng, tokens, cols);
-                let mut a = Q8Act::default();
-                a.quantize_bits(&x, cols, bits);
-                let rows: Vec<Vec<u8>> =
-                    (0..8).map(|_| weight_row(&mut rng, dtype, cols)).collect();
-                let mut w = rows.concat();
-                slm_runtime::kernels::interleave8(dtype, &mut w, rows[0].len());
-                let xs: Vec<_> = (0..tokens).map(|t| a.row(t)).collect();
-                let mut out = vec![f32::NAN; 8 * tokens];
-                tile(dtype, &w, &xs, &mut out);
-                for t in 0..tokens {
-                    for (r, row) in rows.iter().enumerate() {
-                        let want = (SCALAR.qdot(dtype).unwrap())(row, &a.row(t));
-                        let got = out[8 * t + r];
-                        assert_eq!(
-                            got.to_bits(),
-                            want.to_bits(),
-                            "{} {dtype:?} {bits}-bit {cols} token {t} row {r}: {got} vs scalar {want}",
-                            k.name,
-                        );
-                    }
+        assert!(k.tile_tokens > 0, "{}: a tile kernel takes tokens", k.name);
+        let dtypes: Vec<DType> = qdtypes().filter(|&d| k.interleaves(d)).collect();
+        tiles_match_scalar(
+            &mut rng,
+            k.name,
+            k.rows8_tokens.unwrap(),
+            k.tile_tokens,
+            1,
+            &dtypes,
+        );
+    }
+}
+
+/// A tile kernel over `groups` interleaved groups of 8 rows and `tokens` tokens gives
+/// each row's scalar dot for each token bit for bit, at both activation precisions;
+/// token t's results at out[8·groups·t..].
+fn tiles_match_scalar(
+    rng: &mut Rng,
+    name: &str,
+    tile: slm_runtime::kernels::Rows8Tokens,
+    tokens: usize,
+    groups: usize,
+    dtypes: &[DType],
+) {
+    let rows_n = 8 * groups;
+    for (dtype, bits) in dtypes.iter().flat_map(|&d| ACT_BITS.map(|b| (d, b))) {
+        for cols in COLS {
+            let x = tokens_of_magnitudes(rng, tokens, cols);
+            let mut a = Q8Act::default();
+            a.quantize_bits(&x, cols, bits);
+            let rows: Vec<Vec<u8>> = (0..rows_n).map(|_| weight_row(rng, dtype, cols)).collect();
+            let mut w = rows.concat();
+            slm_runtime::kernels::interleave8(dtype, &mut w, rows[0].len());
+            let xs: Vec<_> = (0..tokens).map(|t| a.row(t)).collect();
+            let mut out = vec![f32::NAN; rows_n * tokens];
+            tile(dtype, &w, &xs, &mut out);
+            for t in 0..tokens {
+                for (r, row) in rows.iter().enumerate() {
+                    let want = (SCALAR.qdot(dtype).unwrap())(row, &a.row(t));
+                    let got = out[rows_n * t + r];
+                    assert_eq!(
+                        got.to_bits(),
+                        want.to_bits(),
+                        "{name} {dtype:?} {bits}-bit {cols} token {t} row {r}: {got} vs scalar {want}",
+                    );
                 }
             }
         }
@@ -581,36 +598,9 @@ fn two_group_token_tiles_match_scalar() {
         );
     }
     for k in paths {
-        let (tile, tokens) = (k.rows16_tokens.unwrap(), k.tile_tokens);
-        for (dtype, bits) in [DType::Q8_0, DType::Q4_0]
-            .into_iter()
-            .flat_map(|d| ACT_BITS.map(|b| (d, b)))
-        {
-            for cols in COLS {
-                let x = tokens_of_magnitudes(&mut rng, tokens, cols);
-                let mut a = Q8Act::default();
-                a.quantize_bits(&x, cols, bits);
-                let rows: Vec<Vec<u8>> =
-                    (0..16).map(|_| weight_row(&mut rng, dtype, cols)).collect();
-                let mut w = rows.concat();
-                slm_runtime::kernels::interleave8(dtype, &mut w, rows[0].len());
-                let xs: Vec<_> = (0..tokens).map(|t| a.row(t)).collect();
-                let mut out = vec![f32::NAN; 16 * tokens];
-                tile(dtype, &w, &xs, &mut out);
-                for t in 0..tokens {
-                    for (r, row) in rows.iter().enumerate() {
-                        let want = (SCALAR.qdot(dtype).unwrap())(row, &a.row(t));
-                        let got = out[16 * t + r];
-                        assert_eq!(
-                            got.to_bits(),
-                            want.to_bits(),
-                            "{} {dtype:?} {bits}-bit {cols} token {t} row {r}: {got} vs scalar {want}",
-                            k.name,
-                        );
-                    }
-                }
-            }
-        }
+        let tile = k.rows16_tokens.unwrap();
+        let dtypes = [DType::Q8_0, DType::Q4_0];
+        tiles_match_scalar(&mut rng, k.name, tile, k.tile_tokens, 2, &dtypes);
     }
 }
 

@@ -22,7 +22,7 @@
 //! same integer sums added in the same order.
 //!
 //! `SLM_ACT_BITS=8` quantizes activations to 8 bits, as llama.cpp does (`act_bits`).
-//! `SLM_KERNEL=scalar|avx2|avxvnni|amx|avx512|simd128` forces a path (for benchmarks and bisecting);
+//! `SLM_KERNEL=scalar|avx2|avxvnni|avx512vnni|amx|avx512|simd128` forces a path (for benchmarks and bisecting);
 //! a name this machine does not run is an error (`requested`), never a silent fallback.
 
 #[cfg(target_arch = "x86_64")]
@@ -602,6 +602,19 @@ pub(crate) fn rows8_shape(dtype: DType, w: &[u8], x: &Q8Row, out: &[f32]) -> Row
         at,
         offsets,
         fifth,
+    }
+}
+
+/// The checks a token tile kernel makes on its tokens after the first (which
+/// `rows8_shape` checked): every row as long, and its values 4-byte aligned.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+pub(crate) fn check_tile_tokens(x: &[Q8Row], nb: usize) {
+    for x in x.iter().skip(1) {
+        assert!(x.d.len() == nb && x.v.len() >= QK * nb && x.s.len() >= nb);
+        assert!((x.v.as_ptr() as usize).is_multiple_of(4));
     }
 }
 

@@ -745,9 +745,7 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
         fifth,
     } = super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
     assert_eq!(w.len(), group);
-    for x in &x[1..] {
-        assert!(x.d.len() == nb && x.v.len() >= 32 * nb && x.s.len() >= nb);
-    }
+    super::check_tile_tokens(x, nb);
     // [token][block b % 8][rows 0..4, rows 4..8]
     let mut acc = [[[f32x4_splat(0.0); 2]; 8]; TOKENS];
     let mut accm = [[[f32x4_splat(0.0); 2]; 8]; TOKENS];

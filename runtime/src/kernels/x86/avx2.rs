@@ -468,12 +468,7 @@ pub(super) unsafe fn rows8_tokens_with<const T: usize>(
             fifth,
             ..
         } = super::super::rows8_shape(dtype, w, &x[0], &out[..GROUP]);
-        for x in &x[1..] {
-            // The other tokens' rows are as long and as aligned (rows8_shape checked
-            // the first).
-            assert!(x.d.len() == nb && x.v.len() >= 32 * nb && x.s.len() >= nb);
-            assert!((x.v.as_ptr() as usize).is_multiple_of(4));
-        }
+        super::super::check_tile_tokens(x, nb);
         let xv: [*const f32; T] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
         let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
         let mut acc = [[_mm256_setzero_ps(); 8]; T];

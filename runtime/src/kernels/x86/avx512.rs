@@ -144,12 +144,7 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
             at,
             ..
         } = super::super::rows8_shape(dtype, w, &x[0], &out[..2 * GROUP]);
-        for x in &x[1..] {
-            // The other tokens' rows are as long and as aligned (rows8_shape checked
-            // the first).
-            assert!(x.d.len() == nb && x.v.len() >= 32 * nb && x.s.len() >= nb);
-            assert!((x.v.as_ptr() as usize).is_multiple_of(4));
-        }
+        super::super::check_tile_tokens(x, nb);
         let (g0, g1) = (w.as_ptr(), w.as_ptr().add(group));
         let xv: [*const f32; T] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
         let (nib, z) = (_mm512_set1_epi16(0x0f), _mm512_setzero_si512());
