@@ -599,8 +599,8 @@ fn two_group_token_tiles_match_scalar() {
     }
     for k in paths {
         let tile = k.rows16_tokens.unwrap();
-        let dtypes = [DType::Q8_0, DType::Q4_0];
-        tiles_match_scalar(&mut rng, k.name, tile, k.tile_tokens, 2, &dtypes);
+        let dtypes = slm_runtime::kernels::WIDE_DTYPES;
+        tiles_match_scalar(&mut rng, k.name, tile, k.tile_tokens, 2, dtypes);
     }
 }
 
@@ -821,8 +821,7 @@ fn matvec_and_matmul_agree_across_threads() {
 /// loudly instead of quietly testing (and running) fewer paths: `SLM_EXPECT_KERNELS`
 /// (comma-separated names) when set, else what /proc/cpuinfo's flags imply (avx2 with
 /// fma and f16c; avx512 with avx512f and avx512bw; avx512vnni with avx512_vnni too;
-/// avxvnni). AMX also needs the OS's
-/// permission, so it is expected only when named.
+/// avxvnni). AMX also needs the OS's permission, so it is expected only when named.
 #[test]
 fn the_expected_kernel_paths_are_detected() {
     let have: Vec<&str> = slm_runtime::kernels::available()

@@ -201,9 +201,7 @@ impl Weight {
                 };
                 let tiled = n.checked_div(per).map_or(0, |q| q * per);
                 // Two groups per call where the path has that for this type.
-                let pairs = k
-                    .rows16_tokens
-                    .filter(|_| matches!(self.dtype, DType::Q8_0 | DType::Q4_0));
+                let pairs = k.rows16_for(self.dtype);
                 res.resize(2 * GROUP * per, 0.0);
                 // `groups` groups of 8 rows from row i of the band.
                 let group_w = |i: usize, groups: usize| {

@@ -27,7 +27,7 @@ pub unsafe fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
     // is all that the operations below rely on.
     unsafe {
         // q4_1 is not interleaved for this path (`Kernels::rows8_q4_1`).
-        assert!(matches!(dtype, DType::Q8_0 | DType::Q4_0));
+        assert!(super::super::WIDE_DTYPES.contains(&dtype));
         if x.spread.len() >= x.d.len() * super::super::SPREAD_PER_BLOCK {
             rows8_pairs::<true>(dtype, w, x, out)
         } else {
@@ -132,7 +132,7 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
     unsafe {
         use super::super::GROUP;
         const T: usize = TILE_TOKENS;
-        assert!(matches!(dtype, DType::Q8_0 | DType::Q4_0));
+        assert!(super::super::WIDE_DTYPES.contains(&dtype));
         assert!(x.len() == T && out.len() == 2 * GROUP * T);
         // Two groups: rows8_shape checks w's length against 16 outputs.
         let super::super::Rows8Shape {

@@ -110,8 +110,8 @@ static AMX: Kernels = Kernels {
     weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
     rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
-    // avx512::rows8 takes q8_0 and q4_0 only.
-    rows8_dtypes: &[DType::Q8_0, DType::Q4_0],
+    // avx512::rows8 takes these only.
+    rows8_dtypes: super::WIDE_DTYPES,
     rows8_spread: true,
     gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
         super::amx::gemm(d, w, il, rows, cols, x, y)
@@ -126,8 +126,8 @@ static AMX: Kernels = Kernels {
 static AVX512_VNNI: Kernels = Kernels {
     name: "avx512vnni",
     rows8: Some(|d, w, x, out| unsafe {
-        // avx512::rows8 takes q8_0 and q4_0; AVX2's the other interleaved types.
-        if matches!(d, DType::Q8_0 | DType::Q4_0) {
+        // avx512::rows8 takes WIDE_DTYPES; AVX2's the other interleaved types.
+        if super::WIDE_DTYPES.contains(&d) {
             avx512::rows8(d, w, x, out)
         } else {
             avx2::rows8(d, w, x, out)
