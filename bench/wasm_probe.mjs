@@ -1,6 +1,7 @@
 // Times the browser's kernels in V8 (node), from outside the wasm module
 // (runtime/examples/wasm_probe.rs), to find where the page's decode time goes:
 //   node bench/wasm_probe.mjs path/to/wasm_probe.wasm [model.slm]
+// READ_AHEAD=0 runs without the kernels' read-ahead (`kernels::set_read_ahead`).
 // With a model: the tok/s of 64 decode steps (run under `node --cpu-prof` to see where
 // they go).
 // Prints GB/s of weight bytes for q8_0 / q4_0 matvecs (streamed from memory, and
@@ -16,6 +17,8 @@ for (const i of WebAssembly.Module.imports(mod)) {
   imports[i.module][i.name] = () => { throw new Error(`import ${i.module}.${i.name} called`); };
 }
 const e = new WebAssembly.Instance(mod, imports).exports;
+// READ_AHEAD=0 turns the kernels' read-ahead off (the page chooses by measuring).
+if (process.env.READ_AHEAD === '0') e.read_ahead(0);
 // Best ms per call over `rounds` rounds of `k` calls (a single short call is below the
 // clock's resolution).
 const best = (f, k, rounds = 5) => {

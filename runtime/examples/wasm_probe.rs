@@ -33,6 +33,12 @@ thread_local! {
     static S: RefCell<State> = RefCell::new(State::default());
 }
 
+/// Turns the kernels' read-ahead on (1) or off (0) (`kernels::set_read_ahead`).
+#[no_mangle]
+pub extern "C" fn read_ahead(on: u32) {
+    kernels::set_read_ahead(on != 0);
+}
+
 #[no_mangle]
 pub extern "C" fn setup(dtype: u32, rows: usize, cols: usize, copies: usize) {
     S.with(|s| {

@@ -232,6 +232,10 @@ pub struct ExecutionFacts {
     /// The kernel path products run on (`scalar`, `avx2`, `avx512`, `amx`, `simd128`).
     pub kernels: String,
     pub threads: usize,
+    /// The kernels' read-ahead of their weight streams, where the host measured it at
+    /// load (`Model::tune_read_ahead`; wasm only).
+    #[serde(default)]
+    pub read_ahead: Option<crate::model::ReadAheadTuning>,
 }
 
 impl ExecutionFacts {
@@ -283,6 +287,7 @@ impl ExecutionFacts {
             ),
             kernels: crate::kernels::active().name.to_string(),
             threads,
+            read_ahead: None,
         }
     }
 }

@@ -387,6 +387,36 @@ fn warm_up_runs_every_kernel_and_leaves_nothing_behind() {
     assert_eq!(eng.greedy(&ids, 6).unwrap().ids, before);
 }
 
+/// The page's read-ahead measurement (`Model::tune_read_ahead`) runs its decode steps
+/// on buffers of its own, times both ways with the clock it is given, keeps the
+/// faster (on within 2%), and leaves the next generation as it was. Natively there is
+/// nothing to choose: `tune_read_ahead` is None, and the measurement itself is run.
+#[test]
+fn read_ahead_is_measured_both_ways_and_changes_no_result() {
+    use slm_runtime::kernels::{read_ahead, set_read_ahead};
+    let eng = engine();
+    let ids = prompt(&eng, "Name a colour.");
+    let before = eng.greedy(&ids, 6).unwrap().ids;
+    // A clock that reads 10 ms per call with read-ahead on and 1 ms off: it must choose
+    // off; and 1 ms either way: on.
+    for (on_ms, want_on) in [(10.0, false), (1.0, true)] {
+        let t = std::cell::Cell::new(0.0);
+        let clock = || {
+            t.set(t.get() + if read_ahead() { on_ms } else { 1.0 });
+            t.get()
+        };
+        let r = eng.model.measure_read_ahead(&clock).unwrap();
+        assert_eq!((r.on, read_ahead()), (want_on, want_on), "{r:?}");
+        assert_eq!((r.ms_on, r.ms_off), (on_ms, 1.0));
+    }
+    assert_eq!(
+        eng.model.tune_read_ahead(&|| 0.0).unwrap().is_some(),
+        slm_runtime::kernels::HAS_READ_AHEAD
+    );
+    assert_eq!(eng.greedy(&ids, 6).unwrap().ids, before);
+    set_read_ahead(true);
+}
+
 /// A long chat in a small context, under each overflow policy: `Stop` refuses with
 /// the numbers; `DropOldest` leaves out the oldest whole turns and keeps the system
 /// message; `TruncateMiddle` keeps the first exchange too. The transcript keeps every

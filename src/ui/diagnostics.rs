@@ -173,6 +173,9 @@ fn ExecutionFacts(facts: slm_runtime::facts::ExecutionFacts) -> impl IntoView {
                     let n = state.worker.threads.get().map_or(x.threads, |t| t.count);
                     format!("{} on {n} thread{}", x.kernels, if n == 1 { "" } else { "s" })
                 }}</dd>
+                {x.read_ahead.map(|r| view! {
+                    <dt>"Read-ahead"</dt><dd data-testid="read-ahead">{r.describe()}</dd>
+                })}
             </dl>
         </details>
     }

@@ -183,7 +183,9 @@ pub async fn load(
     // One-time costs paid here rather than in the first reply (see each warm_up).
     engine.text.warm_up(super::now_unix());
     engine.model.warm_up()?;
-    let card = card(&id, &name, &engine, file_sha, now() - t0, context);
+    let tuning = engine.model.tune_read_ahead(&now)?;
+    let mut card = card(&id, &name, &engine, file_sha, now() - t0, context);
+    card.execution.read_ahead = tuning;
     Ok(Loaded {
         engine,
         card,

@@ -511,9 +511,34 @@ pub fn is_k_quant(dtype: DType) -> bool {
     matches!(dtype, DType::Q4K | DType::Q5K | DType::Q6K)
 }
 
+/// Whether this build's kernels read ahead of their streams at all: the wasm ones,
+/// which have no prefetch instruction (`wasm::touch_ahead`). Native paths leave it to
+/// the CPU.
+pub const HAS_READ_AHEAD: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
+
+static READ_AHEAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Whether the wasm kernels read ahead (on until `set_read_ahead(false)`). What pays
+/// depends on the CPU, not on the code: on Sapphire Rapids, whose prefetcher stops at
+/// every 4 KiB page, reading ahead took q8_0's weight stream in V8 from 3.7 to 5.6
+/// GB/s; on AMD Zen 5 it cost SmolLM2's decode 12% (99 against 113 tok/s), since a
+/// read that misses holds its place in the reorder buffer until its line arrives.
+/// So a page measures both at load (`Model::tune_read_ahead`).
+#[inline(always)]
+pub fn read_ahead() -> bool {
+    READ_AHEAD.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Turn read-ahead on or off for every stream from now on (all threads). Results do
+/// not change: a read-ahead only reads.
+pub fn set_read_ahead(on: bool) {
+    READ_AHEAD.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Reads ahead of a weight stream where the path has no prefetch of its own (wasm:
-/// `wasm::touch_ahead`); elsewhere nothing. `w` is the whole matrix (or the part a
-/// thread streams), `[from, from + len)` the bytes about to be read.
+/// `wasm::touch_ahead`, while `read_ahead()`); elsewhere nothing. `w` is the whole
+/// matrix (or the part a thread streams), `[from, from + len)` the bytes about to be
+/// read.
 #[inline(always)]
 pub fn touch_ahead(w: &[u8], from: usize, len: usize) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]

@@ -25,7 +25,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     dot_q4_k,
     dot_q5_k,
     dot_q6_k,
-    quantize: super::scalar::quantize,
+    quantize,
     gemm: None,
     rows8: Some(rows8),
     rows8_tokens: Some(rows8_tokens),
@@ -102,17 +102,41 @@ pub fn f16_to_f32_simd(h: u16) -> f32 {
 }
 
 /// How far ahead of the bytes in use `touch_ahead` reads.
-const TOUCH_DISTANCE: usize = 8192;
+const TOUCH_DISTANCE: usize = 32 * 1024;
 
-/// Reads one byte of each line `TOUCH_DISTANCE` past `[from, from + len)` of `w` (those
-/// inside it), so that decode's weight stream has many lines in flight. wasm has no
-/// prefetch instruction, and the hardware prefetcher alone stops at every 4 KiB page
-/// (V8's memory is not on huge pages): without this a decode step streamed its weights
-/// at about half the speed the kernels take them from cache. A load whose value is
-/// dropped does not stall the kernel: the out-of-order core runs on past it.
+/// Where `super::read_ahead()`: reads the first byte of the 4 KiB page that the bytes
+/// `TOUCH_DISTANCE` past `[from, from + len)` of `w` run into, if they cross into one,
+/// so that a decode step's weight stream has a line in flight in each page ahead.
+/// wasm has no prefetch instruction, and on some CPUs (Sapphire Rapids) the hardware
+/// prefetcher stops at every 4 KiB page (V8's memory is not on huge pages): there a
+/// decode step streamed its weights at about half the speed the kernels take them
+/// from cache. One line per page read as fast as every line there, and costs far less
+/// where the prefetcher crosses pages itself (AMD Zen 5: every line cost 40% of q8_0's
+/// stream, one per page 8%; `tune_read_ahead` turns even that off where it does not
+/// pay). A load whose value is dropped does not stall the kernel's arithmetic.
 #[inline(always)]
 pub(super) fn touch_ahead(w: &[u8], from: usize, len: usize) {
-    touch_lines(w, from.saturating_add(TOUCH_DISTANCE), len);
+    if super::read_ahead() {
+        touch_page(w, from.saturating_add(TOUCH_DISTANCE), len);
+    }
+}
+
+/// The first byte of the 4 KiB page `[start, start + len)` of `w` runs into, read if
+/// it crosses into one inside `w`.
+#[inline(always)]
+fn touch_page(w: &[u8], start: usize, len: usize) {
+    const PAGE: usize = 4096;
+    // wasm memory starts on a page, so offsets and addresses share their pages.
+    let base = w.as_ptr() as usize;
+    let first = base.saturating_add(start);
+    let last = first.saturating_add(len);
+    if first / PAGE != last / PAGE {
+        let page = last / PAGE * PAGE;
+        if page < base + w.len() {
+            // Safety: base ≤ first < page < base + w.len(): inside `w`.
+            unsafe { core::ptr::read_volatile(page as *const u8) };
+        }
+    }
 }
 
 /// One byte of each line of `[start, start + len)` read (the part inside `w`).
@@ -132,9 +156,13 @@ fn touch_lines(w: &[u8], start: usize, len: usize) {
 /// whole cache every token).
 const KV_TOUCH: usize = 4096;
 
-/// `touch_ahead` over a KV cache's floats: `[from, from + len)` are elements.
+/// Every line of `[from, from + len)` of a KV cache's floats (elements) read `KV_TOUCH`
+/// bytes ahead, where `super::read_ahead()`.
 #[inline(always)]
 fn touch_kv(v: &[f32], from: usize, len: usize) {
+    if !super::read_ahead() {
+        return;
+    }
     // Safety: the same memory viewed as bytes (any bit pattern is a u8, alignment 1).
     let b = unsafe { core::slice::from_raw_parts(v.as_ptr() as *const u8, 4 * v.len()) };
     let start = from.saturating_mul(4).saturating_add(KV_TOUCH);
@@ -650,9 +678,10 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
             };
             if !nibbled {
                 let q: &[u8; 16 * 16] = blk[at..at + 256].try_into().expect("16 chunks");
-                for c in 0..16 {
-                    add(load_i8_wide(q, 16 * c), pair(c));
-                }
+                // Unrolled by hand: as a loop, LLVM unrolled it by four with an exit
+                // test and address arithmetic after every chunk, 12 instructions in
+                // V8 where the chunk's own work is 7.
+                unroll16(|c| add(load_i8_wide(q, 16 * c), pair(c)));
             } else if let Some(f) = fifth {
                 let q: &[u8; 16 * 8] = blk[at..at + 128].try_into().expect("8 chunks");
                 q5_chunks(q, &fifth_bytes(blk, f), |c, [lo_nib, hi_nib]| {
@@ -684,6 +713,28 @@ fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
         }
         store_rows(&acc, offsets.then_some(&accm), o);
     }
+}
+
+/// `f(0)`, `f(1)`, …, `f(15)`, written out: each call's index is a constant, so that
+/// its offsets fold into the loads' addresses.
+#[inline(always)]
+fn unroll16(mut f: impl FnMut(usize)) {
+    f(0);
+    f(1);
+    f(2);
+    f(3);
+    f(4);
+    f(5);
+    f(6);
+    f(7);
+    f(8);
+    f(9);
+    f(10);
+    f(11);
+    f(12);
+    f(13);
+    f(14);
+    f(15);
 }
 
 /// q4_1's offset term of block b for 8 rows, Σx · (m · d_x), into its lanes, with the
@@ -875,26 +926,128 @@ fn dots_f32(a: &[f32], b: &[f32], stride: usize, out: &mut [f32]) {
     }
 }
 
+/// Outputs per pass of `weighted_sum_f32`: 8 vectors held in registers over all the
+/// rows (V8 has 16 xmm registers; the row values and the weight take three more).
+const SUM_WIDTH: usize = 32;
+
 /// `scalar::weighted_sum_f32` four outputs per vector: each output adds its rows one
-/// by one in order (a multiply, then an add), so the bits are the same; the rows ahead
-/// are read early (`touch_kv`).
+/// by one in order (a multiply, then an add), so the bits are the same. The outputs
+/// are summed `SUM_WIDTH` at a time in registers across all the rows (a load and a
+/// store of each output per row were most of attention's time in V8); the rows ahead
+/// are read early (`touch_kv`) on the first pass.
 fn weighted_sum_f32(w: &[f32], v: &[f32], stride: usize, out: &mut [f32]) {
     let n = out.len();
+    let wide = n / SUM_WIDTH * SUM_WIDTH;
     let n4 = n / 4 * 4;
-    out.fill(0.0);
-    for (p, &wp) in w.iter().enumerate() {
-        let row = &v[p * stride..p * stride + n];
-        touch_kv(v, p * stride, stride);
-        let wv = f32x4_splat(wp);
-        for i in (0..n4).step_by(4) {
-            let o = load4(out, i);
-            let r = f32x4_add(o, f32x4_mul(wv, load4(row, i)));
-            // Safety: out holds i + 4 floats (i < n4); stores are unaligned-safe.
-            unsafe { v128_store(out.as_mut_ptr().add(i) as *mut v128, r) };
+    assert!(w.is_empty() || (w.len() - 1) * stride + n <= v.len());
+    for c in (0..wide).step_by(SUM_WIDTH) {
+        let mut acc = [f32x4_splat(0.0); SUM_WIDTH / 4];
+        for (p, &wp) in w.iter().enumerate() {
+            if c == 0 {
+                touch_kv(v, p * stride, stride);
+            }
+            let wv = f32x4_splat(wp);
+            let at = p * stride + c;
+            for (k, a) in acc.iter_mut().enumerate() {
+                // Safety: at + 4k + 4 ≤ p·stride + n ≤ v.len() (asserted above).
+                let r = unsafe { v128_load(v.as_ptr().add(at + 4 * k) as *const v128) };
+                *a = f32x4_add(*a, f32x4_mul(wv, r));
+            }
         }
-        for i in n4..n {
-            out[i] += wp * row[i];
+        for (k, a) in acc.iter().enumerate() {
+            // Safety: out holds c + SUM_WIDTH floats (c < wide); stores are unaligned-safe.
+            unsafe { v128_store(out.as_mut_ptr().add(c + 4 * k) as *mut v128, *a) };
         }
+    }
+    for i in (wide..n4).step_by(4) {
+        let mut a = f32x4_splat(0.0);
+        for (p, &wp) in w.iter().enumerate() {
+            a = f32x4_add(a, f32x4_mul(f32x4_splat(wp), load4(v, p * stride + i)));
+        }
+        // Safety: out holds i + 4 floats (i < n4); stores are unaligned-safe.
+        unsafe { v128_store(out.as_mut_ptr().add(i) as *mut v128, a) };
+    }
+    for (i, o) in out.iter_mut().enumerate().skip(n4) {
+        *o = 0.0;
+        for (p, &wp) in w.iter().enumerate() {
+            *o += wp * v[p * stride + i];
+        }
+    }
+}
+
+/// The activation quantizer (`Quantize`), a block of 32 in eight vectors: the scalar
+/// reference's arithmetic element for element, as `avx2::quantize` does it (the
+/// maximum is exact in any order; the rounding is `round_to_act`'s: clamp, truncate,
+/// then ±1 where the remainder reaches ±½; the digits `split_act`'s), so the bits are
+/// the same. The scalar loop was 5% of a decode step in V8.
+fn quantize(x: &[f32], max: i32, d: &mut [f32], hi: &mut [i8], lo: &mut [i8], s: &mut [i32]) {
+    const _: () = assert!(super::ACT_BASE == 255 && super::DIGITS_MAX == 32385);
+    assert!(0 < max && max <= super::DIGITS_MAX);
+    let nb = x.len() / QK;
+    assert!(d.len() >= nb && s.len() >= nb && hi.len() >= QK * nb && lo.len() >= QK * nb);
+    let (top, bottom) = (f32x4_splat(max as f32), f32x4_splat(-max as f32));
+    let (half, nhalf) = (f32x4_splat(0.5), f32x4_splat(-0.5));
+    for (i, xs) in x.chunks_exact(QK).enumerate() {
+        let xs: &[f32; QK] = xs.try_into().expect("a block");
+        let v: [v128; 8] = core::array::from_fn(|k| {
+            // Safety: the block holds 32 floats; loads are unaligned-safe.
+            unsafe { v128_load(xs.as_ptr().add(4 * k) as *const v128) }
+        });
+        // A lane that is not equal to itself is a NaN.
+        let un = v
+            .iter()
+            .fold(i32x4_splat(0), |m, &x| v128_or(m, f32x4_ne(x, x)));
+        let nan = v128_any_true(un);
+        // `pmax` is a compare and a select: exact for the non-NaN lanes, and a NaN
+        // anywhere makes d NaN whatever the maximum is.
+        let m = v
+            .iter()
+            .fold(f32x4_splat(0.0), |m, &x| f32x4_pmax(m, f32x4_abs(x)));
+        let m = f32x4_pmax(m, i32x4_shuffle::<2, 3, 0, 1>(m, m));
+        let m = f32x4_pmax(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
+        let (di, id) = super::act_scale(f32x4_extract_lane::<0>(m), nan, max);
+        let id = f32x4_splat(id);
+        let r = v.map(|x| {
+            let y = f32x4_mul(x, id);
+            // NaN → 0 (the mask), else clamped to ±max (pmax/pmin keep the bound for
+            // a NaN, which the mask then drops), so the truncation is exact.
+            let c = v128_and(f32x4_eq(y, y), f32x4_pmin(top, f32x4_pmax(bottom, y)));
+            let t = i32x4_trunc_sat_f32x4(c);
+            let frac = f32x4_sub(c, f32x4_convert_i32x4(t));
+            // A true compare is −1: t + (frac ≥ ½) − (frac ≤ −½).
+            i32x4_add(i32x4_sub(t, f32x4_ge(frac, half)), f32x4_le(frac, nhalf))
+        });
+        let sum = r.iter().fold(i32x4_splat(0), |a, &b| i32x4_add(a, b));
+        let sum = i32x4_add(sum, i32x4_shuffle::<2, 3, 0, 1>(sum, sum));
+        let sum = i32x4_add(sum, i32x4_shuffle::<1, 0, 3, 2>(sum, sum));
+        // hi = ⌊(v + 127) / 255⌋ = ⌊n / 255⌋ − 128 with n = v + 32767 in 382..=65152,
+        // where ⌊n / 255⌋ = (n·32897) >> 23 (true below 2¹⁶, product below 2³¹).
+        let h = r.map(|v| {
+            let n = i32x4_add(v, i32x4_splat(32767));
+            i32x4_sub(
+                u32x4_shr(i32x4_mul(n, i32x4_splat(32897)), 23),
+                i32x4_splat(128),
+            )
+        });
+        let l: [v128; 8] =
+            core::array::from_fn(|k| i32x4_sub(r[k], i32x4_sub(i32x4_shl(h[k], 8), h[k])));
+        // Every digit is within ±127, so the saturating narrows are plain ones.
+        let bytes = |v: &[v128; 8], k: usize| {
+            i8x16_narrow_i16x8(
+                i16x8_narrow_i32x4(v[4 * k], v[4 * k + 1]),
+                i16x8_narrow_i32x4(v[4 * k + 2], v[4 * k + 3]),
+            )
+        };
+        for k in 0..2 {
+            let at = QK * i + 16 * k;
+            // Safety: hi and lo hold QK·nb bytes (asserted); stores are unaligned-safe.
+            unsafe {
+                v128_store(hi.as_mut_ptr().add(at) as *mut v128, bytes(&h, k));
+                v128_store(lo.as_mut_ptr().add(at) as *mut v128, bytes(&l, k));
+            }
+        }
+        d[i] = di;
+        s[i] = i32x4_extract_lane::<0>(sum);
     }
 }
 

@@ -358,6 +358,41 @@ impl Model {
         self.forward(ids[0], &mut cache, &mut s, true)
     }
 
+    /// Measure a decode step with and without the kernels' read-ahead
+    /// (`kernels::read_ahead`), each the best of `TUNE_ROUNDS` alternated steps, and
+    /// keep the faster (on when they tie within 2%: it is what the CPUs without a
+    /// page-crossing prefetcher need). `now` is a clock in milliseconds. None where
+    /// this build has no read-ahead to choose (native). Results do not depend on the
+    /// choice, only speed. Costs 2·`TUNE_ROUNDS` decode steps and a cache of as many
+    /// positions.
+    pub fn tune_read_ahead(&self, now: &dyn Fn() -> f64) -> Result<Option<ReadAheadTuning>> {
+        if !crate::kernels::HAS_READ_AHEAD {
+            return Ok(None);
+        }
+        self.measure_read_ahead(now).map(Some)
+    }
+
+    /// `tune_read_ahead`'s measurement and choice, on any build (where there is no
+    /// read-ahead, both ways run the same code).
+    pub fn measure_read_ahead(&self, now: &dyn Fn() -> f64) -> Result<ReadAheadTuning> {
+        let steps = 2 * TUNE_ROUNDS;
+        let mut cache = self.new_cache(steps);
+        let mut s = Scratch::new(&self.cfg, steps);
+        let (mut ms_on, mut ms_off) = (f64::INFINITY, f64::INFINITY);
+        for i in 0..steps {
+            let on = i % 2 == 0;
+            crate::kernels::set_read_ahead(on);
+            let t = now();
+            self.forward((i % self.cfg.vocab_size) as u32, &mut cache, &mut s, true)?;
+            let ms = now() - t;
+            let best = if on { &mut ms_on } else { &mut ms_off };
+            *best = best.min(ms);
+        }
+        let on = ms_on <= ms_off * 1.02;
+        crate::kernels::set_read_ahead(on);
+        Ok(ReadAheadTuning { on, ms_on, ms_off })
+    }
+
     /// Run one token at position `cache.len`, append its K/V, and (if `want_logits`)
     /// leave the next-token logits in `s.logits`.
     pub fn forward(
@@ -590,6 +625,30 @@ impl Model {
                 .matvec(&xn[..h], logits, t);
         }
         Ok(())
+    }
+}
+
+/// Decode steps `Model::tune_read_ahead` times each way.
+const TUNE_ROUNDS: usize = 3;
+
+/// What `Model::tune_read_ahead` measured and chose: the best decode step in ms with
+/// the kernels' read-ahead and without it.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReadAheadTuning {
+    pub on: bool,
+    pub ms_on: f64,
+    pub ms_off: f64,
+}
+
+impl ReadAheadTuning {
+    /// One line for a person: the choice and the two times.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}: a decode step took {:.1} ms with it, {:.1} ms without (measured at load)",
+            if self.on { "on" } else { "off" },
+            self.ms_on,
+            self.ms_off
+        )
     }
 }
 
