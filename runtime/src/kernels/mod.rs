@@ -31,7 +31,7 @@ pub mod scalar;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub use wasm::f16_to_f32_simd;
+pub use wasm::f16x8_to_f32_simd;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 

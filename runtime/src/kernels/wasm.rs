@@ -89,16 +89,38 @@ fn f16x4_to_f32(h: v128) -> v128 {
 #[inline]
 fn f16x8_at(b: &[u8], at: usize) -> [v128; 2] {
     let v = load(b, at);
+    let em = v128_and(v, u16x8_splat(0x7fff));
+    if v128_any_true(i16x8_gt(em, i16x8_splat(0x7bff))) {
+        return [
+            f16x4_to_f32(u32x4_extend_low_u16x8(v)),
+            f16x4_to_f32(u32x4_extend_high_u16x8(v)),
+        ];
+    }
+    // All eight finite (scales are): `f16x4_to_f32` without its infinity and NaN
+    // terms, which are zero here, with the sign and exponent split once for both
+    // halves; half the instructions of the general case.
+    let sign = v128_xor(v, em);
+    let scale = f32x4_splat(f32::from_bits((127 + 112) << 23));
+    let half =
+        |em: v128, sign: v128| v128_or(f32x4_mul(i32x4_shl(em, 13), scale), i32x4_shl(sign, 16));
     [
-        f16x4_to_f32(u32x4_extend_low_u16x8(v)),
-        f16x4_to_f32(u32x4_extend_high_u16x8(v)),
+        half(u32x4_extend_low_u16x8(em), u32x4_extend_low_u16x8(sign)),
+        half(u32x4_extend_high_u16x8(em), u32x4_extend_high_u16x8(sign)),
     ]
 }
 
-/// `f16x4_to_f32` of one value, for the tests.
+/// `f16x8_at` of eight values, for the tests.
 #[doc(hidden)]
-pub fn f16_to_f32_simd(h: u16) -> f32 {
-    f32x4_extract_lane::<0>(f16x4_to_f32(u32x4_splat(h as u32)))
+pub fn f16x8_to_f32_simd(h: [u16; 8]) -> [f32; 8] {
+    let b: Vec<u8> = h.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let [lo, hi] = f16x8_at(&b, 0);
+    let lane = |v: v128, i: usize| match i {
+        0 => f32x4_extract_lane::<0>(v),
+        1 => f32x4_extract_lane::<1>(v),
+        2 => f32x4_extract_lane::<2>(v),
+        _ => f32x4_extract_lane::<3>(v),
+    };
+    core::array::from_fn(|i| lane(if i < 4 { lo } else { hi }, i % 4))
 }
 
 /// How far ahead of the bytes in use `touch_ahead` reads.
