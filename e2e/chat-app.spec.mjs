@@ -103,6 +103,24 @@ test('installable: a web manifest with an icon; every sampler control says what 
   }
 });
 
+test("a model's tuning of a preset shows beside the preset and is what it samples with", async ({ page }) => {
+  // The default SmolLM2 file carries chat.repetition_penalty=1.1 (scripts/model.sh).
+  await open(page);
+  await pickFile(page);
+  await page.locator('details.advanced summary').click();
+  const penalty = page.getByRole('spinbutton', { name: 'Repetition penalty', exact: true });
+  const note = page.getByTestId('preset-tuning');
+  await expect(note).toHaveText('This model tunes the chat preset: repetition_penalty 1.1 (measured, docs/behaviour.md).');
+  await expect(penalty).toHaveValue('1.1');
+  const preset = page.getByRole('combobox', { name: 'Preset' });
+  await preset.selectOption('precise');
+  await expect(note).toHaveCount(0);
+  await expect(penalty).toHaveValue('1.05');
+  await preset.selectOption('chat');
+  await expect(penalty).toHaveValue('1.1');
+  await expect(note).toHaveCount(1);
+});
+
 test('a reply shows its live rate while it streams, and is announced once when done', async ({ page }) => {
   await open(page);
   await pickFile(page);

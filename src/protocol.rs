@@ -709,6 +709,9 @@ pub struct ModelCard {
     pub eos_ids: Vec<u32>,
     pub has_template: bool,
     pub generation_config: Value,
+    /// The model's adjustments to the named presets (`Manifest::preset_tuning`).
+    #[serde(default)]
+    pub preset_tuning: slm_runtime::sampling::PresetTuning,
     pub load_ms: f64,
     pub execution: slm_runtime::facts::ExecutionFacts,
     pub tokenizer: slm_runtime::facts::TokenizerFacts,

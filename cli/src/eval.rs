@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use slm_runtime::clarify;
 use slm_runtime::engine::{Engine, GenerateOptions, Generation};
-use slm_runtime::sampling::SamplerConfig;
+use slm_runtime::sampling::{PresetTuning, SamplerConfig};
 use slm_runtime::stopping::{LoopConfig, StopReason};
 use slm_runtime::{Result, SlmError};
 
@@ -117,8 +117,9 @@ fn options(sampler: SamplerConfig, max_tokens: usize) -> GenerateOptions {
     }
 }
 
-fn preset(name: &str, seed: u64) -> Result<SamplerConfig> {
-    let mut c = SamplerConfig::preset(name).ok_or_else(|| {
+/// Preset `name` as this model tunes it (`Manifest::preset_tuning`), at `seed`.
+fn preset(name: &str, tuning: &PresetTuning, seed: u64) -> Result<SamplerConfig> {
+    let mut c = SamplerConfig::preset_tuned(name, tuning).ok_or_else(|| {
         SlmError::Invalid(format!(
             "--preset {name}: expected one of {:?}",
             SamplerConfig::preset_names()
@@ -248,7 +249,13 @@ impl Replies<'_> {
 }
 
 pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value> {
-    let opts = options(preset(run.preset, run.seed)?, run.max_tokens);
+    // Saved replies are not generated again, so only a model's tuning matters.
+    let none = PresetTuning::new();
+    let tuning = match replies {
+        Replies::Model(eng) => &eng.text.manifest.preset_tuning,
+        Replies::Saved(_) => &none,
+    };
+    let opts = options(preset(run.preset, tuning, run.seed)?, run.max_tokens);
     let mut rows = Vec::new();
     let mut report = Vec::new();
     let mut out_lines = Vec::new();
@@ -396,16 +403,24 @@ pub struct LoopsRun<'a> {
 /// repetition penalty, on short utility prompts.
 pub fn loops(eng: &Engine, model: &str, run: &LoopsRun) -> Result<Value> {
     let prompts = sample(read_jsonl(run.set)?, run.sample);
-    let mut no_penalty = preset("chat", run.seed)?;
+    let tuning = &eng.text.manifest.preset_tuning;
+    let mut no_penalty = preset("chat", tuning, run.seed)?;
     no_penalty.repetition_penalty = 1.0;
-    let mut chat = preset("chat", run.seed)?;
+    let mut chat = preset("chat", tuning, run.seed)?;
     let chat_name = match run.repetition_penalty {
         Some(p) => {
             chat.repetition_penalty = p;
             chat.validate()?;
             format!("chat preset, repetition penalty {p}")
         }
-        None => "chat preset".to_string(),
+        // The name says when the chat arm is this model's tuned chat preset.
+        None => match tuning.get("chat").filter(|t| !t.is_empty()) {
+            Some(t) => {
+                let fields: Vec<String> = t.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                format!("chat preset (this model's: {})", fields.join(", "))
+            }
+            None => "chat preset".to_string(),
+        },
     };
     let configs = [
         (chat_name.as_str(), chat),

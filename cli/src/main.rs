@@ -57,6 +57,11 @@ enum Cmd {
         /// over: the second rounding is as large as the first.
         #[arg(long)]
         requantize: bool,
+        /// PRESET.FIELD=VALUE (repeatable): this model's measured adjustment to a
+        /// named preset, written into the file and applied wherever the preset is
+        /// chosen (CLI, page, evaluations), e.g. chat.repetition_penalty=1.1.
+        #[arg(long)]
+        tune_preset: Vec<String>,
     },
     /// Show the manifest, provenance, checksums and sizes.
     Inspect { model: PathBuf },
@@ -322,12 +327,14 @@ impl GenArgs {
             Some("model") => {
                 SamplerConfig::from_generation_config(&text.manifest.generation_config)
             }
-            Some(p) => SamplerConfig::preset(p).ok_or_else(|| {
-                SlmError::Invalid(format!(
-                    "--preset {p}: expected model or one of {:?}",
-                    SamplerConfig::preset_names()
-                ))
-            })?,
+            Some(p) => {
+                SamplerConfig::preset_tuned(p, &text.manifest.preset_tuning).ok_or_else(|| {
+                    SlmError::Invalid(format!(
+                        "--preset {p}: expected model or one of {:?}",
+                        SamplerConfig::preset_names()
+                    ))
+                })?
+            }
             None if flags.is_empty() => SamplerConfig::default(),
             None => SamplerConfig::hf_sampling_defaults(),
         };
@@ -567,14 +574,20 @@ fn run(cli: Cli) -> Result<()> {
             out,
             quant,
             requantize,
+            tune_preset,
         } => {
             let q = QuantPolicy::parse(&quant).ok_or_else(|| {
                 SlmError::Invalid(format!("--quant {quant}: expected {}", QuantPolicy::NAMES))
             })?;
             // Before the source is read (the writer checks it too).
             q.check_requantize(requantize)?;
+            let mut tuning = slm_runtime::sampling::PresetTuning::new();
+            for t in &tune_preset {
+                SamplerConfig::parse_tuning(t, &mut tuning)?;
+            }
             let mut bar = progress::Bar::new("hashing source", cli.json);
-            let imported = import::open(&src, &mut |d, t| bar.set(d, t))?;
+            let mut imported = import::open(&src, &mut |d, t| bar.set(d, t))?;
+            imported.preset_tuning = tuning;
             bar.finish();
             // Which matrices keep the source's precision instead of taking --quant.
             let kept = imported
@@ -695,6 +708,10 @@ fn run(cli: Cli) -> Result<()> {
                         .unwrap_or("none".into())
                 );
                 println!("tokenizer     {} bytes", m.tokenizer.tokenizer_json.len());
+                for (name, fields) in &m.preset_tuning {
+                    let f: Vec<String> = fields.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    println!("preset tuned  {name}: {}", f.join(", "));
+                }
                 let p = &m.provenance;
                 println!(
                     "provenance    {:?}, converter {}, quant {}{}, quality gate {}",

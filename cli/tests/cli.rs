@@ -86,7 +86,11 @@ fn chat(args: &[&str], stdin: &str) -> Output {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    // A child that exits before reading all of its input closes the pipe: its output
+    // and stderr, not this write, must tell the test what happened.
+    if let Err(e) = c.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     c.wait_with_output().unwrap()
 }
 
@@ -178,6 +182,7 @@ fn the_shipped_catalog_lists_these_conversions() {
         serde_json::from_str(&std::fs::read_to_string(repo.join("public/models.json")).unwrap())
             .unwrap();
     let smol = tmp("smollm2-135m-instruct.slm");
+    // scripts/model.sh's arguments for SmolLM2.
     let o = slm(&[
         "convert",
         smol_gguf().to_str().unwrap(),
@@ -185,6 +190,8 @@ fn the_shipped_catalog_lists_these_conversions() {
         smol.to_str().unwrap(),
         "--quant",
         "q8_0",
+        "--tune-preset",
+        "chat.repetition_penalty=1.1",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     for (id, file) in [
@@ -961,6 +968,76 @@ fn bench_paths_measures_every_kernel_path() {
     for bad in [["--rounds", "0"], ["--threads", "0"]] {
         let o = slm(&["bench", m, "--paths", bad[0], bad[1]]);
         assert_eq!(o.status.code(), Some(1), "{bad:?}");
+    }
+}
+
+/// `--tune-preset` writes a model's preset adjustment into the file: inspect shows it,
+/// and `--preset chat` on that file samples with it while the same preset on an
+/// untuned file does not. A malformed or out-of-domain tuning is refused before the
+/// source is read, naming the preset and field, and no file is left behind.
+#[test]
+fn convert_carries_a_preset_tuning_that_the_preset_then_applies() {
+    let out = tmp("smol-tuned.slm");
+    let gguf = smol_gguf();
+    let o = slm(&[
+        "convert",
+        gguf.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--quant",
+        "q8_0",
+        "--tune-preset",
+        "chat.repetition_penalty=1.1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = slm(&["--json", "inspect", out.to_str().unwrap()]);
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        m["preset_tuning"],
+        serde_json::json!({"chat": {"repetition_penalty": 1.1}})
+    );
+    let o = slm(&["inspect", out.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("preset tuned  chat: repetition_penalty 1.1")
+    );
+    let msgs = write_messages("tuned", &golden_case("plain_ascii"));
+    let penalty = |model: &Path, preset: &str| {
+        let o = slm(&[
+            "--json",
+            "generate",
+            model.to_str().unwrap(),
+            "--messages",
+            msgs.to_str().unwrap(),
+            "--preset",
+            preset,
+            "--max-tokens",
+            "1",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["sampler"]["repetition_penalty"].as_f64().unwrap() as f32
+    };
+    assert_eq!(penalty(&out, "chat"), 1.1);
+    assert_eq!(penalty(&out, "precise"), 1.05);
+    assert_eq!(penalty(&smol_slm(), "chat"), 1.05);
+    for (arg, says) in [
+        ("chat.repetition_penalty=0", "repetition_penalty = 0"),
+        ("chat.seed=2", "chat.seed: not a preset field"),
+        ("chatty.top_k=2", "no preset \"chatty\""),
+        ("chat.top_k", "expected PRESET.FIELD=VALUE"),
+    ] {
+        let bad = tmp("smol-bad-tuning.slm");
+        let o = slm(&[
+            "convert",
+            "/no/such/source.gguf",
+            "-o",
+            bad.to_str().unwrap(),
+            "--tune-preset",
+            arg,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{arg}");
+        assert!(stderr(&o).contains(says), "{arg}: {}", stderr(&o));
+        assert!(!bad.exists());
     }
 }
 

@@ -41,6 +41,15 @@ pub enum SlmError {
 pub type Result<T> = std::result::Result<T, SlmError>;
 
 impl SlmError {
+    /// The error's text without its kind's prefix where it has only a message
+    /// (`Invalid`), for an error that wraps it in a kind of its own.
+    pub fn message(&self) -> String {
+        match self {
+            SlmError::Invalid(m) => m.clone(),
+            e => e.to_string(),
+        }
+    }
+
     pub fn malformed(what: &'static str, detail: impl fmt::Display) -> Self {
         SlmError::Malformed {
             what,

@@ -70,7 +70,108 @@ const PRESETS: &[(&str, [f32; 8])] = &[
     ("json", [0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0]),
 ];
 
+/// A model's own adjustments to the named presets, carried in its `.slm`
+/// (`Manifest::preset_tuning`) and set at conversion (`slm convert --tune-preset
+/// chat.repetition_penalty=1.1`): preset name → { field → value }. One chat preset
+/// does not suit every model (docs/behaviour.md: SmolLM2 loops under the penalty that
+/// lets Qwen ask in the user's words), so a measured difference travels with the
+/// model, is shown wherever the preset is, and is applied by the CLI, the page and
+/// the evaluations alike. Empty for most models.
+pub type PresetTuning = std::collections::BTreeMap<String, std::collections::BTreeMap<String, f64>>;
+
+/// The fields a preset tuning may set: the presets' own eight.
+pub const TUNABLE: [&str; 8] = [
+    "temperature",
+    "top_k",
+    "top_p",
+    "min_p",
+    "typical_p",
+    "repetition_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+];
+
 impl SamplerConfig {
+    /// Preset `name` with `tuning`'s adjustments for it applied; None for an unknown
+    /// name. The tuning must have passed `check_tuning` (the file reader and the
+    /// converter check it).
+    pub fn preset_tuned(name: &str, tuning: &PresetTuning) -> Option<SamplerConfig> {
+        let mut c = Self::preset(name)?;
+        for (field, &v) in tuning.get(name).into_iter().flatten() {
+            c.set(field, v);
+        }
+        Some(c)
+    }
+
+    /// Field `field` (one of `TUNABLE`) to `v`.
+    fn set(&mut self, field: &str, v: f64) {
+        match field {
+            "temperature" => self.temperature = v as f32,
+            "top_k" => self.top_k = v as usize,
+            "top_p" => self.top_p = v as f32,
+            "min_p" => self.min_p = v as f32,
+            "typical_p" => self.typical_p = v as f32,
+            "repetition_penalty" => self.repetition_penalty = v as f32,
+            "presence_penalty" => self.presence_penalty = v as f32,
+            "frequency_penalty" => self.frequency_penalty = v as f32,
+            _ => {}
+        }
+    }
+
+    /// Every preset named in `tuning` exists, every field is one of `TUNABLE`
+    /// (`top_k` a whole number), and each tuned preset passes `validate`; otherwise an
+    /// error naming the first preset and field that does not.
+    pub fn check_tuning(tuning: &PresetTuning) -> Result<()> {
+        for (name, fields) in tuning {
+            if Self::preset(name).is_none() {
+                return Err(SlmError::Invalid(format!(
+                    "preset tuning: no preset {name:?} (expected one of {:?})",
+                    Self::preset_names()
+                )));
+            }
+            for (field, &v) in fields {
+                if !TUNABLE.contains(&field.as_str()) {
+                    return Err(SlmError::Invalid(format!(
+                        "preset tuning {name}.{field}: not a preset field (expected one of {TUNABLE:?})"
+                    )));
+                }
+                if field == "top_k" && !(v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64) {
+                    return Err(SlmError::Invalid(format!(
+                        "preset tuning {name}.top_k = {v}: must be a whole number ≥ 0"
+                    )));
+                }
+            }
+            let tuned = Self::preset_tuned(name, tuning).expect("checked above");
+            tuned
+                .validate()
+                .map_err(|e| SlmError::Invalid(format!("preset tuning {name}: {}", e.message())))?;
+        }
+        Ok(())
+    }
+
+    /// `PRESET.FIELD=VALUE` (as `slm convert --tune-preset` takes it) into `tuning`,
+    /// checked.
+    pub fn parse_tuning(arg: &str, tuning: &mut PresetTuning) -> Result<()> {
+        let bad = || {
+            SlmError::Invalid(format!(
+                "--tune-preset {arg}: expected PRESET.FIELD=VALUE, e.g. chat.repetition_penalty=1.1"
+            ))
+        };
+        let (key, value) = arg.split_once('=').ok_or_else(bad)?;
+        let (name, field) = key.split_once('.').ok_or_else(bad)?;
+        let v: f64 = value.trim().parse().map_err(|_| bad())?;
+        if !v.is_finite() {
+            return Err(bad());
+        }
+        let mut next = tuning.clone();
+        next.entry(name.trim().to_string())
+            .or_default()
+            .insert(field.trim().to_string(), v);
+        Self::check_tuning(&next)?;
+        *tuning = next;
+        Ok(())
+    }
+
     pub fn preset_names() -> Vec<&'static str> {
         PRESETS.iter().map(|p| p.0).collect()
     }
@@ -1444,5 +1545,47 @@ mod tests {
             SamplerConfig::preset(name).unwrap().validate().unwrap();
         }
         assert!(SamplerConfig::preset("json").unwrap().is_greedy());
+    }
+
+    /// A model's tuning changes only the fields it names, only in the preset it names;
+    /// each bad tuning is refused with the preset and field in the message.
+    #[test]
+    fn preset_tuning_changes_what_it_names_and_refuses_the_rest() {
+        let mut t = PresetTuning::new();
+        SamplerConfig::parse_tuning("chat.repetition_penalty=1.1", &mut t).unwrap();
+        SamplerConfig::parse_tuning(" chat.top_k = 20 ", &mut t).unwrap();
+        let chat = SamplerConfig::preset_tuned("chat", &t).unwrap();
+        let want = SamplerConfig {
+            repetition_penalty: 1.1,
+            top_k: 20,
+            ..SamplerConfig::preset("chat").unwrap()
+        };
+        assert_eq!(chat, want);
+        assert_eq!(
+            SamplerConfig::preset_tuned("precise", &t),
+            SamplerConfig::preset("precise")
+        );
+        assert_eq!(SamplerConfig::preset_tuned("nope", &t), None);
+        for (arg, says) in [
+            ("chat.repetition_penalty", "expected PRESET.FIELD=VALUE"),
+            ("chat=1", "expected PRESET.FIELD=VALUE"),
+            ("chat.temperature=warm", "expected PRESET.FIELD=VALUE"),
+            ("chat.temperature=inf", "expected PRESET.FIELD=VALUE"),
+            ("model.temperature=1", "no preset \"model\""),
+            ("chat.seed=1", "chat.seed: not a preset field"),
+            ("chat.top_k=2.5", "chat.top_k = 2.5: must be a whole number"),
+            ("chat.top_p=0", "preset tuning chat: top_p = 0"),
+            (
+                "json.repetition_penalty=-1",
+                "preset tuning json: repetition_penalty = -1",
+            ),
+        ] {
+            let mut u = t.clone();
+            let e = SamplerConfig::parse_tuning(arg, &mut u)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{arg}: {e}");
+            assert_eq!(u, t, "{arg}: a refused tuning changes nothing");
+        }
     }
 }

@@ -234,6 +234,30 @@ fn slm_forged_hashes_and_chunk_sizes_are_refused_on_open() {
             serde_json::Value::Null,
             "is listed twice",
         ),
+        (
+            "a preset tuned out of its domain",
+            "/preset_tuning",
+            serde_json::json!({"chat": {"repetition_penalty": 0.0}}),
+            "preset tuning chat: repetition_penalty = 0",
+        ),
+        (
+            "a tuning of a preset that does not exist",
+            "/preset_tuning",
+            serde_json::json!({"wild": {"temperature": 1.0}}),
+            "no preset \"wild\"",
+        ),
+        (
+            "a tuning of a field no preset has",
+            "/preset_tuning",
+            serde_json::json!({"chat": {"seed": 3.0}}),
+            "chat.seed: not a preset field",
+        ),
+        (
+            "a tuning that is not numbers",
+            "/preset_tuning",
+            serde_json::json!({"chat": {"top_k": "all"}}),
+            ".slm manifest",
+        ),
     ] {
         let mut forged = m.clone();
         let tensors = forged["tensors"].as_array_mut().unwrap();
@@ -248,6 +272,7 @@ fn slm_forged_hashes_and_chunk_sizes_are_refused_on_open() {
                 let t = tensors[0].clone();
                 tensors.push(t);
             }
+            "/preset_tuning" => forged["preset_tuning"] = v,
             _ => *forged.pointer_mut(path).unwrap() = v,
         }
         let text = serde_json::to_vec(&forged).unwrap();

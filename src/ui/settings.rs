@@ -152,7 +152,9 @@ fn apply_preset(state: State, name: &str) {
             .map(|g| SamplerConfig::from_generation_config(&g))
             .unwrap_or_default()
     } else {
-        SamplerConfig::preset(name).unwrap_or_default()
+        let card = state.models.card.get_untracked();
+        let tuning = card.map(|c| c.preset_tuning).unwrap_or_default();
+        SamplerConfig::preset_tuned(name, &tuning).unwrap_or_default()
     };
     cfg.seed = seed;
     state.settings.sampler.set(cfg);
@@ -192,6 +194,20 @@ fn number_field(
     }
 }
 
+/// What the loaded model changes in the chosen preset, said where the preset is
+/// chosen: a tuned preset must never look like the stock one.
+fn preset_tuned_note(state: State) -> Option<impl IntoView> {
+    let name = state.settings.preset.get();
+    let card = state.models.card.get()?;
+    let fields = card.preset_tuning.get(&name).filter(|f| !f.is_empty())?;
+    let f: Vec<String> = fields.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    Some(view! {
+        <p class="hint" data-testid="preset-tuning">
+            {format!("This model tunes the {name} preset: {} (measured, docs/behaviour.md).", f.join(", "))}
+        </p>
+    })
+}
+
 #[component]
 pub fn SettingsPanel() -> impl IntoView {
     let state = expect_context::<State>();
@@ -206,6 +222,7 @@ pub fn SettingsPanel() -> impl IntoView {
                     <option value="custom" disabled=true>"custom"</option>
                 </select>
             </label>
+            {move || preset_tuned_note(state)}
             <label class="field check" title="When a message leaves out something the answer depends on (the text to translate, a place, a date, a language), the model is told what is missing and asks for it instead of guessing. The note it is given is shown under your message.">
                 <input type="checkbox" aria-label="Clarify first" prop:checked=move || state.settings.clarify_first.get()
                     on:change=move |ev| state.settings.clarify_first.set(event_target_checked(&ev))/>

@@ -608,15 +608,23 @@ impl Settings {
         }
     }
 
-    /// With the "model" preset, the sampler follows the loaded model's
-    /// generation_config.json.
+    /// A named preset follows the loaded model: "model" its generation_config.json,
+    /// the others its tuning of them (`ModelCard::preset_tuning`). The seed stays; a
+    /// "custom" sampler (edited by hand) stays as it is.
     fn model_loaded(self, card: &ModelCard) {
-        if self.preset.get_untracked() == "model" {
-            self.sampler.set(SamplerConfig::from_generation_config(
+        let name = self.preset.get_untracked();
+        let cfg = if name == "model" {
+            Some(SamplerConfig::from_generation_config(
                 card.generation_config
                     .as_object()
                     .unwrap_or(&Default::default()),
-            ));
+            ))
+        } else {
+            SamplerConfig::preset_tuned(&name, &card.preset_tuning)
+        };
+        if let Some(mut cfg) = cfg {
+            cfg.seed = self.sampler.get_untracked().seed;
+            self.sampler.set(cfg);
         }
     }
 }

@@ -299,6 +299,7 @@ fn card(
         has_template: m.tokenizer.chat_template.is_some()
             || !m.tokenizer.named_chat_templates.is_empty(),
         generation_config: serde_json::Value::Object(m.generation_config.clone()),
+        preset_tuning: m.preset_tuning.clone(),
         load_ms,
         execution: slm_runtime::facts::ExecutionFacts::of(&e.model, &e.text),
         tokenizer: slm_runtime::facts::TokenizerFacts::of(&e.text),

@@ -128,6 +128,8 @@ pub fn parse_manifest(h: &Header, bytes: &[u8], data_len: Option<u64>) -> Result
         ));
     }
     m.model.validate()?;
+    crate::sampling::SamplerConfig::check_tuning(&m.preset_tuning)
+        .map_err(|e| SlmError::malformed(".slm manifest", e.message()))?;
     let d = &m.data;
     if let Some(n) = data_len {
         if n != d.length {

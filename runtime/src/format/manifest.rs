@@ -18,6 +18,10 @@ pub struct Manifest {
     pub tokenizer: TokenizerSection,
     /// HF `generation_config.json` as a JSON object (verbatim keys), or synthesized for GGUF.
     pub generation_config: Map<String, Value>,
+    /// This model's measured adjustments to the named presets (`sampling::PresetTuning`),
+    /// set at conversion with `--tune-preset`; absent for most models.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub preset_tuning: crate::sampling::PresetTuning,
     pub stop: StopTable,
     pub provenance: Provenance,
     pub tensors: Vec<TensorEntry>,

@@ -158,6 +158,7 @@ pub fn write(
     progress: Progress,
 ) -> Result<WriteSummary> {
     quant.check_requantize(requantize)?;
+    crate::sampling::SamplerConfig::check_tuning(&src.preset_tuning)?;
     let partial = out.with_extension("slm.partial");
     let r = write_inner(&mut src, quant, requantize, &partial, converter, progress);
     match r {
@@ -209,6 +210,7 @@ fn write_inner(
         model: src.config.clone(),
         tokenizer: src.tokenizer.clone(),
         generation_config: src.generation_config.clone(),
+        preset_tuning: src.preset_tuning.clone(),
         stop: src.stop.clone(),
         provenance: Provenance {
             source_kind: src.kind,

@@ -375,6 +375,7 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported>
             add_eos_token: tok.add_eos_token,
         },
         generation_config: gen,
+        preset_tuning: Default::default(),
         source_files: vec![source],
         weights: Box::new(GgufWeights {
             file,

@@ -569,6 +569,7 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
                 .unwrap_or(false),
         },
         generation_config,
+        preset_tuning: Default::default(),
         stop,
         source_files: files,
         weights: Box::new(SafetensorsWeights {

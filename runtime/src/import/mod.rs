@@ -49,6 +49,9 @@ pub struct Imported {
     pub config: ModelConfig,
     pub tokenizer: TokenizerSection,
     pub generation_config: Map<String, Value>,
+    /// Preset adjustments to write with the model (`Manifest::preset_tuning`): none from
+    /// a source, set by the converter's caller.
+    pub preset_tuning: crate::sampling::PresetTuning,
     pub stop: StopTable,
     pub source_files: Vec<SourceFile>,
     pub weights: Box<dyn WeightSource>,
