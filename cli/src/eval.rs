@@ -415,10 +415,10 @@ pub fn loops(eng: &Engine, model: &str, run: &LoopsRun) -> Result<Value> {
         }
         // The name says when the chat arm is this model's tuned chat preset.
         None => match tuning.get("chat").filter(|t| !t.is_empty()) {
-            Some(t) => {
-                let fields: Vec<String> = t.iter().map(|(k, v)| format!("{k} {v}")).collect();
-                format!("chat preset (this model's: {})", fields.join(", "))
-            }
+            Some(t) => format!(
+                "chat preset (this model's: {})",
+                slm_runtime::sampling::tuning_text(t)
+            ),
             None => "chat preset".to_string(),
         },
     };

@@ -324,16 +324,15 @@ impl GenArgs {
     fn options(&self, text: &TextSide) -> Result<GenerateOptions> {
         let flags = self.sampling_flags();
         let mut c = match self.preset.as_deref() {
-            Some("model") => {
-                SamplerConfig::from_generation_config(&text.manifest.generation_config)
-            }
             Some(p) => {
-                SamplerConfig::preset_tuned(p, &text.manifest.preset_tuning).ok_or_else(|| {
-                    SlmError::Invalid(format!(
-                        "--preset {p}: expected model or one of {:?}",
-                        SamplerConfig::preset_names()
-                    ))
-                })?
+                let m = &text.manifest;
+                SamplerConfig::preset_for_model(p, &m.generation_config, &m.preset_tuning)
+                    .ok_or_else(|| {
+                        SlmError::Invalid(format!(
+                            "--preset {p}: expected model or one of {:?}",
+                            SamplerConfig::preset_names()
+                        ))
+                    })?
             }
             None if flags.is_empty() => SamplerConfig::default(),
             None => SamplerConfig::hf_sampling_defaults(),
@@ -709,8 +708,10 @@ fn run(cli: Cli) -> Result<()> {
                 );
                 println!("tokenizer     {} bytes", m.tokenizer.tokenizer_json.len());
                 for (name, fields) in &m.preset_tuning {
-                    let f: Vec<String> = fields.iter().map(|(k, v)| format!("{k} {v}")).collect();
-                    println!("preset tuned  {name}: {}", f.join(", "));
+                    println!(
+                        "preset tuned  {name}: {}",
+                        slm_runtime::sampling::tuning_text(fields)
+                    );
                 }
                 let p = &m.provenance;
                 println!(

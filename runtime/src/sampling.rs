@@ -91,7 +91,29 @@ pub const TUNABLE: [&str; 8] = [
     "frequency_penalty",
 ];
 
+/// A preset's tuned fields as people read them: "repetition_penalty 1.1, top_k 20".
+pub fn tuning_text(fields: &std::collections::BTreeMap<String, f64>) -> String {
+    let f: Vec<String> = fields.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    f.join(", ")
+}
+
 impl SamplerConfig {
+    /// The sampler preset `name` gives for one model: "model" its generation_config
+    /// (`from_generation_config`), a built-in preset with the model's tuning
+    /// (`preset_tuned`); None for any other name. The CLI's `--preset` and the page's
+    /// preset choice both resolve through here.
+    pub fn preset_for_model(
+        name: &str,
+        generation_config: &serde_json::Map<String, serde_json::Value>,
+        tuning: &PresetTuning,
+    ) -> Option<SamplerConfig> {
+        if name == "model" {
+            Some(Self::from_generation_config(generation_config))
+        } else {
+            Self::preset_tuned(name, tuning)
+        }
+    }
+
     /// Preset `name` with `tuning`'s adjustments for it applied; None for an unknown
     /// name. The tuning must have passed `check_tuning` (the file reader and the
     /// converter check it).

@@ -143,19 +143,18 @@ fn apply_preset(state: State, name: &str) {
     // what they need (code, JSON) or for diagnostics.
     state.settings.clarify_first.set(name == "chat");
     let seed = state.settings.sampler.get_untracked().seed;
-    let mut cfg = if name == "model" {
-        state
-            .models
-            .card
-            .get_untracked()
-            .and_then(|c| c.generation_config.as_object().cloned())
-            .map(|g| SamplerConfig::from_generation_config(&g))
-            .unwrap_or_default()
-    } else {
-        let card = state.models.card.get_untracked();
-        let tuning = card.map(|c| c.preset_tuning).unwrap_or_default();
-        SamplerConfig::preset_tuned(name, &tuning).unwrap_or_default()
-    };
+    // Without a model, "model" has no generation_config to follow: the default.
+    let mut cfg = state
+        .models
+        .card
+        .with_untracked(|card| {
+            let c = card.as_ref()?;
+            let empty = serde_json::Map::new();
+            let gen = c.generation_config.as_object().unwrap_or(&empty);
+            SamplerConfig::preset_for_model(name, gen, &c.preset_tuning)
+        })
+        .or_else(|| SamplerConfig::preset(name))
+        .unwrap_or_default();
     cfg.seed = seed;
     state.settings.sampler.set(cfg);
 }
@@ -200,10 +199,10 @@ fn preset_tuned_note(state: State) -> Option<impl IntoView> {
     let name = state.settings.preset.get();
     let card = state.models.card.get()?;
     let fields = card.preset_tuning.get(&name).filter(|f| !f.is_empty())?;
-    let f: Vec<String> = fields.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let f = slm_runtime::sampling::tuning_text(fields);
     Some(view! {
         <p class="hint" data-testid="preset-tuning">
-            {format!("This model tunes the {name} preset: {} (measured, docs/behaviour.md).", f.join(", "))}
+            {format!("This model tunes the {name} preset: {f} (measured, docs/behaviour.md).")}
         </p>
     })
 }

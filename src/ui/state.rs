@@ -612,17 +612,10 @@ impl Settings {
     /// the others its tuning of them (`ModelCard::preset_tuning`). The seed stays; a
     /// "custom" sampler (edited by hand) stays as it is.
     fn model_loaded(self, card: &ModelCard) {
+        let empty = serde_json::Map::new();
+        let gen = card.generation_config.as_object().unwrap_or(&empty);
         let name = self.preset.get_untracked();
-        let cfg = if name == "model" {
-            Some(SamplerConfig::from_generation_config(
-                card.generation_config
-                    .as_object()
-                    .unwrap_or(&Default::default()),
-            ))
-        } else {
-            SamplerConfig::preset_tuned(&name, &card.preset_tuning)
-        };
-        if let Some(mut cfg) = cfg {
+        if let Some(mut cfg) = SamplerConfig::preset_for_model(&name, gen, &card.preset_tuning) {
             cfg.seed = self.sampler.get_untracked().seed;
             self.sampler.set(cfg);
         }
