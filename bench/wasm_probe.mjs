@@ -1,7 +1,8 @@
 // Times the browser's kernels in V8 (node), from outside the wasm module
 // (runtime/examples/wasm_probe.rs), to find where the page's decode time goes:
 //   node bench/wasm_probe.mjs path/to/wasm_probe.wasm [model.slm]
-// READ_AHEAD=0 runs without the kernels' read-ahead (`kernels::set_read_ahead`).
+// READ_AHEAD=0 runs without the kernels' read-ahead, 2 reads every line ahead, 1 (the
+// default) one line per page (`kernels::ReadAhead`).
 // With a model: the tok/s of 64 decode steps (run under `node --cpu-prof` to see where
 // they go).
 // Prints GB/s of weight bytes for q8_0 / q4_0 matvecs (streamed from memory, and
@@ -17,8 +18,8 @@ for (const i of WebAssembly.Module.imports(mod)) {
   imports[i.module][i.name] = () => { throw new Error(`import ${i.module}.${i.name} called`); };
 }
 const e = new WebAssembly.Instance(mod, imports).exports;
-// READ_AHEAD=0 turns the kernels' read-ahead off (the page chooses by measuring).
-if (process.env.READ_AHEAD === '0') e.read_ahead(0);
+// The page chooses the read-ahead by measuring; READ_AHEAD picks it here.
+if (process.env.READ_AHEAD) e.read_ahead(Number(process.env.READ_AHEAD));
 // Best ms per call over `rounds` rounds of `k` calls (a single short call is below the
 // clock's resolution).
 const best = (f, k, rounds = 5) => {

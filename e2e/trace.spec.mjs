@@ -114,6 +114,12 @@ test('the prompt view states the tokenizer facts, the card the execution facts',
   await page.getByTestId('execution-facts').locator('summary').click();
   await expect(page.getByTestId('execution-facts')).toContainText('rotate-half');
   await expect(page.getByTestId('kernel-path')).toHaveText(/^simd128 on \d+ threads?$/);
+  // The read-ahead the worker chose at load, with a decode step's time in each mode.
+  const ahead = page.getByTestId('read-ahead');
+  await expect(ahead).toHaveText(
+    /^(off|one line per page|every line): a decode step took [\d.]+ ms without it, [\d.]+ ms reading one line per page, [\d.]+ ms reading every line \(measured at load\)$/,
+  );
+  console.log(`read-ahead: ${await ahead.textContent()}`);
 });
 
 test('the console scrolls in its own panel, and the chat is the widest column', async ({ page }) => {

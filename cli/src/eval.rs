@@ -131,11 +131,14 @@ fn preset(name: &str, tuning: &PresetTuning, seed: u64) -> Result<SamplerConfig>
 
 /// Generate a reply to `messages` (rendered with the model's template).
 fn reply(eng: &Engine, messages: &[Value], opts: &GenerateOptions) -> Result<Generation> {
+    eng.generate(&prompt_ids(eng, messages)?, opts, &mut |_, _| {})
+}
+
+fn prompt_ids(eng: &Engine, messages: &[Value]) -> Result<Vec<u32>> {
     let r = eng
         .text
         .render(&Value::Array(messages.to_vec()), None, true, 0)?;
-    let ids = eng.text.encode_rendered(&r)?;
-    eng.generate(&ids, opts, &mut |_, _| {})
+    eng.text.encode_rendered(&r)
 }
 
 fn pct(n: usize, d: usize) -> String {
@@ -216,6 +219,9 @@ pub struct ClarifyRun<'a> {
     pub policies: &'a [bool],
     pub out: Option<&'a Path>,
     pub quiet: bool,
+    /// Clarifying replies sampled per fired prompt, the best kept (`pick.rs`; an
+    /// experiment, 1 in production).
+    pub candidates: usize,
 }
 
 /// Run the clarify evaluation; returns the JSON report and prints the tables
@@ -271,6 +277,8 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
             let mut per_cat = std::collections::BTreeMap::<String, Tally>::new();
             for (i, c) in cases.iter().enumerate() {
                 let mut messages = vec![json!({"role": "user", "content": c.prompt})];
+                let as_written = messages.clone();
+                let mut picked = None;
                 let d = if on {
                     clarify::apply(&mut messages)
                 } else {
@@ -280,6 +288,14 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                     (Some((t, s)), true) => (t.clone(), s.clone(), "reused".to_string(), 0),
                     _ => {
                         let (text, stop, tokens) = match replies {
+                            Replies::Model(eng) if on && d.clarify && run.candidates > 1 => {
+                                let with = prompt_ids(eng, &messages)?;
+                                let without = prompt_ids(eng, &as_written)?;
+                                let (g, p) =
+                                    crate::pick::pick(eng, &with, &without, &opts, run.candidates)?;
+                                picked = Some(p);
+                                (g.text, g.stop_reason.as_str().to_string(), g.ids.len())
+                            }
                             Replies::Model(eng) => {
                                 let g = reply(eng, &messages, &opts)?;
                                 (g.text, g.stop_reason.as_str().to_string(), g.ids.len())
@@ -320,6 +336,14 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                     "policy": on, "fired": fired, "decision": d.to_json(), "prompt": c.prompt,
                     "text": text, "stop_reason": stop, "tokens": tokens, "score": s,
                     "useful": s.useful(c.category == "live"), "false_clarification": s.false_clarification(),
+                    "picked": picked.map(|p| {
+                        let mut v = serde_json::to_value(&p).expect("serializes");
+                        for (k, x) in p.candidates.iter().enumerate() {
+                            let s = score(&x.text, &c.missing);
+                            v["candidates"][k]["useful"] = json!(s.useful(c.category == "live"));
+                        }
+                        v
+                    }),
                 }));
                 if !run.quiet && (i + 1) % 25 == 0 {
                     eprintln!(

@@ -5,6 +5,7 @@
 
 mod bench;
 mod eval;
+mod pick;
 mod progress;
 mod replay;
 mod score;
@@ -204,6 +205,11 @@ enum EvalCmd {
         /// (MODEL then only names the report).
         #[arg(long)]
         from: Option<PathBuf>,
+        /// Clarifying replies sampled where the policy fires, the one the model's
+        /// logits tie best to the note kept: an experiment, not adopted (pick.rs,
+        /// docs/behaviour.md). 1 is what production does.
+        #[arg(long, default_value_t = 1)]
+        candidates: usize,
     },
     /// Pathological loops, natural termination and median length.
     Loops {
@@ -1092,7 +1098,13 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
             preset,
             out,
             from,
+            candidates,
         } => {
+            if candidates == 0 {
+                return Err(SlmError::Invalid(
+                    "--candidates 0: at least 1 reply is needed".into(),
+                ));
+            }
             let policies: &[bool] = match policy.as_str() {
                 "on" => &[true],
                 "off" => &[false],
@@ -1131,6 +1143,7 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
                     policies,
                     out: out.as_deref(),
                     quiet: json_mode,
+                    candidates,
                 },
             )?
         }

@@ -1502,6 +1502,63 @@ fn behaviour_evals_run_a_sample_and_report_their_rates() {
         .unwrap()
         .contains("| clarify.jsonl policy on |"));
 
+    // The candidates experiment (`--candidates`, pick.rs): where the policy fires, the
+    // first candidate (seed 1) is the production reply above, and the reply kept is
+    // the candidate with the highest gain among those that ask.
+    let picked_out = tmp("clarify-picked.jsonl");
+    let o = slm(&[
+        "--json",
+        "eval",
+        "clarify",
+        m.to_str().unwrap(),
+        "--set",
+        &eval_set("clarify.jsonl"),
+        "--sample",
+        "22",
+        "--max-tokens",
+        "24",
+        "--policy",
+        "on",
+        "--candidates",
+        "2",
+        "--out",
+        picked_out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let production: std::collections::HashMap<String, String> = lines
+        .iter()
+        .filter(|l| l["policy"] == true)
+        .map(|l| (l["id"].to_string(), l["text"].as_str().unwrap().to_string()))
+        .collect();
+    let mut fired = 0;
+    for l in std::fs::read_to_string(&picked_out).unwrap().lines() {
+        let l: Value = serde_json::from_str(l).unwrap();
+        if l["fired"] != true {
+            assert!(l["picked"].is_null());
+            continue;
+        }
+        fired += 1;
+        let c = l["picked"]["candidates"].as_array().unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            c[0]["text"].as_str(),
+            production.get(&l["id"].to_string()).map(|s| s.as_str())
+        );
+        let chosen = l["picked"]["chosen"].as_u64().unwrap() as usize;
+        assert_eq!(c[chosen]["text"], l["text"]);
+        let asks = |x: &Value| x["asks"] == true;
+        let gain = |x: &Value| x["gain"].as_f64().unwrap();
+        let other = &c[1 - chosen];
+        assert!(
+            (asks(&c[chosen]) && !asks(other))
+                || (asks(&c[chosen]) == asks(other) && gain(&c[chosen]) >= gain(other)),
+            "{l}"
+        );
+    }
+    assert!(fired > 0);
+    let o = slm(&["eval", "clarify", m.to_str().unwrap(), "--candidates", "0"]);
+    assert!(!o.status.success() && stderr(&o).contains("--candidates 0"));
+
     let o = slm(&[
         "--json",
         "eval",

@@ -33,10 +33,11 @@ thread_local! {
     static S: RefCell<State> = RefCell::new(State::default());
 }
 
-/// Turns the kernels' read-ahead on (1) or off (0) (`kernels::set_read_ahead`).
+/// Sets the kernels' read-ahead (`kernels::set_read_ahead`): 0 off, 1 one line per
+/// page (the default), 2 every line.
 #[no_mangle]
-pub extern "C" fn read_ahead(on: u32) {
-    kernels::set_read_ahead(on != 0);
+pub extern "C" fn read_ahead(mode: u32) {
+    kernels::set_read_ahead(kernels::ReadAhead::ALL[(mode as usize).min(2)]);
 }
 
 #[no_mangle]

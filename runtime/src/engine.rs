@@ -335,6 +335,33 @@ impl Engine {
         Ok(s.logits)
     }
 
+    /// The log-probability (natural log, temperature 1, no penalty) of each token of
+    /// `cont` following `prompt` and the tokens of `cont` before it: teacher forcing,
+    /// for scoring a reply under another prompt (`clarify::pick`).
+    pub fn continuation_logprobs(&self, prompt: &[u32], cont: &[u32]) -> Result<Vec<f32>> {
+        if prompt.is_empty() {
+            return Err(SlmError::Invalid("empty prompt".into()));
+        }
+        let cap = prompt.len() + cont.len();
+        check_fits(prompt.len(), cont.len(), self.context_len())?;
+        let mut cache = self.model.new_cache(cap);
+        let mut s = Scratch::new(&self.model.cfg, cap);
+        self.model.prefill(prompt, &mut cache, &mut s)?;
+        let mut out = Vec::with_capacity(cont.len());
+        for (i, &t) in cont.iter().enumerate() {
+            let Some(&l) = s.logits.get(t as usize) else {
+                return Err(SlmError::Invalid(format!(
+                    "token {t} is outside the vocabulary"
+                )));
+            };
+            out.push((f64::from(l) - log_sum_exp(&s.logits)) as f32);
+            if i + 1 < cont.len() {
+                self.model.forward(t, &mut cache, &mut s, true)?;
+            }
+        }
+        Ok(out)
+    }
+
     /// Generate from prompt `ids`. `on_text` receives each newly showable piece of text
     /// (never broken UTF-8, never part of a stop string) with the step's record.
     pub fn generate(
@@ -655,6 +682,21 @@ pub fn check_fits(prompt: usize, min_new: usize, ctx: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// ln Σ exp(x), in f64, stable for large logits (non-finite values count as they are:
+/// a NaN logit gives NaN).
+fn log_sum_exp(x: &[f32]) -> f64 {
+    let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if !m.is_finite() {
+        return f64::from(m);
+    }
+    let m = f64::from(m);
+    m + x
+        .iter()
+        .map(|&v| (f64::from(v) - m).exp())
+        .sum::<f64>()
+        .ln()
 }
 
 /// Index of the largest finite value (lowest index on ties), or None if none is finite.

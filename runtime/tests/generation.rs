@@ -387,34 +387,81 @@ fn warm_up_runs_every_kernel_and_leaves_nothing_behind() {
     assert_eq!(eng.greedy(&ids, 6).unwrap().ids, before);
 }
 
-/// The page's read-ahead measurement (`Model::tune_read_ahead`) runs its decode steps
-/// on buffers of its own, times both ways with the clock it is given, keeps the
-/// faster (on within 2%), and leaves the next generation as it was. Natively there is
-/// nothing to choose: `tune_read_ahead` is None, and the measurement itself is run.
+/// Teacher forcing (`Engine::continuation_logprobs`) gives, for each token of a
+/// continuation, the log-softmax of the logits a fresh prefill of everything before
+/// it ends with: the greedy reply's tokens are each their step's most likely token.
 #[test]
-fn read_ahead_is_measured_both_ways_and_changes_no_result() {
-    use slm_runtime::kernels::{read_ahead, set_read_ahead};
+fn continuation_logprobs_match_a_prefill_of_each_prefix() {
+    let eng = engine();
+    let ids = prompt(&eng, "Name a colour.");
+    let reply = eng.greedy(&ids, 5).unwrap().ids;
+    assert!(!reply.is_empty());
+    let lp = eng.continuation_logprobs(&ids, &reply).unwrap();
+    assert_eq!(lp.len(), reply.len());
+    for (i, &t) in reply.iter().enumerate() {
+        let mut prefix = ids.clone();
+        prefix.extend(&reply[..i]);
+        let logits = eng.first_logits(&prefix).unwrap();
+        let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let lse = f64::from(m)
+            + logits
+                .iter()
+                .map(|&v| (f64::from(v) - f64::from(m)).exp())
+                .sum::<f64>()
+                .ln();
+        let want = (f64::from(logits[t as usize]) - lse) as f32;
+        assert!(
+            (lp[i] - want).abs() < 1e-4,
+            "token {i}: {} vs {want}",
+            lp[i]
+        );
+        assert_eq!(logits[t as usize], m, "token {i} is greedy's pick");
+        assert!(lp[i] <= 0.0);
+    }
+    // A token outside the vocabulary is an error, not a panic.
+    let v = eng.model.cfg.vocab_size as u32;
+    assert!(eng.continuation_logprobs(&ids, &[v]).is_err());
+    assert!(eng.continuation_logprobs(&[], &reply).is_err());
+}
+
+/// The page's read-ahead measurement (`Model::tune_read_ahead`) runs its decode steps
+/// on buffers of its own, times every mode with the clock it is given, keeps the
+/// fastest (the one reading ahead less within 2%), and leaves the next generation as
+/// it was. Natively there is nothing to choose: `tune_read_ahead` is None, and the
+/// measurement itself is run.
+#[test]
+fn read_ahead_is_measured_every_way_and_changes_no_result() {
+    use slm_runtime::kernels::{read_ahead, set_read_ahead, ReadAhead};
     let eng = engine();
     let ids = prompt(&eng, "Name a colour.");
     let before = eng.greedy(&ids, 6).unwrap().ids;
-    // A clock that reads 10 ms per call with read-ahead on and 1 ms off: it must choose
-    // off; and 1 ms either way: on.
-    for (on_ms, want_on) in [(10.0, false), (1.0, true)] {
+    // Clocks that read a given number of ms per call in each mode (off, page, line;
+    // dyadic, so that the differences of their sums are exact),
+    // and the mode each must choose.
+    let cases = [
+        ([1.0, 10.0, 10.0], ReadAhead::Off),
+        ([10.0, 5.0, 6.0], ReadAhead::Page),
+        ([10.0, 5.0, 4.0], ReadAhead::Line),
+        // Within 2% of a mode that reads ahead less: the lesser one.
+        ([1.0, 1.0, 1.0], ReadAhead::Off),
+        ([8.0, 4.0, 3.96875], ReadAhead::Page),
+    ];
+    for (ms, want) in cases {
         let t = std::cell::Cell::new(0.0);
         let clock = || {
-            t.set(t.get() + if read_ahead() { on_ms } else { 1.0 });
+            t.set(t.get() + ms[read_ahead() as usize]);
             t.get()
         };
         let r = eng.model.measure_read_ahead(&clock).unwrap();
-        assert_eq!((r.on, read_ahead()), (want_on, want_on), "{r:?}");
-        assert_eq!((r.ms_on, r.ms_off), (on_ms, 1.0));
+        assert_eq!((r.mode, read_ahead()), (want, want), "{ms:?}: {r:?}");
+        assert_eq!([r.ms_off, r.ms_page, r.ms_line], ms);
     }
     assert_eq!(
         eng.model.tune_read_ahead(&|| 0.0).unwrap().is_some(),
         slm_runtime::kernels::HAS_READ_AHEAD
     );
     assert_eq!(eng.greedy(&ids, 6).unwrap().ids, before);
-    set_read_ahead(true);
+    set_read_ahead(ReadAhead::Page);
 }
 
 /// A long chat in a small context, under each overflow policy: `Stop` refuses with

@@ -6,7 +6,7 @@
 use half::f16;
 use slm_runtime::kernels::{
     available, round_to_act, scalar, set_act_bits, set_read_ahead, split_act, Q8Act, Q8Row,
-    ACT_MAX, DIGITS_MAX, SCALAR,
+    ReadAhead, ACT_MAX, DIGITS_MAX, SCALAR,
 };
 
 /// Both activation precisions (`kernels::act_bits`): two digit planes, or one.
@@ -824,12 +824,14 @@ fn matvec_and_matmul_agree_across_threads() {
                     &y1[t * rows..(t + 1) * rows],
                     "{dtype:?} {bits}-bit token {t} of {n}"
                 );
-                // Reading ahead (wasm) only reads: the same bits without it.
-                set_read_ahead(false);
-                let mut u = vec![0f32; rows];
-                w.matvec(&x[t * cols..(t + 1) * cols], &mut u, &two);
-                set_read_ahead(true);
-                assert_eq!(u, v, "{dtype:?} {bits}-bit token {t} without read-ahead");
+                // Reading ahead (wasm) only reads: the same bits in every mode.
+                for mode in ReadAhead::ALL {
+                    set_read_ahead(mode);
+                    let mut u = vec![0f32; rows];
+                    w.matvec(&x[t * cols..(t + 1) * cols], &mut u, &two);
+                    assert_eq!(u, v, "{dtype:?} {bits}-bit token {t}, read-ahead {mode:?}");
+                }
+                set_read_ahead(ReadAhead::Page);
             }
         }
     }

@@ -516,27 +516,60 @@ pub fn is_k_quant(dtype: DType) -> bool {
 /// the CPU.
 pub const HAS_READ_AHEAD: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
 
-static READ_AHEAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-/// Whether the wasm kernels read ahead (on until `set_read_ahead(false)`). What pays
-/// depends on the CPU, not on the code: on Sapphire Rapids, whose prefetcher stops at
-/// every 4 KiB page, reading ahead took q8_0's weight stream in V8 from 3.7 to 5.6
-/// GB/s; on AMD Zen 5 it cost SmolLM2's decode 12% (99 against 113 tok/s), since a
-/// read that misses holds its place in the reorder buffer until its line arrives.
-/// So a page measures both at load (`Model::tune_read_ahead`).
-#[inline(always)]
-pub fn read_ahead() -> bool {
-    READ_AHEAD.load(std::sync::atomic::Ordering::Relaxed)
+/// How the wasm kernels read ahead of a weight stream (`wasm::touch_ahead`). Which one
+/// pays depends on the CPU, not on the code, so a page measures them at load
+/// (`Model::tune_read_ahead`):
+/// - on Sapphire Rapids, whose prefetcher stops at every 4 KiB page, touching every
+///   line 8 KiB ahead took q8_0's weight stream in V8 from 3.7 to 5.6 GB/s;
+/// - on AMD Zen 5 that cost 40% of the stream, and one line per page 8%; there the
+///   prefetcher crosses pages itself and off is fastest.
+///
+/// A read that misses holds its place in the reorder buffer until its line arrives,
+/// which is what a needless one costs. Results never depend on the mode: a read-ahead
+/// only reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadAhead {
+    Off,
+    /// One line per 4 KiB page, 32 KiB ahead.
+    Page,
+    /// Every line, 8 KiB ahead.
+    Line,
 }
 
-/// Turn read-ahead on or off for every stream from now on (all threads). Results do
-/// not change: a read-ahead only reads.
-pub fn set_read_ahead(on: bool) {
-    READ_AHEAD.store(on, std::sync::atomic::Ordering::Relaxed);
+impl ReadAhead {
+    /// Every mode, in the order `Model::tune_read_ahead` measures them.
+    pub const ALL: [ReadAhead; 3] = [ReadAhead::Off, ReadAhead::Page, ReadAhead::Line];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReadAhead::Off => "off",
+            ReadAhead::Page => "one line per page",
+            ReadAhead::Line => "every line",
+        }
+    }
+}
+
+static READ_AHEAD: std::sync::atomic::AtomicU8 =
+    std::sync::atomic::AtomicU8::new(ReadAhead::Page as u8);
+
+/// The wasm kernels' read-ahead (`ReadAhead::Page` until `set_read_ahead`).
+#[inline(always)]
+pub fn read_ahead() -> ReadAhead {
+    match READ_AHEAD.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => ReadAhead::Off,
+        1 => ReadAhead::Page,
+        _ => ReadAhead::Line,
+    }
+}
+
+/// Set the read-ahead for every stream from now on (all threads).
+pub fn set_read_ahead(mode: ReadAhead) {
+    READ_AHEAD.store(mode as u8, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Reads ahead of a weight stream where the path has no prefetch of its own (wasm:
-/// `wasm::touch_ahead`, while `read_ahead()`); elsewhere nothing. `w` is the whole
+/// `wasm::touch_ahead`, as `read_ahead()` says); elsewhere nothing. `w` is the whole
 /// matrix (or the part a thread streams), `[from, from + len)` the bytes about to be
 /// read.
 #[inline(always)]

@@ -7,7 +7,7 @@
 //! bit-identical to the scalar path (and so to the x86 paths).
 
 use super::scalar::{f16_at, Lanes8};
-use super::{Kernels, Q8Row, GROUP};
+use super::{Kernels, Q8Row, ReadAhead, GROUP};
 use crate::quant::{DType, QK};
 use core::arch::wasm32::*;
 
@@ -123,23 +123,25 @@ pub fn f16x8_to_f32_simd(h: [u16; 8]) -> [f32; 8] {
     core::array::from_fn(|i| lane(if i < 4 { lo } else { hi }, i % 4))
 }
 
-/// How far ahead of the bytes in use `touch_ahead` reads.
-const TOUCH_DISTANCE: usize = 32 * 1024;
+/// How far ahead of the bytes in use `touch_ahead` reads, one line per page
+/// (`ReadAhead::Page`) and every line (`ReadAhead::Line`).
+const PAGE_DISTANCE: usize = 32 * 1024;
+const LINE_DISTANCE: usize = 8 * 1024;
 
-/// Where `super::read_ahead()`: reads the first byte of the 4 KiB page that the bytes
-/// `TOUCH_DISTANCE` past `[from, from + len)` of `w` run into, if they cross into one,
-/// so that a decode step's weight stream has a line in flight in each page ahead.
-/// wasm has no prefetch instruction, and on some CPUs (Sapphire Rapids) the hardware
-/// prefetcher stops at every 4 KiB page (V8's memory is not on huge pages): there a
-/// decode step streamed its weights at about half the speed the kernels take them
-/// from cache. One line per page read as fast as every line there, and costs far less
-/// where the prefetcher crosses pages itself (AMD Zen 5: every line cost 40% of q8_0's
-/// stream, one per page 8%; `tune_read_ahead` turns even that off where it does not
-/// pay). A load whose value is dropped does not stall the kernel's arithmetic.
+/// Reads ahead of `[from, from + len)` of `w` as `super::read_ahead()` says, so that a
+/// decode step's weight stream has lines in flight where the hardware prefetcher would
+/// not fetch them. wasm has no prefetch instruction, and on some CPUs (Sapphire Rapids)
+/// the prefetcher stops at every 4 KiB page (V8's memory is not on huge pages): there
+/// a decode step streamed its weights at about half the speed the kernels take them
+/// from cache. `Page` reads the first byte of the page the bytes `PAGE_DISTANCE` ahead
+/// run into, if they cross into one; `Line` one byte of each line `LINE_DISTANCE`
+/// ahead. A load whose value is dropped does not stall the kernel's arithmetic.
 #[inline(always)]
 pub(super) fn touch_ahead(w: &[u8], from: usize, len: usize) {
-    if super::read_ahead() {
-        touch_page(w, from.saturating_add(TOUCH_DISTANCE), len);
+    match super::read_ahead() {
+        ReadAhead::Off => {}
+        ReadAhead::Page => touch_page(w, from.saturating_add(PAGE_DISTANCE), len),
+        ReadAhead::Line => touch_lines(w, from.saturating_add(LINE_DISTANCE), len),
     }
 }
 
@@ -179,10 +181,10 @@ fn touch_lines(w: &[u8], start: usize, len: usize) {
 const KV_TOUCH: usize = 4096;
 
 /// Every line of `[from, from + len)` of a KV cache's floats (elements) read `KV_TOUCH`
-/// bytes ahead, where `super::read_ahead()`.
+/// bytes ahead, unless `super::read_ahead()` is off.
 #[inline(always)]
 fn touch_kv(v: &[f32], from: usize, len: usize) {
-    if !super::read_ahead() {
+    if super::read_ahead() == ReadAhead::Off {
         return;
     }
     // Safety: the same memory viewed as bytes (any bit pattern is a u8, alignment 1).

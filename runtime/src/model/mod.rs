@@ -358,13 +358,13 @@ impl Model {
         self.forward(ids[0], &mut cache, &mut s, true)
     }
 
-    /// Measure a decode step with and without the kernels' read-ahead
-    /// (`kernels::read_ahead`), each the best of `TUNE_ROUNDS` alternated steps, and
-    /// keep the faster (on when they tie within 2%: it is what the CPUs without a
-    /// page-crossing prefetcher need). `now` is a clock in milliseconds. None where
-    /// this build has no read-ahead to choose (native). Results do not depend on the
-    /// choice, only speed. Costs 2·`TUNE_ROUNDS` decode steps and a cache of as many
-    /// positions.
+    /// Measure a decode step under each of the kernels' read-ahead modes
+    /// (`kernels::ReadAhead`), each the best of `TUNE_ROUNDS` steps taken in turn, and
+    /// keep the fastest (a mode that reads ahead less wins ties within 2%: it costs the
+    /// other thread's memory traffic nothing). `now` is a clock in milliseconds. None
+    /// where this build has no read-ahead to choose (native). Results do not depend on
+    /// the choice, only speed. Costs 3·`TUNE_ROUNDS` decode steps and a cache of as
+    /// many positions.
     pub fn tune_read_ahead(&self, now: &dyn Fn() -> f64) -> Result<Option<ReadAheadTuning>> {
         if !crate::kernels::HAS_READ_AHEAD {
             return Ok(None);
@@ -373,24 +373,36 @@ impl Model {
     }
 
     /// `tune_read_ahead`'s measurement and choice, on any build (where there is no
-    /// read-ahead, both ways run the same code).
+    /// read-ahead, every mode runs the same code).
     pub fn measure_read_ahead(&self, now: &dyn Fn() -> f64) -> Result<ReadAheadTuning> {
-        let steps = 2 * TUNE_ROUNDS;
+        use crate::kernels::ReadAhead;
+        let modes = ReadAhead::ALL;
+        let steps = modes.len() * TUNE_ROUNDS;
         let mut cache = self.new_cache(steps);
         let mut s = Scratch::new(&self.cfg, steps);
-        let (mut ms_on, mut ms_off) = (f64::INFINITY, f64::INFINITY);
+        let mut ms = [f64::INFINITY; 3];
         for i in 0..steps {
-            let on = i % 2 == 0;
-            crate::kernels::set_read_ahead(on);
+            let m = i % modes.len();
+            crate::kernels::set_read_ahead(modes[m]);
             let t = now();
             self.forward((i % self.cfg.vocab_size) as u32, &mut cache, &mut s, true)?;
-            let ms = now() - t;
-            let best = if on { &mut ms_on } else { &mut ms_off };
-            *best = best.min(ms);
+            ms[m] = ms[m].min(now() - t);
         }
-        let on = ms_on <= ms_off * 1.02;
-        crate::kernels::set_read_ahead(on);
-        Ok(ReadAheadTuning { on, ms_on, ms_off })
+        // Modes in order of how much they read ahead: a later one must beat the best
+        // so far by more than 2%.
+        let mut best = 0;
+        for m in 1..modes.len() {
+            if ms[m] * 1.02 < ms[best] {
+                best = m;
+            }
+        }
+        crate::kernels::set_read_ahead(modes[best]);
+        Ok(ReadAheadTuning {
+            mode: modes[best],
+            ms_off: ms[0],
+            ms_page: ms[1],
+            ms_line: ms[2],
+        })
     }
 
     /// Run one token at position `cache.len`, append its K/V, and (if `want_logits`)
@@ -631,23 +643,25 @@ impl Model {
 /// Decode steps `Model::tune_read_ahead` times each way.
 const TUNE_ROUNDS: usize = 3;
 
-/// What `Model::tune_read_ahead` measured and chose: the best decode step in ms with
-/// the kernels' read-ahead and without it.
+/// What `Model::tune_read_ahead` measured and chose: the best decode step in ms under
+/// each read-ahead mode.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReadAheadTuning {
-    pub on: bool,
-    pub ms_on: f64,
+    pub mode: crate::kernels::ReadAhead,
     pub ms_off: f64,
+    pub ms_page: f64,
+    pub ms_line: f64,
 }
 
 impl ReadAheadTuning {
-    /// One line for a person: the choice and the two times.
+    /// One line for a person: the choice and the three times.
     pub fn describe(&self) -> String {
         format!(
-            "{}: a decode step took {:.1} ms with it, {:.1} ms without (measured at load)",
-            if self.on { "on" } else { "off" },
-            self.ms_on,
-            self.ms_off
+            "{}: a decode step took {:.1} ms without it, {:.1} ms reading one line per page, {:.1} ms reading every line (measured at load)",
+            self.mode.as_str(),
+            self.ms_off,
+            self.ms_page,
+            self.ms_line
         )
     }
 }
