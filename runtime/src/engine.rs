@@ -337,7 +337,8 @@ impl Engine {
 
     /// The log-probability (natural log, temperature 1, no penalty) of each token of
     /// `cont` following `prompt` and the tokens of `cont` before it: teacher forcing,
-    /// for scoring a reply under another prompt (`clarify::pick`).
+    /// for scoring a reply under another prompt (the CLI's `pick.rs`), each as
+    /// `sampling::log_prob`.
     pub fn continuation_logprobs(&self, prompt: &[u32], cont: &[u32]) -> Result<Vec<f32>> {
         if prompt.is_empty() {
             return Err(SlmError::Invalid("empty prompt".into()));
@@ -349,12 +350,9 @@ impl Engine {
         self.model.prefill(prompt, &mut cache, &mut s)?;
         let mut out = Vec::with_capacity(cont.len());
         for (i, &t) in cont.iter().enumerate() {
-            let Some(&l) = s.logits.get(t as usize) else {
-                return Err(SlmError::Invalid(format!(
-                    "token {t} is outside the vocabulary"
-                )));
-            };
-            out.push((f64::from(l) - log_sum_exp(&s.logits)) as f32);
+            out.push(crate::sampling::log_prob(&s.logits, t).ok_or_else(|| {
+                SlmError::Invalid(format!("token {t} is outside the vocabulary"))
+            })?);
             if i + 1 < cont.len() {
                 self.model.forward(t, &mut cache, &mut s, true)?;
             }
@@ -682,21 +680,6 @@ pub fn check_fits(prompt: usize, min_new: usize, ctx: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// ln Σ exp(x), in f64, stable for large logits (non-finite values count as they are:
-/// a NaN logit gives NaN).
-fn log_sum_exp(x: &[f32]) -> f64 {
-    let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    if !m.is_finite() {
-        return f64::from(m);
-    }
-    let m = f64::from(m);
-    m + x
-        .iter()
-        .map(|&v| (f64::from(v) - m).exp())
-        .sum::<f64>()
-        .ln()
 }
 
 /// Index of the largest finite value (lowest index on ties), or None if none is finite.

@@ -965,6 +965,22 @@ fn max_listed(work: &[f32], order: &[u32]) -> f32 {
         .fold(f32::NEG_INFINITY, f32::max)
 }
 
+/// The log-probability of `token` under `logits`, as torch's `log_softmax` at that id
+/// (`v − max − ln Σ e^(v − max)` over the finite logits), with this module's `exp` and
+/// `ln`, so the same bits on every target. None for an id outside `logits`.
+pub fn log_prob(logits: &[f32], token: u32) -> Option<f32> {
+    let v = *logits.get(token as usize)?;
+    let finite = || logits.iter().copied().filter(|v| v.is_finite());
+    let max = finite().fold(NEG_INF, f32::max);
+    // Summed in f64: an f32 sum over a vocabulary drifts by 1e-4 in the log.
+    let s: f64 = finite().map(|v| f64::from(exp(v - max))).sum();
+    Some(if v.is_finite() {
+        v - max - ln(s as f32)
+    } else {
+        NEG_INF
+    })
+}
+
 /// Log-softmax of `work` listed in `order` (descending), as torch's `log_softmax`:
 /// `v − max − ln Σ e^(v − max)`, −∞ for removed entries.
 fn log_softmax_sorted(work: &[f32], order: &[u32]) -> Vec<f32> {
@@ -1042,6 +1058,17 @@ fn softmax_sorted(work: &[f32], order: &[u32]) -> Vec<f32> {
 mod tests {
     //! Small hand-checkable tables, in the style of llama.cpp's test-sampling.
     use super::*;
+
+    /// Logits ln 1 and ln 3 are probabilities 1/4 and 3/4; a −∞ logit has none; an
+    /// id past the vocabulary is None.
+    #[test]
+    fn log_prob_is_log_softmax_at_one_id() {
+        let l = [0.0, 3f32.ln(), NEG_INF];
+        assert!((log_prob(&l, 0).unwrap() - 0.25f32.ln()).abs() < 1e-6);
+        assert!((log_prob(&l, 1).unwrap() - 0.75f32.ln()).abs() < 1e-6);
+        assert_eq!(log_prob(&l, 2), Some(NEG_INF));
+        assert_eq!(log_prob(&l, 3), None);
+    }
 
     #[test]
     fn greedy_records_the_temperature_one_distribution() {

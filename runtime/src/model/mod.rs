@@ -380,7 +380,7 @@ impl Model {
         let steps = modes.len() * TUNE_ROUNDS;
         let mut cache = self.new_cache(steps);
         let mut s = Scratch::new(&self.cfg, steps);
-        let mut ms = [f64::INFINITY; 3];
+        let mut ms = [f64::INFINITY; ReadAhead::ALL.len()];
         for i in 0..steps {
             let m = i % modes.len();
             crate::kernels::set_read_ahead(modes[m]);
