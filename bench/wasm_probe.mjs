@@ -40,7 +40,8 @@ for (const [name, dt] of [['q8_0', 0], ['q4_0', 1], ['q5_0', 3], ['q4_k', 4], ['
     const one = bytes;
     e.setup(dt, rows, cols, 160);
     const str = best(() => { bytes = e.matvec(); }, 2);
-    console.log(`${name} ${rows}x${cols}: resident ${(one / res / 1e6).toFixed(2)} GB/s, streamed ${(bytes / str / 1e6).toFixed(2)} GB/s`);
+    const raw = name === 'q8_0' ? best(() => { e.stream(); }, 2) : 0;
+    console.log(`${name} ${rows}x${cols}: resident ${(one / res / 1e6).toFixed(2)} GB/s, streamed ${(bytes / str / 1e6).toFixed(2)} GB/s${raw ? `, raw read ${(bytes / raw / 1e6).toFixed(2)} GB/s` : ''}`);
   }
 }
 e.setup(1, 16, 576, 1);

@@ -199,3 +199,32 @@ pub extern "C" fn decode(n: usize) -> u32 {
 pub extern "C" fn prefill(n: usize) -> u32 {
     after_prefill(n, 0, |_, _, s| slm_runtime::engine::argmax(&s.logits))
 }
+
+/// The bytes `matvec` reads, only read: one 16-byte load each, folded by xor, for the
+/// engine's raw streaming bandwidth (a ceiling for `matvec`'s streamed GB/s).
+#[cfg(target_arch = "wasm32")]
+#[no_mangle]
+pub extern "C" fn stream() -> usize {
+    use core::arch::wasm32::*;
+    use slm_runtime::model::weight::WeightData;
+    S.with(|s| {
+        let s = &*s.borrow();
+        let mut acc = [u8x16_splat(0); 4];
+        let mut bytes = 0;
+        for w in &s.ws {
+            let WeightData::Blocks(b) = &w.data else {
+                continue;
+            };
+            for c in b.chunks_exact(64) {
+                for (k, a) in acc.iter_mut().enumerate() {
+                    // Safety: c holds 64 bytes; v128 loads have no alignment requirement.
+                    let v = unsafe { v128_load(c.as_ptr().add(16 * k) as *const v128) };
+                    *a = v128_xor(*a, v);
+                }
+            }
+            bytes += b.len();
+        }
+        std::hint::black_box(acc);
+        bytes
+    })
+}
