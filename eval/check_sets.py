@@ -3,6 +3,8 @@
 eval/clarify.jsonl: underspecified prompts (the model should ask a clarifying
 question) and control prompts (the model should just answer).
 eval/clarify_heldout.jsonl: the same kinds of prompt, by a second author.
+eval/clarify_fresh.jsonl: the same again, by a third author who saw neither the rules nor
+the other sets.
 eval/labels.jsonl: hand labels of replies to them (the scorer's check).
 eval/loops.jsonl: short, fully specified utility prompts.
 
@@ -108,6 +110,7 @@ def check_loops():
 if __name__ == "__main__":
     check_clarify()
     check_clarify("clarify_heldout.jsonl", minimum=88, per_category=8, min_twins=55)
+    check_clarify("clarify_fresh.jsonl", minimum=88, per_category=8, min_twins=55)
     check_labels()
     check_loops()
     print("OK")

@@ -181,8 +181,8 @@ enum EvalCmd {
     /// Clarification, useful-question, false-clarification and fabrication rates.
     Clarify {
         model: PathBuf,
-        /// Sets to run (repeatable; default eval/clarify.jsonl and
-        /// eval/clarify_heldout.jsonl).
+        /// Sets to run (repeatable; default eval/clarify.jsonl,
+        /// eval/clarify_heldout.jsonl and eval/clarify_fresh.jsonl).
         #[arg(long)]
         set: Vec<PathBuf>,
         /// Only this many cases per set, spread evenly (a quick sample).
@@ -1119,6 +1119,7 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
                 vec![
                     PathBuf::from("eval/clarify.jsonl"),
                     PathBuf::from("eval/clarify_heldout.jsonl"),
+                    PathBuf::from("eval/clarify_fresh.jsonl"),
                 ]
             } else {
                 set

@@ -3,7 +3,10 @@
 //! a slot the set says is missing, and how often they fire on the clear controls.
 //!
 //! The set is split by id: odd numbers ("-u01", "-c03") are the development half the
-//! rules were tuned on; even numbers are held out. Both halves must pass.
+//! rules were tuned on; even numbers are held out. Both halves must pass, and so must
+//! eval/clarify_heldout.jsonl (a second author) and eval/clarify_fresh.jsonl (a third,
+//! who saw neither the rules nor the other sets). Each first met the rules untuned; the
+//! first-contact figures are in docs/behaviour.md.
 
 use serde_json::Value;
 use slm_runtime::clarify::{assess, Slot};
@@ -52,6 +55,7 @@ fn decisions_on_the_evaluation_set() {
         ("clarify.jsonl", false),
         ("clarify.jsonl", true),
         ("clarify_heldout.jsonl", true),
+        ("clarify_fresh.jsonl", true),
     ] {
         let (mut fired, mut right_slot, mut under, mut false_fire, mut controls) = (0, 0, 0, 0, 0);
         for c in cases(file)
@@ -90,17 +94,18 @@ fn decisions_on_the_evaluation_set() {
         let name = match (file, half) {
             ("clarify.jsonl", false) => "development",
             ("clarify.jsonl", true) => "held-out",
-            _ => "fresh",
+            ("clarify_heldout.jsonl", _) => "fresh",
+            _ => "third",
         };
         report += &format!(
             "{name}: fired {fired}/{under}, right slot {right_slot}/{under}, false {false_fire}/{controls}\n"
         );
         // Regression floors, a little under what the rules reach today (docs/behaviour.md
         // gives the figures, and the first-contact figures on each half).
-        let (floor, ceiling) = if name == "fresh" {
-            (0.88, 0.05)
-        } else {
-            (0.93, 0.03)
+        let (floor, ceiling) = match name {
+            "fresh" => (0.88, 0.05),
+            "third" => (0.90, 0.03),
+            _ => (0.93, 0.03),
         };
         rates.push((
             name,

@@ -125,6 +125,12 @@ pub const TEXT_VERBS: &[(&str, &str)] = &[
     ("summerize", "summarize"),
     ("make", "fix"),
     ("port", "fix"),
+    ("tidy", "fix"),
+    ("rework", "fix"),
+    ("jazz up", "fix"),
+    ("punch up", "fix"),
+    ("touch up", "fix"),
+    ("tweak", "fix"),
     ("short version of", "summarize"),
     ("spot", "fix"),
     ("find the typo", "fix"),
@@ -169,7 +175,8 @@ pub const TEXT_NOUNS: &[&str] = &[
     "interview", "question", "stuff", "grammar", "writing", "work", "dataset", "records", "info",
     "information", "details", "pull request", "pr", "commit", "diff", "patch", "changes", "css",
     "stylesheet", "blog", "thread", "repo", "repository", "codebase", "project", "app", "website",
-    "site",
+    "site", "menu", "sign", "label", "flyer", "poster", "brochure", "leaflet", "card", "invitation",
+    "results", "terms", "agreement", "policy", "wording", "lines", "sentence",
 ];
 
 /// Words that carry no content: what is left of a request without them is the
@@ -290,6 +297,33 @@ pub const PRODUCT_NOUNS: &[&str] = &[
     "graphics card", "cpu", "processor", "ssd",
 ];
 
+/// Things one picks by taste, use or budget: "recommend me a book" has as many right
+/// answers as readers.
+#[rustfmt::skip]
+pub const TASTE_NOUNS: &[&str] = &[
+    "book", "books", "novel", "novels", "movie", "movies", "film", "films", "show", "shows",
+    "tv show", "series", "podcast", "podcasts", "album", "albums", "song", "songs", "music",
+    "band", "bands", "video game", "video games", "board game", "board games", "game", "games",
+    "hobby", "hobbies", "gift", "gifts", "present", "presents", "anime", "manga", "wine",
+    "instrument", "sport", "pet", "dog breed", "breed", "perfume", "cologne", "plant", "plants",
+    "houseplant", "houseplants", "colour", "color", "savings account", "account", "credit card",
+];
+
+/// What a taste pick can be fitted to: a genre, a liking, a use, a budget, a recipient's
+/// interests.
+#[rustfmt::skip]
+pub const PREFERENCES: &[&str] = &[
+    "like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "enjoyed", "fan of",
+    "similar to", "in the style of", "genre", "is into", "am into", "really into", "who's into",
+    "interested in", "obsessed with", "budget", "under", "less than", "max", "cheap",
+    "affordable", "inexpensive", "expensive", "sci-fi", "science fiction", "fantasy", "mystery",
+    "thriller", "romance", "horror", "comedy", "biography", "non-fiction", "nonfiction",
+    "history", "classic", "funny", "outdoors", "outdoor", "indoor", "indoors", "relaxing",
+    "creative", "active", "social", "gaming", "coding", "programming", "editing",
+    "travel", "students", "student", "school", "college", "work", "kids", "toddler", "teen",
+    "teenager", "beginner", "beginners", "about", "set in", "written by",
+];
+
 /// Cues of a comparison or a choice.
 #[rustfmt::skip]
 pub const COMPARE_CUES: &[&str] = &[
@@ -309,6 +343,7 @@ pub const DEICTIC_ITEMS: &[&str] = &[
     "option a", "option b", "these two", "the choices", "the alternatives", "one or the other",
     "my options", "the new one", "the old one", "the new model", "the old model",
     "the new version", "the old version", "those frameworks", "the two apartments", "which one's",
+    "the other one", "the better one", "the cheaper one", "which of the", "the other option",
 ];
 
 /// Questions whose answer changes from hour to hour and place to place: the model
@@ -328,7 +363,10 @@ pub const LIVE_CUES: &[&str] = &[
     "concerts", "events this", "rain", "snow", "sunny", "windy", "storm", "sunset", "sunrise",
     "playing at", "showing at", "playing tonight", "events are happening", "what's happening",
     "events happening", "any events", "what's on", "happening tonight", "happening this weekend",
-    "open on", "opening hours", "open this", "open tomorrow",
+    "open on", "opening hours", "open this", "open tomorrow", "the game last night",
+    "last night's game", "the match last night", "last night's match", "win last night",
+    "won last night", "lose last night", "lost last night", "petrol today", "gas today",
+    "fuel today", "diesel today", "price of petrol", "price of gas", "price of fuel", "fuel prices",
 ];
 
 /// Live questions that depend on a place.
@@ -338,6 +376,7 @@ pub const LOCAL_LIVE_CUES: &[&str] = &[
     "bus", "flight", "ferry", "tram", "traffic", "gas prices", "petrol prices", "air quality",
     "pollen", "sunset", "sunrise", "uv index", "humidity", "wait time", "showtimes", "playing",
     "umbrella", "delays", "concerts", "events", "what's on", "happening", "opening hours",
+    "petrol", "gas", "fuel", "diesel",
 ];
 
 /// Maths cues, and what each needs.
@@ -349,6 +388,50 @@ pub const MATH_CUES: &[&str] = &[
     "split", "divide", "multiply", "convert", "per hour", "per month", "per year", "discount",
     "tax", "profit", "margin", "solve", "monthly payment", "mortgage", "loan", "bmi",
     "square root", "factorial",
+];
+
+/// Shapes and surfaces, with how many numbers a measure of each needs.
+pub const SHAPE_NEEDS: &[(&str, usize)] = &[
+    ("rectangle", 2),
+    ("triangle", 2),
+    ("parallelogram", 2),
+    ("trapezoid", 3),
+    ("box", 3),
+    ("cuboid", 3),
+    ("cylinder", 2),
+    ("cone", 2),
+    ("circle", 1),
+    ("square", 1),
+    ("cube", 1),
+    ("sphere", 1),
+    ("room", 2),
+    ("garden", 2),
+    ("wall", 2),
+    ("walls", 2),
+    ("floor", 2),
+    ("yard", 2),
+    ("pool", 3),
+    ("tank", 3),
+    ("hypotenuse", 2),
+    ("average speed", 2),
+    ("speed", 2),
+    ("trip", 2),
+    ("journey", 2),
+];
+
+/// Shapes and surfaces whose area is a measure, not a district.
+#[rustfmt::skip]
+pub const SHAPES: &[&str] = &[
+    "rectangle", "triangle", "parallelogram", "trapezoid", "circle", "square", "polygon",
+    "hexagon", "room", "garden", "wall", "walls", "floor", "yard", "lawn", "plot", "field",
+    "surface", "shape", "sector", "ellipse", "rhombus", "kite",
+];
+
+/// Materials bought by the area or volume they cover.
+#[rustfmt::skip]
+pub const MATERIALS: &[&str] = &[
+    "paint", "tiles", "tile", "carpet", "wallpaper", "flooring", "turf", "mulch", "soil", "gravel",
+    "concrete", "grass seed", "fabric", "laminate", "plaster", "grout", "sand",
 ];
 
 /// Number words a maths question may use instead of digits.
@@ -366,6 +449,18 @@ pub const NUMBER_WORDS: &[&str] = &[
 pub const PERSON_PRONOUNS: &[&str] = &[
     "he", "she", "they", "him", "her", "them", "his", "hers", "their", "theirs", "he's", "she's",
     "they're", "he'd", "she'd", "they'd", "himself", "herself", "themselves",
+];
+
+/// The plural forms of `PERSON_PRONOUNS`: often people in general ("why do they put
+/// fluoride in water?"), where "he" and "she" always stand for someone.
+pub const THEY_FORMS: &[&str] = &[
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "they're",
+    "they'd",
+    "themselves",
 ];
 
 /// Pronouns that need a thing to refer to (only in short questions: "is it safe to
@@ -402,6 +497,7 @@ pub const NO_CONTENT: &[&str] = &[
     "part", "point", "feel", "felt", "look", "looks", "sound", "sounds", "seem", "seems", "write",
     "wrote", "written", "play", "played", "sing", "sang", "sung", "invent", "invented", "discover",
     "discovered", "quit", "resign", "resigned", "retire", "retired", "marry", "married",
+    "filmed", "shot", "recorded", "directed", "published", "painted",
 ];
 
 /// People a pronoun can stand for, when the message names one.
@@ -414,6 +510,10 @@ pub const PERSON_NOUNS: &[&str] = &[
     "ceo", "founder", "neighbor", "neighbour", "grandfather", "grandmother", "grandma", "grandpa",
     "uncle", "aunt", "cousin", "kid", "kids", "child", "children", "baby", "people", "person",
     "man", "woman", "guy", "girl", "boy", "customer", "client", "landlord", "roommate",
+    "brother-in-law", "sister-in-law", "mother-in-law", "father-in-law", "son-in-law",
+    "daughter-in-law", "in-laws", "nephew", "niece", "fiance", "fiancé", "fiancée", "stepdad",
+    "stepmom", "stepmum", "buddy", "mate", "bestie", "godson", "goddaughter", "grandson",
+    "granddaughter",
     "scientists", "researchers", "company", "government", "police",
 ];
 

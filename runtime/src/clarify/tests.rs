@@ -52,6 +52,32 @@ fn underspecified_prompts_name_their_missing_slot() {
         ("Is that true?", &["referent"]),
         ("What's the weather like today?", &["live_data", "location"]),
         ("Is the pharmacy open now?", &["live_data", "location"]),
+        // Taste picks with nothing said about taste, use or budget.
+        ("Suggest a novel for me.", &["criteria"]),
+        ("what board game should i buy", &["criteria"]),
+        // "Who is she?" asks exactly what the conversation does not say.
+        ("My sister keeps quoting her. Who is she?", &["referent"]),
+        // "the Oscar" is a thing, not a "he".
+        ("How many times did he win the Oscar?", &["referent"]),
+        ("Did they lose the final?", &["referent"]),
+        (
+            "Is it a good show? Everyone at work watches it.",
+            &["referent"],
+        ),
+        // Numbers only the user has.
+        (
+            "How many calories will I burn on a bike ride?",
+            &["quantity"],
+        ),
+        (
+            "How many tiles do I need for my kitchen floor? Each box covers 2 square metres.",
+            &["quantity"],
+        ),
+        ("Rewrite it in Rust.", &["text"]),
+        (
+            "how do i say 'good luck' to my coworker? he doesn't speak english",
+            &["target_language"],
+        ),
     ] {
         let got = slots(text, &[]);
         if got != want {
@@ -97,6 +123,16 @@ fn clear_prompts_stay_silent() {
         "Write a long story about a lighthouse keeper.",
         "Write a Python function that adds two numbers.",
         "What is the capital of France?",
+        "Recommend a fantasy novel for a twelve-year-old who loved Narnia.",
+        "Which laptop should I get for video editing under $1500?",
+        "Who is the author of the Harry Potter books?",
+        "When did the Beatles split up, and why did they?",
+        "How much paint do I need for a wall 4 m by 2.5 m? One litre covers 10 square metres.",
+        "What is a good neighbourhood in the Gracia area of Barcelona for families?",
+        "My bedroom gets little light: what is an easy plant to keep alive?",
+        "In Excel, why does =A1/B1 give #DIV/0! when B1 is empty?",
+        "how do i say 'good luck' in korean? my coworker doesn't speak english",
+        "How many calories does a 70 kg person burn running 5 km?",
     ] {
         let got = slots(text, &[]);
         if !got.is_empty() {

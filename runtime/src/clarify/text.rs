@@ -110,25 +110,78 @@ impl<'a> Words<'a> {
     pub fn numbers(&self) -> usize {
         // "one" is a determiner or a pronoun far more often than a quantity, and "1:1"
         // is a meeting.
-        self.w
-            .iter()
-            .filter(|x| Self::is_number(x) && x.as_str() != "one" && x.as_str() != "1:1")
+        (0..self.len()).filter(|&i| self.is_quantity(i)).count()
+    }
+
+    /// Is word `i` a number the message states? "one" is a determiner or a pronoun far
+    /// more often than a quantity, "1:1" is a meeting, and "double my savings" is a verb.
+    fn is_quantity(&self, i: usize) -> bool {
+        let x = self.w[i].as_str();
+        let verb = ["double", "triple", "halve"].contains(&x)
+            && self.w.get(i + 1).is_some_and(|n| {
+                [
+                    "my", "our", "your", "the", "it", "its", "his", "her", "their", "this", "that",
+                    "money",
+                ]
+                .contains(&n.as_str())
+            });
+        Self::is_number(x) && x != "one" && x != "1:1" && !verb
+    }
+
+    /// Numbers that measure the thing asked about, not a rate or a count of coats:
+    /// "one litre covers about 10 square metres" and "two coats" give no wall's size.
+    pub fn measures(&self) -> usize {
+        (0..self.len())
+            .filter(|&i| {
+                let rate = (i.saturating_sub(2)..i).any(|k| {
+                    ["covers", "cover", "per", "every", "each", "covering"]
+                        .contains(&self.w[k].as_str())
+                }) || self.w.get(i + 1).is_some_and(|n| {
+                    ["coats", "coat", "layers", "layer", "per", "times"].contains(&n.as_str())
+                });
+                self.is_quantity(i) && !rate
+            })
             .count()
     }
 
     /// A word capitalized where grammar would not capitalize it: a name.
     pub fn has_name(&self) -> bool {
-        self.cased.iter().enumerate().any(|(i, c)| {
-            !self.sentence_initial[i]
-                && c != "I"
-                && !c.starts_with("I'")
-                && c.chars().next().is_some_and(|ch| ch.is_uppercase())
-                // Weekdays, months and nationalities are capitalized but name no one.
-                && !DATE_WORDS.contains(&self.w[i].as_str())
-                && !LANGUAGES.contains(&self.w[i].as_str())
-                // JSON, CSV, SQL: formats, not names.
-                && !FORMAT_WORDS.contains(&self.w[i].as_str())
-        })
+        (0..self.len()).any(|i| self.is_name(i))
+    }
+
+    /// A name that can be a person's: not part of a capitalized run opened by "the" or
+    /// a place preposition ("the Nobel Prize", "at Wimbledon" name things and places,
+    /// never a "she").
+    pub fn has_person_name(&self) -> bool {
+        let mut thing_run = false;
+        for i in 0..self.len() {
+            let name = self.is_name(i);
+            // "the Nobel Prize", "at Wimbledon", "in Malibu": a thing or a place.
+            let opens_run = i > 0
+                && [
+                    "the", "at", "in", "on", "from", "to", "into", "near", "around", "of",
+                ]
+                .contains(&self.w[i - 1].as_str());
+            let continues = i > 0 && self.is_name(i - 1);
+            thing_run = name && (opens_run || (continues && thing_run));
+            if name && !thing_run {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn is_name(&self, i: usize) -> bool {
+        let c = &self.cased[i];
+        !self.sentence_initial[i]
+            && c != "I"
+            && !c.starts_with("I'")
+            && c.chars().next().is_some_and(|ch| ch.is_uppercase())
+            // Weekdays, months and nationalities are capitalized but name no one.
+            && !DATE_WORDS.contains(&self.w[i].as_str())
+            && !LANGUAGES.contains(&self.w[i].as_str())
+            // JSON, CSV, SQL: formats, not names.
+            && !FORMAT_WORDS.contains(&self.w[i].as_str())
     }
 
     /// Does the message say a date or a time?
@@ -233,7 +286,7 @@ pub fn has_payload(raw: &str) -> bool {
     {
         return true;
     }
-    if quoted(t) {
+    if quoted(t) || inline_code(t) {
         return true;
     }
     // "Summarize this: <text>".
@@ -248,6 +301,28 @@ pub fn has_payload(raw: &str) -> bool {
         return true;
     }
     t.split_whitespace().count() > 45
+}
+
+/// Code or a formula written inline: "=A2+B2", "len(xs)", "arr[i]", "x==y" (an `=`
+/// before a letter or digit, or brackets opened right after one and closed).
+fn inline_code(t: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    t.split_whitespace().any(|tok| {
+        let c: Vec<char> = tok
+            .trim_end_matches(['.', ',', '?', '!', ';', ':'])
+            .chars()
+            .collect();
+        c.iter().enumerate().any(|(i, &ch)| match ch {
+            '=' => c
+                .get(i + 1)
+                .is_some_and(|&n| word(n) || n == '(' || n == '='),
+            '(' | '[' => {
+                let close = if ch == '(' { ')' } else { ']' };
+                i > 0 && word(c[i - 1]) && c[i + 1..].contains(&close)
+            }
+            _ => false,
+        })
+    })
 }
 
 /// Is some span quoted? Double quotes, typographic quotes and guillemets always
