@@ -13,7 +13,7 @@
 // tokens / time from the end of prefill to the last token (the first token comes out of
 // prefill, so 128 tokens take 127 single-token forward passes, on both sides).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +80,12 @@ const cleanup = () => { for (const c of children) { try { c.kill(); } catch {} }
 process.on('exit', cleanup);
 process.on('SIGINT', () => { cleanup(); process.exit(130); });
 
+const buildWeb = () => execFileSync('flock', ['/tmp/tinyrustlm-build.lock', join(repo, 'scripts/build-web.sh')], { stdio: 'inherit' });
+// A fresh clone has no dist/ at all, and the server needs one to start.
+if (!existsSync(join(repo, 'dist/index.html'))) {
+  console.error('no dist/: building the web app (scripts/build-web.sh)');
+  buildWeb();
+}
 await serve(process.execPath, [join(repo, 'scripts/serve.mjs'), '--root', join(repo, 'dist'), '--slm', SLM,
   '--port', String(APP_PORT), ...QUANTS.flatMap((q) => ['--model', `${models[q].slm}=bench-${q.toLowerCase()}`])], APP_PORT);
 await serve(process.execPath, [join(here, 'serve_wllama.mjs'), '--port', String(WL_PORT),
@@ -149,7 +155,7 @@ const runWllama = async (page) => {
   const probe = await openApp(QUANTS[0]);
   if (!probe) {
     console.error('dist/ has no window.tinyrustlm.bench: building the web app (scripts/build-web.sh)');
-    execFileSync('flock', ['/tmp/tinyrustlm-build.lock', join(repo, 'scripts/build-web.sh')], { stdio: 'inherit' });
+    buildWeb();
   } else {
     await probe.ctx.close();
   }

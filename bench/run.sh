@@ -26,6 +26,11 @@ if [ ! -d node_modules/node-llama-cpp ] || [ ! -d node_modules/@wllama/wllama ];
   npm install --no-audit --no-fund --ignore-scripts
 fi
 
+# 1b. the repo's own npm packages (Playwright without its browsers), for browser.mjs
+if [ ! -d "$REPO/node_modules/@playwright/test" ]; then
+  (cd "$REPO" && npm ci --no-audit --no-fund)
+fi
+
 # 2. Q8_0 and Q4_0 GGUFs from the Q4_1 one, with gguf-py from PyPI in its own venv
 if [ ! -x "$TINYRUSTLM_CACHE/venv/bin/python" ] || ! "$TINYRUSTLM_CACHE/venv/bin/python" -c 'import gguf' 2>/dev/null; then
   python3 -m venv "$TINYRUSTLM_CACHE/venv"

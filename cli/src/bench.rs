@@ -70,6 +70,11 @@ pub fn run(eng: &mut Engine, a: &BenchArgs) -> Result<Value> {
         eng.model.threads = slm_runtime::parallel::Threads::new(t)
             .map_err(|e| SlmError::Invalid(format!("--threads: {e}")))?;
     }
+    // Chosen again for the thread count this run uses.
+    let width = eng.model.tune_decode_width(&|| {
+        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+    })?;
     let cfg = eng.model.cfg.clone();
     let total = a.prompt_tokens + a.gen_tokens;
     if a.prompt_tokens == 0 || total > eng.context_len() {
@@ -119,6 +124,7 @@ pub fn run(eng: &mut Engine, a: &BenchArgs) -> Result<Value> {
         "model": {"architecture": cfg.architecture, "quant": eng.text.manifest.provenance.quant, "layers": cfg.num_layers},
         "threads": eng.model.threads.count(),
         "kernel": slm_runtime::kernels::active().name,
+        "decode_width": width,
         "activation_bits": slm_runtime::kernels::act_bits(),
         "prompt_tokens": ids.len(),
         "gen_tokens": a.gen_tokens,

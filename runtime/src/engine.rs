@@ -315,6 +315,7 @@ impl Engine {
         };
         let mut eng = Engine::load(manifest.clone(), &mut read)?;
         eng.model.threads = crate::parallel::Threads::all();
+        eng.model.tune_decode_width(&now_ms)?;
         Ok(eng)
     }
 

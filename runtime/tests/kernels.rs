@@ -463,12 +463,19 @@ fn k_quant_token_runs_match_scalar() {
 }
 
 /// `rows8` (8 rows at once in the `interleave8` layout) gives each row's scalar dot bit
-/// for bit, at both precisions, for every path that has it.
+/// for bit, at both precisions, for every path that has it, at both of a path's
+/// decode widths (`rows8_narrow`).
 #[test]
 fn interleaved_rows_match_scalar() {
     let mut rng = Rng(7);
-    for k in available().into_iter().filter(|k| k.rows8.is_some()) {
-        let rows8 = k.rows8.unwrap();
+    let all = available();
+    let widths = all.iter().flat_map(|k| {
+        [k.rows8, k.rows8_narrow]
+            .into_iter()
+            .flatten()
+            .map(move |f| (k, f))
+    });
+    for (k, rows8) in widths {
         for (dtype, bits) in qdtypes()
             .filter(|&d| k.interleaves(d))
             .flat_map(|d| ACT_BITS.map(|b| (d, b)))

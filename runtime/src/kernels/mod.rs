@@ -580,6 +580,20 @@ pub fn touch_ahead(w: &[u8], from: usize, len: usize) {
     let _ = (w, from, len);
 }
 
+static WIDE_DECODE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Whether decode takes a path's full-width `rows8` (true until `set_wide_decode`).
+#[inline(always)]
+pub fn wide_decode() -> bool {
+    WIDE_DECODE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Choose between a path's `rows8` (true) and its `rows8_narrow` (false) for every
+/// decode step from now on (all threads). Results never depend on it.
+pub fn set_wide_decode(wide: bool) {
+    WIDE_DECODE.store(wide, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Rows per group of the interleaved layout.
 pub const GROUP: usize = 8;
 
@@ -926,6 +940,14 @@ pub struct Kernels {
     pub rows8_dtypes: &'static [DType],
     /// Whether `rows8` runs faster on a `Q8Row::spread` (it works without one too).
     pub rows8_spread: bool,
+    /// A second decode `rows8` of half the width, where a path has one (AVX-512 with
+    /// VNNI: AVX2's), bit for bit the same results. Which of the two decodes faster
+    /// depends on the CPU, not on the features it reports: on Zen 4, which runs a
+    /// 512-bit operation as two 256-bit halves, AVX2's read SmolLM2 Q8_0 at 144
+    /// tok/s against 101; on Zen 5 and on Intel the 512-bit one is faster. So
+    /// `Model::tune_decode_width` measures both on the loaded model and
+    /// `set_wide_decode` keeps the faster (`Kernels::decode_rows8`).
+    pub rows8_narrow: Option<Rows8>,
     /// k-quant rows against several tokens at once, where a path has it.
     pub k_tokens: Option<KTokens>,
     /// Tokens per `k_tokens` call.
@@ -940,6 +962,16 @@ impl Kernels {
     /// This path's two-group tile kernel for `dtype`, if it has one for that type.
     pub fn rows16_for(&self, dtype: DType) -> Option<Rows8Tokens> {
         self.rows16_tokens.filter(|_| WIDE_DTYPES.contains(&dtype))
+    }
+
+    /// The `rows8` a decode step takes: `rows8_narrow` where the path has one and
+    /// `set_wide_decode(false)` chose it, else `rows8`. Prefill's leftover tokens take
+    /// it too; the results are the same either way.
+    pub fn decode_rows8(&self) -> Option<Rows8> {
+        match self.rows8_narrow {
+            Some(narrow) if !wide_decode() => Some(narrow),
+            _ => self.rows8,
+        }
     }
 
     /// Whether weights of `dtype` are laid out in `interleave8` groups for this path.
@@ -986,6 +1018,7 @@ pub static SCALAR: Kernels = Kernels {
     rows16_tokens: None,
     rows8_dtypes: &[],
     rows8_spread: false,
+    rows8_narrow: None,
     k_tokens: None,
     k_tokens_n: 0,
 };

@@ -33,6 +33,7 @@ pub(super) static SIMD128: Kernels = Kernels {
     rows16_tokens: None,
     rows8_dtypes: super::ROWS8_ALL,
     rows8_spread: false,
+    rows8_narrow: None,
     k_tokens: Some(k_tokens),
     k_tokens_n: K_TOKENS,
 };

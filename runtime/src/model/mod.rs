@@ -405,6 +405,35 @@ impl Model {
         })
     }
 
+    /// Measure a decode step with the path's full-width `rows8` and with its
+    /// `rows8_narrow` (`kernels::Kernels::rows8_narrow`), each the best of
+    /// `TUNE_ROUNDS` steps taken in turn on this model's weights and threads, and keep
+    /// the faster (the full width wins ties within 2%). None where the path has one
+    /// width only. Results do not depend on the choice, only speed.
+    pub fn tune_decode_width(&self, now: &dyn Fn() -> f64) -> Result<Option<WidthTuning>> {
+        if crate::kernels::active().rows8_narrow.is_none() {
+            return Ok(None);
+        }
+        let steps = 2 * TUNE_ROUNDS;
+        let mut cache = self.new_cache(steps);
+        let mut s = Scratch::new(&self.cfg, steps);
+        let mut ms = [f64::INFINITY; 2];
+        for i in 0..steps {
+            let wide = i % 2 == 0;
+            crate::kernels::set_wide_decode(wide);
+            let t = now();
+            self.forward((i % self.cfg.vocab_size) as u32, &mut cache, &mut s, true)?;
+            ms[usize::from(!wide)] = ms[usize::from(!wide)].min(now() - t);
+        }
+        let wide = ms[1] * 1.02 >= ms[0];
+        crate::kernels::set_wide_decode(wide);
+        Ok(Some(WidthTuning {
+            wide,
+            ms_wide: ms[0],
+            ms_narrow: ms[1],
+        }))
+    }
+
     /// Run one token at position `cache.len`, append its K/V, and (if `want_logits`)
     /// leave the next-token logits in `s.logits`.
     pub fn forward(
@@ -640,7 +669,7 @@ impl Model {
     }
 }
 
-/// Decode steps `Model::tune_read_ahead` times each way.
+/// Decode steps `Model::tune_read_ahead` and `Model::tune_decode_width` time each way.
 const TUNE_ROUNDS: usize = 3;
 
 /// What `Model::tune_read_ahead` measured and chose: the best decode step in ms under
@@ -664,6 +693,15 @@ impl ReadAheadTuning {
             self.ms_line
         )
     }
+}
+
+/// What `Model::tune_decode_width` measured and chose: the best decode step in ms
+/// with the path's full-width `rows8` and with its narrow one.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WidthTuning {
+    pub wide: bool,
+    pub ms_wide: f64,
+    pub ms_narrow: f64,
 }
 
 /// Prompt tokens per batched forward pass: bounds the activation buffers

@@ -122,7 +122,9 @@ impl Weight {
                 }
             }
             (WeightData::Blocks(b), Some(_)) if self.interleaved => {
-                let rows8 = k.rows8.expect("interleaved only where rows8 exists");
+                let rows8 = k
+                    .decode_rows8()
+                    .expect("interleaved only where rows8 exists");
                 let w = &b[first * self.row_bytes..(first + out.len()) * self.row_bytes];
                 rows8(self.dtype, w, &xq.row(0), out);
             }

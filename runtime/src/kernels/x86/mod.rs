@@ -35,7 +35,10 @@ pub(super) fn available() -> Vec<&'static Kernels> {
     // their prefill (`rows16_tokens`); AVX2's kernels for the rest, since Zen 4 has no
     // AVX-VNNI. On an AMD EPYC (Zen 5) against avxvnni, 1 thread, alternated: SmolLM2
     // prefill 592 → 914 tok/s (q4_0) and 607 → 1008 (q8_0), q4_0 decode 267 → 317,
-    // q8_0 decode even (bench/README.md, thirteenth session).
+    // q8_0 decode even (bench/README.md, thirteenth session). On Zen 4, which splits
+    // every 512-bit operation in two, AVX2's `rows8` decodes faster (SmolLM2 Q8_0 144
+    // against 101 tok/s), so the table carries it as `rows8_narrow` and the loaded
+    // model measures both (`Model::tune_decode_width`, eighteenth session).
     if avx512 && is_x86_feature_detected!("avx512vnni") {
         v.push(&AVX512_VNNI);
     }
@@ -81,6 +84,7 @@ static AVX2: Kernels = Kernels {
     rows16_tokens: None,
     rows8_dtypes: super::ROWS8_ALL,
     rows8_spread: false,
+    rows8_narrow: None,
     k_tokens: Some(|d, w, x, out| unsafe { avx2::dot_tokens(d, w, x, out) }),
     k_tokens_n: avx2::K_TOKENS,
 };
@@ -134,6 +138,7 @@ static AVX512_VNNI: Kernels = Kernels {
         }
     }),
     rows8_spread: true,
+    rows8_narrow: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
     rows16_tokens: Some(|d, w, x, out| unsafe { avx512::rows16_tokens(d, w, x, out) }),
     dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
     weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
