@@ -71,10 +71,7 @@ pub fn run(eng: &mut Engine, a: &BenchArgs) -> Result<Value> {
             .map_err(|e| SlmError::Invalid(format!("--threads: {e}")))?;
     }
     // Chosen again for the thread count this run uses.
-    let width = eng.model.tune_decode_width(&|| {
-        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-        START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
-    })?;
+    let width = eng.model.tune_decode_width(&slm_runtime::engine::now_ms)?;
     let cfg = eng.model.cfg.clone();
     let total = a.prompt_tokens + a.gen_tokens;
     if a.prompt_tokens == 0 || total > eng.context_len() {

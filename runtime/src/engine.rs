@@ -259,7 +259,7 @@ pub fn set_clock(f: fn() -> f64) {
 }
 
 /// Milliseconds from a monotonic clock.
-pub(crate) fn now_ms() -> f64 {
+pub fn now_ms() -> f64 {
     if let Some(f) = CLOCK.get() {
         return f();
     }

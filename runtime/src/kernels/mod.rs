@@ -964,14 +964,21 @@ impl Kernels {
         self.rows16_tokens.filter(|_| WIDE_DTYPES.contains(&dtype))
     }
 
-    /// The `rows8` a decode step takes: `rows8_narrow` where the path has one and
-    /// `set_wide_decode(false)` chose it, else `rows8`. Prefill's leftover tokens take
-    /// it too; the results are the same either way.
+    /// The `rows8` a single token takes (a decode step, and prefill's tokens left
+    /// over from whole tiles): `rows8_narrow` where the path has one and
+    /// `set_wide_decode(false)` chose it, else `rows8`. The results are the same
+    /// either way.
     pub fn decode_rows8(&self) -> Option<Rows8> {
         match self.rows8_narrow {
             Some(narrow) if !wide_decode() => Some(narrow),
             _ => self.rows8,
         }
+    }
+
+    /// Whether a decode step should spread its value pairs first: only for the
+    /// `rows8` that takes them (`rows8_spread`), not when `rows8_narrow` runs instead.
+    pub fn decode_spread(&self) -> bool {
+        self.rows8_spread && (self.rows8_narrow.is_none() || wide_decode())
     }
 
     /// Whether weights of `dtype` are laid out in `interleave8` groups for this path.

@@ -377,17 +377,9 @@ impl Model {
     pub fn measure_read_ahead(&self, now: &dyn Fn() -> f64) -> Result<ReadAheadTuning> {
         use crate::kernels::ReadAhead;
         let modes = ReadAhead::ALL;
-        let steps = modes.len() * TUNE_ROUNDS;
-        let mut cache = self.new_cache(steps);
-        let mut s = Scratch::new(&self.cfg, steps);
-        let mut ms = [f64::INFINITY; ReadAhead::ALL.len()];
-        for i in 0..steps {
-            let m = i % modes.len();
-            crate::kernels::set_read_ahead(modes[m]);
-            let t = now();
-            self.forward((i % self.cfg.vocab_size) as u32, &mut cache, &mut s, true)?;
-            ms[m] = ms[m].min(now() - t);
-        }
+        let ms = self.best_step_ms(modes.len(), now, |m| {
+            crate::kernels::set_read_ahead(modes[m])
+        })?;
         // Modes in order of how much they read ahead: a later one must beat the best
         // so far by more than 2%.
         let mut best = 0;
@@ -405,6 +397,29 @@ impl Model {
         })
     }
 
+    /// The best decode step in ms under each of `settings` kernel settings (`set`
+    /// applies one), `TUNE_ROUNDS` steps each, taken in turn so that drift on a shared
+    /// machine falls on all of them alike; `now` is a clock in milliseconds.
+    fn best_step_ms(
+        &self,
+        settings: usize,
+        now: &dyn Fn() -> f64,
+        set: impl Fn(usize),
+    ) -> Result<Vec<f64>> {
+        let steps = settings * TUNE_ROUNDS;
+        let mut cache = self.new_cache(steps);
+        let mut s = Scratch::new(&self.cfg, steps);
+        let mut ms = vec![f64::INFINITY; settings];
+        for i in 0..steps {
+            let m = i % settings;
+            set(m);
+            let t = now();
+            self.forward((i % self.cfg.vocab_size) as u32, &mut cache, &mut s, true)?;
+            ms[m] = ms[m].min(now() - t);
+        }
+        Ok(ms)
+    }
+
     /// Measure a decode step with the path's full-width `rows8` and with its
     /// `rows8_narrow` (`kernels::Kernels::rows8_narrow`), each the best of
     /// `TUNE_ROUNDS` steps taken in turn on this model's weights and threads, and keep
@@ -414,17 +429,8 @@ impl Model {
         if crate::kernels::active().rows8_narrow.is_none() {
             return Ok(None);
         }
-        let steps = 2 * TUNE_ROUNDS;
-        let mut cache = self.new_cache(steps);
-        let mut s = Scratch::new(&self.cfg, steps);
-        let mut ms = [f64::INFINITY; 2];
-        for i in 0..steps {
-            let wide = i % 2 == 0;
-            crate::kernels::set_wide_decode(wide);
-            let t = now();
-            self.forward((i % self.cfg.vocab_size) as u32, &mut cache, &mut s, true)?;
-            ms[usize::from(!wide)] = ms[usize::from(!wide)].min(now() - t);
-        }
+        // Setting 0 the full width, 1 the narrow one.
+        let ms = self.best_step_ms(2, now, |m| crate::kernels::set_wide_decode(m == 0))?;
         let wide = ms[1] * 1.02 >= ms[0];
         crate::kernels::set_wide_decode(wide);
         Ok(Some(WidthTuning {

@@ -194,7 +194,9 @@ impl Weight {
                 done = gemm(self.dtype, w, self.interleaved, rows, self.cols, act, out);
             }
             if let (WeightData::Blocks(b), true) = (&self.data, self.interleaved) {
-                let rows8 = k.rows8.expect("interleaved only where rows8 exists");
+                let rows8 = k
+                    .decode_rows8()
+                    .expect("interleaved only where rows8 exists");
                 // Tokens in tiles where the path has a kernel for that.
                 let per = if k.rows8_tokens.is_some() {
                     k.tile_tokens
@@ -327,7 +329,7 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
             b.act.pack_tiles(group.iter().map(|(w, _)| w.dtype));
         }
         // Once for the group, before any thread takes rows.
-        if n == 1 && quantized && k.rows8_spread {
+        if n == 1 && quantized && k.decode_spread() {
             b.act.spread_pairs();
         }
         for (w, y) in group.iter_mut() {
