@@ -228,3 +228,16 @@ pub extern "C" fn stream() -> usize {
         bytes
     })
 }
+
+/// The page's load-time warm-up (`Model::warm_up`); 0 on success.
+#[no_mangle]
+pub extern "C" fn warm_up() -> u32 {
+    MODEL.with(|m| {
+        let m = m.borrow();
+        let model = m
+            .as_ref()
+            .and_then(|m| m.1.as_ref())
+            .expect("load_model first");
+        u32::from(model.warm_up().is_err())
+    })
+}

@@ -310,15 +310,6 @@ fn nibbles_at<const N: usize>(q: &[u8; N], at: usize) -> [[v128; 2]; 2] {
     ]
 }
 
-/// Values 2k and 2k + 1 of `v` (from `at` = 2k) as one i32 (little-endian), in every
-/// lane: one load-and-splat.
-#[inline]
-fn pair_at(v: &[i16], at: usize) -> v128 {
-    assert!(at + 2 <= v.len());
-    // Safety: bounds checked above; the load has no alignment requirement.
-    unsafe { v128_load32_splat(v.as_ptr().add(at) as *const u32) }
-}
-
 /// Σw·x over block i, the weights given as i8 (elements 0..16 and 16..32), against the
 /// row's values (`Q8Row::v`, at either precision).
 #[inline]
@@ -827,17 +818,28 @@ fn rows8_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
     let mut accm = [[[f32x4_splat(0.0); 2]; 8]; TOKENS];
     for b in 0..nb {
         let blk = &w[b * GROUP * bs..(b + 1) * GROUP * bs];
-        // Values 2k and 2k + 1 of token t's block b as one i32 (little-endian), splat.
-        let pair = |t: usize, k: usize| pair_at(x[t].v, 32 * b + 2 * k);
+        // Each token's block of values as a fixed-size view, checked once here, so that
+        // the chunks' value loads carry no bounds checks (with slices, V8's loop spent a
+        // compare and branch per token on every chunk).
+        let xv: [&[i16; QK]; TOKENS] = core::array::from_fn(|t| {
+            x[t].v[QK * b..QK * (b + 1)]
+                .try_into()
+                .expect("a block of values")
+        });
         let z = i32x4_splat(0);
         let mut sum = [[z; 2]; TOKENS];
+        // Weights `w` (rows 0..4, rows 4..8) times the value pair k of every token.
+        // Integer sums: exact in any order, so the same block sums as `rows8`.
         let mut add = |[wl, wh]: [v128; 2], k: usize| {
-            for (t, s) in sum.iter_mut().enumerate() {
-                let xp = pair(t, k);
+            for (s, xv) in sum.iter_mut().zip(&xv) {
+                let xp = pair_in(xv, k);
                 s[0] = i32x4_add(s[0], i32x4_dot_i16x8(wl, xp));
                 s[1] = i32x4_add(s[1], i32x4_dot_i16x8(wh, xp));
             }
         };
+        // The chunks in loops, not unrolled by hand as in `rows8`: unrolled, LLVM (to
+        // which wasm's locals are unlimited) regroups the sums token by token with
+        // every chunk's weights live, and V8 spills them to the stack.
         if !nibbled {
             let q: &[u8; 16 * 16] = blk[at..at + 256].try_into().expect("16 chunks");
             for c in 0..16 {
