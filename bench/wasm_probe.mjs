@@ -82,6 +82,20 @@ if (process.argv[3]) {
     const mean = each.reduce((a, b) => a + b) / each.length;
     console.log(`prefill of 40 tokens: ${mean.toFixed(1)} ms, best ${Math.min(...each).toFixed(1)} ms`);
   }
+  // ROOM=n: the same prefill into a cache with room for n more positions (a chat
+  // session's cache spans its whole context), alternated with the short cache.
+  if (process.env.ROOM) {
+    const room = Number(process.env.ROOM);
+    const best = { short: Infinity, long: Infinity };
+    for (let i = 0; i < 6; i++) {
+      for (const [k, r] of [['short', 0], ['long', room]]) {
+        const t0 = performance.now();
+        e.prefill_room(40, r);
+        best[k] = Math.min(best[k], performance.now() - t0);
+      }
+    }
+    console.log(`prefill of 40 tokens, best of 6: ${best.short.toFixed(1)} ms, with room for ${room} more ${best.long.toFixed(1)} ms`);
+  }
   e.decode(4);
   const t = performance.now();
   // STEPS decode steps (256 unless set).

@@ -28,7 +28,7 @@ CARGO_TARGET_DIR="$mt_target" RUSTFLAGS="$mt_flags" \
   -Z build-std=std,panic_abort --bin worker
 wasm-bindgen --target no-modules --no-typescript --out-dir dist --out-name worker_mt \
   "$mt_target/wasm32-unknown-unknown/release/worker.wasm"
-wasm-opt -O3 --enable-threads --enable-simd --enable-bulk-memory --enable-mutable-globals \
+wasm-opt -O3 --one-caller-inline-max-function-size 1000 --enable-threads --enable-simd --enable-bulk-memory --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-sign-ext \
   dist/worker_mt_bg.wasm -o dist/worker_mt_bg.wasm
 

@@ -241,3 +241,10 @@ pub extern "C" fn warm_up() -> u32 {
         u32::from(model.warm_up().is_err())
     })
 }
+
+/// A fresh prefill of n tokens into a cache with room for `room` more positions (a
+/// chat session's cache is as long as its context).
+#[no_mangle]
+pub extern "C" fn prefill_room(n: usize, room: usize) -> u32 {
+    after_prefill(n, room, |_, _, s| slm_runtime::engine::argmax(&s.logits))
+}

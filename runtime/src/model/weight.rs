@@ -284,17 +284,24 @@ impl Weight {
         };
         let mut y = Band::new(y, n, self.rows);
         if threads.count() > 1 {
-            // Whole tiles per thread, so that only the last one has leftover rows.
+            // `BANDS_PER_THREAD` bands a thread, taken as threads finish (`Threads::run`):
+            // a thread that other work delays (in a page, the browser's own threads share
+            // the cores) takes fewer, instead of the others waiting for its half. Whole
+            // panels each (so whole tiles), so that only the last band has leftover
+            // rows and no band reads the activation for a part of a panel.
             let per = self
                 .rows
-                .div_ceil(threads.count())
-                .next_multiple_of(kernels::GEMM_TILE);
+                .div_ceil(BANDS_PER_THREAD * threads.count())
+                .next_multiple_of(GROUP * PANEL_GROUPS);
             threads.run_each(y.split(per).collect(), |_, band| work(band));
             return;
         }
         work(&mut y);
     }
 }
+
+/// Bands of rows per thread in a batched product (`matmul_prepared`).
+const BANDS_PER_THREAD: usize = 4;
 
 /// Groups of 8 rows per panel of a batched product: 64 rows, 55 KiB of q4_0 or
 /// 104 KiB of q8_0 weights at 1536 columns, well inside an L2.
