@@ -281,23 +281,42 @@ fn TokenConsole() -> impl IntoView {
     let state = expect_context::<State>();
     let panel = NodeRef::<leptos::html::Div>::new();
     let scroll = RwSignal::new(0.0f64);
-    // Follow the newest token while the reader is at the bottom.
+    // Follow the newest token while the reader is at the bottom, once a frame: setting
+    // scrollTop lays the page out there and then, which for every token took the
+    // page's main thread about 3.5 ms a token (SmolLM2, Zen 4), beside the worker's
+    // threads on the same cores.
     let follow = RwSignal::new(true);
+    let scheduled = StoredValue::new(false);
+    // Where following last scrolled to: tokens that arrive before its scroll event
+    // lengthen the list under it, which is not the reader scrolling up.
+    let followed_to = StoredValue::new(0.0f64);
     Effect::new(move |_| {
-        let n = state.turn.tokens.with(|t| t.len());
-        if follow.get_untracked() {
+        state.turn.tokens.track();
+        if !follow.get_untracked() || scheduled.get_value() {
+            return;
+        }
+        scheduled.set_value(true);
+        request_animation_frame(move || {
+            scheduled.set_value(false);
+            if !follow.get_untracked() {
+                return;
+            }
             if let Some(el) = panel.get_untracked() {
+                let n = state.turn.tokens.with_untracked(|t| t.len());
                 let bottom = (n as f64 * ROW_PX - PANEL_ROWS * ROW_PX).max(0.0);
                 el.set_scroll_top(bottom as i32);
+                followed_to.set_value(bottom);
                 scroll.set(bottom);
             }
-        }
+        });
     });
     let on_scroll = move |_| {
         if let Some(el) = panel.get_untracked() {
             let top = el.scroll_top() as f64;
             scroll.set(top);
-            follow.set(top + el.client_height() as f64 >= el.scroll_height() as f64 - ROW_PX);
+            let at_bottom = top + el.client_height() as f64 >= el.scroll_height() as f64 - ROW_PX;
+            follow
+                .set(at_bottom || (follow.get_untracked() && top >= followed_to.get_value() - 1.0));
         }
     };
     let visible = move || {
