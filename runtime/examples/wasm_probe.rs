@@ -167,17 +167,22 @@ fn after_prefill(
     room: usize,
     steps: impl FnOnce(&Model, &mut slm_runtime::model::kv_cache::KvCache, &mut Scratch) -> u32,
 ) -> u32 {
-    MODEL.with(|m| {
-        let m = m.borrow();
-        let model = m
-            .as_ref()
-            .and_then(|m| m.1.as_ref())
-            .expect("load_model first");
+    with_model(|model| {
         let mut cache = model.new_cache(prompt + room);
         let mut s = Scratch::new(&model.cfg, prompt + room);
         let ids: Vec<u32> = (0..prompt as u32).map(|i| 1000 + 7 * i).collect();
         model.prefill(&ids, &mut cache, &mut s).unwrap();
         steps(model, &mut cache, &mut s)
+    })
+}
+
+/// `f` of the model `load_model` loaded.
+fn with_model<R>(f: impl FnOnce(&Model) -> R) -> R {
+    MODEL.with(|m| {
+        let m = m.borrow();
+        f(m.as_ref()
+            .and_then(|m| m.1.as_ref())
+            .expect("load_model first"))
     })
 }
 
@@ -197,7 +202,7 @@ pub extern "C" fn decode(n: usize) -> u32 {
 /// A fresh prefill of n tokens; returns the argmax of its logits.
 #[no_mangle]
 pub extern "C" fn prefill(n: usize) -> u32 {
-    after_prefill(n, 0, |_, _, s| slm_runtime::engine::argmax(&s.logits))
+    prefill_room(n, 0)
 }
 
 /// The bytes `matvec` reads, only read: one 16-byte load each, folded by xor, for the
@@ -232,14 +237,7 @@ pub extern "C" fn stream() -> usize {
 /// The page's load-time warm-up (`Model::warm_up`); 0 on success.
 #[no_mangle]
 pub extern "C" fn warm_up() -> u32 {
-    MODEL.with(|m| {
-        let m = m.borrow();
-        let model = m
-            .as_ref()
-            .and_then(|m| m.1.as_ref())
-            .expect("load_model first");
-        u32::from(model.warm_up().is_err())
-    })
+    with_model(|model| u32::from(model.warm_up().is_err()))
 }
 
 /// A fresh prefill of n tokens into a cache with room for `room` more positions (a
