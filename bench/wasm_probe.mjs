@@ -56,29 +56,23 @@ if (process.argv[3]) {
   new Uint8Array(e.memory.buffer, p, file.length).set(file);
   const rc = e.load_model();
   if (rc) throw new Error(`load_model: ${rc}`);
-  // PREFILL=0 skips the prefill timing (a decode-only profile).
+  // Each of n calls of f timed alone, in ms.
+  const timesOf = (f, n) => Array.from({ length: n }, () => {
+    const t0 = performance.now();
+    f();
+    return performance.now() - t0;
+  });
   // WARM=1: the page's load-time warm-up, then each of the first prefills timed alone
   // (V8 starts a function in baseline code and optimizes it once it has run hot).
   if (process.env.WARM === '1') {
-    let t = performance.now();
-    e.warm_up();
-    const each = [performance.now() - t];
-    for (let i = 0; i < 8; i++) {
-      t = performance.now();
-      e.prefill(40);
-      each.push(performance.now() - t);
-    }
+    const each = [...timesOf(() => e.warm_up(), 1), ...timesOf(() => e.prefill(40), 8)];
     console.log(`warm-up, then prefills of 40 tokens: ${each.map((x) => x.toFixed(0)).join(' ')} ms`);
   }
+  // PREFILL=0 skips the prefill timing (a decode-only profile).
   if (process.env.PREFILL !== '0') {
     e.prefill(40);
     // The mean and the best of 8 (the best is the steadier on a shared machine).
-    const each = [];
-    for (let i = 0; i < 8; i++) {
-      const t0 = performance.now();
-      e.prefill(40);
-      each.push(performance.now() - t0);
-    }
+    const each = timesOf(() => e.prefill(40), 8);
     const mean = each.reduce((a, b) => a + b) / each.length;
     console.log(`prefill of 40 tokens: ${mean.toFixed(1)} ms, best ${Math.min(...each).toFixed(1)} ms`);
   }
@@ -89,9 +83,7 @@ if (process.argv[3]) {
     const best = { short: Infinity, long: Infinity };
     for (let i = 0; i < 6; i++) {
       for (const [k, r] of [['short', 0], ['long', room]]) {
-        const t0 = performance.now();
-        e.prefill_room(40, r);
-        best[k] = Math.min(best[k], performance.now() - t0);
+        best[k] = Math.min(best[k], ...timesOf(() => e.prefill_room(40, r), 1));
       }
     }
     console.log(`prefill of 40 tokens, best of 6: ${best.short.toFixed(1)} ms, with room for ${room} more ${best.long.toFixed(1)} ms`);
