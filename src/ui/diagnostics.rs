@@ -287,9 +287,6 @@ fn TokenConsole() -> impl IntoView {
     // threads on the same cores.
     let follow = RwSignal::new(true);
     let scheduled = StoredValue::new(false);
-    // Where following last scrolled to: tokens that arrive before its scroll event
-    // lengthen the list under it, which is not the reader scrolling up.
-    let followed_to = StoredValue::new(0.0f64);
     Effect::new(move |_| {
         state.turn.tokens.track();
         if !follow.get_untracked() || scheduled.get_value() {
@@ -305,7 +302,6 @@ fn TokenConsole() -> impl IntoView {
                 let n = state.turn.tokens.with_untracked(|t| t.len());
                 let bottom = (n as f64 * ROW_PX - PANEL_ROWS * ROW_PX).max(0.0);
                 el.set_scroll_top(bottom as i32);
-                followed_to.set_value(bottom);
                 scroll.set(bottom);
             }
         });
@@ -313,10 +309,12 @@ fn TokenConsole() -> impl IntoView {
     let on_scroll = move |_| {
         if let Some(el) = panel.get_untracked() {
             let top = el.scroll_top() as f64;
+            // Tokens that arrive between following's scroll and its event lengthen the
+            // list under it: only a move above the last position is the reader leaving.
+            let kept = follow.get_untracked() && top >= scroll.get_untracked() - 1.0;
             scroll.set(top);
             let at_bottom = top + el.client_height() as f64 >= el.scroll_height() as f64 - ROW_PX;
-            follow
-                .set(at_bottom || (follow.get_untracked() && top >= followed_to.get_value() - 1.0));
+            follow.set(at_bottom || kept);
         }
     };
     let visible = move || {
