@@ -161,7 +161,12 @@ fn continue_reply(state: State) {
 }
 
 fn can_continue(m: &ChatMessage) -> bool {
-    m.role == Role::Assistant && !m.content.is_empty() && m.tool_calls.is_empty()
+    !m.content.is_empty() && can_continue_frame(m)
+}
+
+/// `can_continue` but for the text: an assistant reply with no tool calls.
+fn can_continue_frame(m: &ChatMessage) -> bool {
+    m.role == Role::Assistant && m.tool_calls.is_empty()
 }
 
 /// Show branch `k` at message `i`.
@@ -184,22 +189,41 @@ fn switch_branch(state: State, i: usize, k: usize) {
 }
 
 /// One transcript entry: Markdown (`crate::markdown`), or the exact text with Raw on.
+///
+/// A streamed token changes only the text: the entry's frame (its buttons, figures
+/// and note) is a memo of everything else, so a token re-renders the text's element
+/// and nothing around it.
 #[component]
 fn Message(i: usize) -> impl IntoView {
     let state = expect_context::<State>();
-    let msg = Memo::new(move |_| state.chat.transcript.with(|t| t.get(i).cloned()));
+    let frame = Memo::new(move |_| {
+        state.chat.transcript.with(|t| {
+            t.get(i).map(|m| {
+                let has_text = !m.content.is_empty();
+                (
+                    ChatMessage {
+                        content: String::new(),
+                        ..m.clone()
+                    },
+                    has_text,
+                )
+            })
+        })
+    });
+    let text = Memo::new(move |_| {
+        state
+            .chat
+            .transcript
+            .with(|t| t.get(i).map(|m| m.content.clone()).unwrap_or_default())
+    });
     let raw = RwSignal::new(false);
     let editing = RwSignal::new(None::<String>);
     let idle = move || !state.turn.generating.get() && state.models.card.with(|c| c.is_some());
     let is_last = move || state.chat.transcript.with(|t| t.len() == i + 1);
     move || {
-        msg.get().map(|m| {
+        frame.get().map(|(m, has_text)| {
             let class = format!("msg {}", m.role.as_str());
-            let html = crate::markdown::to_html(&m.content);
-            let text = m.content.clone();
-            let copy = m.content.clone();
-            let original = m.content.clone();
-            let continuable = can_continue(&m);
+            let continuable = has_text && can_continue_frame(&m);
             let branches = m.alts.len() + 1;
             let pos = m.alt_pos.min(m.alts.len());
             let at_end = pos + 1 == branches;
@@ -219,7 +243,7 @@ fn Message(i: usize) -> impl IntoView {
                         {(m.role == Role::User).then(|| view! {
                             <button class="small" disabled=move || !idle()
                                 title="Change this message and generate the reply again; what followed stays as a branch"
-                                on:click=move |_| editing.set(Some(original.clone()))>"Edit"</button>
+                                on:click=move |_| editing.set(Some(text.get_untracked()))>"Edit"</button>
                         })}
                         {(m.role == Role::Assistant).then(|| view! {
                             <button class="small" disabled=move || !idle()
@@ -234,7 +258,7 @@ fn Message(i: usize) -> impl IntoView {
                         <button class="small" aria-pressed=move || raw.get().to_string()
                             title="The exact text the model produced, as the token console explains it"
                             on:click=move |_| raw.update(|r| *r = !*r)>"Raw"</button>
-                        <button class="small" on:click=move |ev| copy_text(&ev, &copy)>"Copy"</button>
+                        <button class="small" on:click=move |ev| copy_text(&ev, &text.get_untracked())>"Copy"</button>
                     </span>
                     {move || editing.get().map(|draft| view! {
                         <div class="edit">
@@ -248,9 +272,9 @@ fn Message(i: usize) -> impl IntoView {
                         </div>
                     })}
                     {move || if raw.get() {
-                        view! { <pre class="content raw">{text.clone()}</pre> }.into_any()
+                        view! { <pre class="content raw">{move || text.get()}</pre> }.into_any()
                     } else {
-                        view! { <div class="content markdown" inner_html=html.clone()></div> }.into_any()
+                        view! { <div class="content markdown" inner_html=move || text.with(|t| crate::markdown::to_html(t))></div> }.into_any()
                     }}
                     {m.tool_calls.into_iter().map(|c| view! {
                         <div class="tool-call" data-testid="tool-call" data-name=c.name.clone()>
@@ -332,6 +356,48 @@ fn copy_code(ev: web_sys::MouseEvent) {
     copy_text(&ev, &code);
 }
 
+/// The transcript scrolls in its own box, so that a streamed token lays out and
+/// repaints that box and not the page under it (the whole page was repainted every
+/// frame, about 7 ms, on the cores the worker's threads decode on). While the reader
+/// is at its bottom, it follows the newest text, once a frame; scrolling up stops
+/// that until they come back down, and a new turn starts it again.
+fn follow_transcript(state: State) -> (NodeRef<leptos::html::Ol>, impl Fn(web_sys::Event) + Copy) {
+    let list = NodeRef::<leptos::html::Ol>::new();
+    let follow = RwSignal::new(true);
+    // Where following last put the view: text that arrives between that scroll and
+    // its event lengthens the list under it, so only a move above it is the reader's.
+    let placed = StoredValue::new(0.0f64);
+    let scheduled = StoredValue::new(false);
+    Effect::new(move |_| {
+        if state.turn.generating.get() {
+            follow.set(true);
+        }
+    });
+    Effect::new(move |_| {
+        state.chat.transcript.track();
+        if !follow.get_untracked() || scheduled.get_value() {
+            return;
+        }
+        scheduled.set_value(true);
+        request_animation_frame(move || {
+            scheduled.set_value(false);
+            if let Some(el) = list.get_untracked().filter(|_| follow.get_untracked()) {
+                let bottom = (el.scroll_height() - el.client_height()).max(0);
+                el.set_scroll_top(bottom);
+                placed.set_value(bottom as f64);
+            }
+        });
+    });
+    let on_scroll = move |_| {
+        if let Some(el) = list.get_untracked() {
+            let top = el.scroll_top() as f64;
+            let at_bottom = top + el.client_height() as f64 >= el.scroll_height() as f64 - 8.0;
+            follow.set(at_bottom || (follow.get_untracked() && top >= placed.get_value() - 1.0));
+        }
+    };
+    (list, on_scroll)
+}
+
 #[component]
 pub fn ChatPanel() -> impl IntoView {
     let state = expect_context::<State>();
@@ -344,6 +410,10 @@ pub fn ChatPanel() -> impl IntoView {
             .with(|t| t.last().is_some_and(|m| !m.tool_calls.is_empty()))
     };
     let no_model = move || state.models.card.get().is_none();
+    let (list, on_scroll) = follow_transcript(state);
+    // A reply past its first token is streaming (a memo: it changes twice a turn).
+    let streaming =
+        Memo::new(move |_| state.turn.generating.get() && state.turn.tokens.with(|t| t.len() > 1));
     view! {
         <h2>"Chat"</h2>
         {move || match state.models.card.get() {
@@ -362,7 +432,8 @@ pub fn ChatPanel() -> impl IntoView {
                 {d["explanation"].as_str().unwrap_or("").to_string()}
             </div>
         })}
-        <ol class="transcript" role="log" aria-live="off" aria-label="Transcript" on:click=copy_code>
+        <ol class="transcript" role="log" aria-live="off" aria-label="Transcript" tabindex="0"
+            node_ref=list on:scroll=on_scroll on:click=copy_code>
             // Keyed by position, each message a memo: a streamed token re-renders only
             // the message it grows.
             <For each=move || 0..state.chat.transcript.with(|t| t.len()) key=|i| *i let:i>
@@ -370,15 +441,14 @@ pub fn ChatPanel() -> impl IntoView {
             </For>
         </ol>
         <p class="sr-only" role="status" aria-live="polite">{move || state.notices.announcement.get()}</p>
-        {move || {
-            let n = state.turn.tokens.with(|t| t.len());
-            let start = state.turn.first_token_at.get()?;
-            let secs = (super::now_ms() - start) / 1e3;
-            (state.turn.generating.get() && n > 1).then(|| view! {
-                <p class="live-rate" data-testid="live-rate">{format!(
-                    "Generating: {n} tokens, {:.1} tok/s", if secs > 0.0 { (n - 1) as f64 / secs } else { 0.0 })}</p>
-            })
-        }}
+        // The line stays for the whole turn; a token changes only its text.
+        {move || streaming.get().then(|| view! {
+            <p class="live-rate" data-testid="live-rate">{move || {
+                let n = state.turn.tokens.with(|t| t.len());
+                let secs = state.turn.first_token_at.get().map_or(0.0, |start| (super::now_ms() - start) / 1e3);
+                format!("Generating: {n} tokens, {:.1} tok/s", if secs > 0.0 { n.saturating_sub(1) as f64 / secs } else { 0.0 })
+            }}</p>
+        })}
         {move || state.turn.prefill.get().map(|(done, total)| view! {
             <p class="prefill" role="status" data-testid="prefill">
                 {format!("Reading the prompt: {done} of {total} tokens")}

@@ -105,26 +105,32 @@ fn EvidencePicker() -> impl IntoView {
     }
 }
 
+/// The KV cache's use. It changes with every token, so the block stays and only the
+/// bar's width, its value and the line of text follow.
 #[component]
 fn KvBar() -> impl IntoView {
     let state = expect_context::<State>();
-    move || {
+    let pct = move || {
         let (len, cap) = state.turn.kv.get();
-        let pct = if cap > 0 {
+        if cap > 0 {
             len as f64 * 100.0 / cap as f64
         } else {
             0.0
-        };
-        view! {
-            <div class="kv">
-                <h3>"KV cache"</h3>
-                <div class="bar" role="progressbar" aria-label="KV cache use" aria-valuemin="0"
-                    aria-valuemax=cap.to_string() aria-valuenow=len.to_string()>
-                    <div class="fill" style=format!("width: {pct:.1}%")></div>
-                </div>
-                <div class="kv-text" data-testid="kv-length">{format!("KV length {len} / {cap}")}</div>
-            </div>
         }
+    };
+    view! {
+        <div class="kv">
+            <h3>"KV cache"</h3>
+            <div class="bar" role="progressbar" aria-label="KV cache use" aria-valuemin="0"
+                aria-valuemax=move || state.turn.kv.get().1.to_string()
+                aria-valuenow=move || state.turn.kv.get().0.to_string()>
+                <div class="fill" style:width=move || format!("{:.1}%", pct())></div>
+            </div>
+            <div class="kv-text" data-testid="kv-length">{move || {
+                let (len, cap) = state.turn.kv.get();
+                format!("KV length {len} / {cap}")
+            }}</div>
+        </div>
     }
 }
 

@@ -480,7 +480,28 @@ pub struct Turn {
     pub first_token_at: RwSignal<Option<f64>>,
     /// The last turn's generation record (`slm generate --trace`'s schema), if traced.
     pub last_trace: RwSignal<Option<Value>>,
+    /// Tokens that arrived since the page last drew the reply (`State::queue_token`).
+    streamed: StoredValue<Streamed>,
 }
+
+/// Tokens held until the next draw: their text, and their console rows with the KV
+/// length after each.
+#[derive(Default)]
+struct Streamed {
+    text: String,
+    rows: Vec<(TokenRow, usize)>,
+    /// The reply's text ended (a token event without a token).
+    ended: bool,
+    /// A draw is scheduled.
+    due: bool,
+}
+
+/// How often a streaming reply is drawn. Every token was a layout and a paint of the
+/// page (about 7 ms with the diagnostics open, SmolLM2, Zen 4, headless Chromium): on
+/// two cores the page's main thread took a core from the decode's two threads, and a
+/// chat turn decoded at 40% of the bench hook's rate. Twenty draws a second still
+/// read as a stream.
+const DRAW_EVERY_MS: u64 = 50;
 
 impl Turn {
     fn new() -> Self {
@@ -494,6 +515,7 @@ impl Turn {
             divergence: RwSignal::new(None),
             first_token_at: RwSignal::new(None),
             last_trace: RwSignal::new(None),
+            streamed: StoredValue::new(Streamed::default()),
         }
     }
 
@@ -532,16 +554,20 @@ impl Turn {
         self.prefill.set((done < total).then_some((done, total)));
     }
 
-    /// A token chosen (`row` with its KV length), or the end of a reply's text (None).
-    fn on_token(self, row: Option<(TokenRow, usize)>) {
+    /// Tokens chosen (each row with the KV length after it), drawn at once.
+    fn on_tokens(self, new: Vec<(TokenRow, usize)>) {
         self.prefill.set(None);
-        let Some((mut row, kv_len)) = row else { return };
+        let Some(kv_len) = new.last().map(|r| r.1) else {
+            return;
+        };
         if self.first_token_at.get_untracked().is_none() {
             self.first_token_at.set(Some(super::now_ms()));
         }
         self.tokens.update(|rows| {
-            row.index = rows.len();
-            rows.push(row);
+            for (mut row, _) in new {
+                row.index = rows.len();
+                rows.push(row);
+            }
         });
         self.kv.update(|kv| kv.0 = kv_len);
     }
@@ -704,6 +730,7 @@ impl State {
 
     /// The last turn's console, prompt and figures belong to the chat being left.
     pub fn leave_turn(self) {
+        self.draw_tokens();
         self.turn.clear();
         self.turn.prompt.set(None);
         self.turn.divergence.set(None);
@@ -715,6 +742,7 @@ impl State {
     /// The worker died with what it held: no model is loaded, nothing runs. The
     /// transcript and the stored models stay. Whether a model was loaded.
     pub fn worker_lost(&self) -> bool {
+        self.draw_tokens();
         let had_model = self.models.card.get_untracked().is_some();
         if self.turn.generating.get_untracked() {
             self.chat.interrupt_reply();
@@ -727,8 +755,54 @@ impl State {
         had_model
     }
 
-    /// Apply one worker event; `re`: the request it answers (`Reply::re`).
+    /// A token event: held for the next draw, except a reply's first token, which is
+    /// drawn at once (it is what a person waits for).
+    fn queue_token(self, text: &str, row: Option<(TokenRow, usize)>) {
+        let streamed = self.turn.streamed;
+        streamed.update_value(|s| {
+            s.text.push_str(text);
+            match row {
+                Some(r) => s.rows.push(r),
+                None => s.ended = true,
+            }
+        });
+        if self.turn.first_token_at.get_untracked().is_none() {
+            self.draw_tokens();
+        } else if !streamed.with_value(|s| s.due) {
+            streamed.update_value(|s| s.due = true);
+            set_timeout(
+                move || self.draw_tokens(),
+                std::time::Duration::from_millis(DRAW_EVERY_MS),
+            );
+        }
+    }
+
+    /// Draw the tokens held since the last draw: the reply's text and the console.
+    pub fn draw_tokens(self) {
+        let Some((text, rows, ended)) = self.turn.streamed.try_update_value(|s| {
+            s.due = false;
+            (
+                std::mem::take(&mut s.text),
+                std::mem::take(&mut s.rows),
+                std::mem::take(&mut s.ended),
+            )
+        }) else {
+            return;
+        };
+        if text.is_empty() && rows.is_empty() && !ended {
+            return;
+        }
+        self.chat.append_text(&text);
+        self.turn.on_tokens(rows);
+    }
+
+    /// Apply one worker event; `re`: the request it answers (`Reply::re`). Token
+    /// events are drawn a few at a time (`DRAW_EVERY_MS`); any other event first draws
+    /// what is held, so that events keep their order on the page.
     pub fn apply(self, re: Option<u64>, ev: Event) {
+        if !matches!(ev, Event::Token { .. }) {
+            self.draw_tokens();
+        }
         match ev {
             Event::Ready => self.worker.on_ready(),
             Event::Threads {
@@ -834,22 +908,24 @@ impl State {
                 stop_check,
                 stage_pieces,
             } => {
-                self.chat.append_text(&text);
-                self.turn.on_token(id.map(|id| {
-                    let row = TokenRow {
-                        index: 0,
-                        id,
-                        piece,
-                        prob,
-                        draw,
-                        top,
-                        position,
-                        stages,
-                        stop_check,
-                        stage_pieces,
-                    };
-                    (row, kv_len)
-                }));
+                self.queue_token(
+                    &text,
+                    id.map(|id| {
+                        let row = TokenRow {
+                            index: 0,
+                            id,
+                            piece,
+                            prob,
+                            draw,
+                            top,
+                            position,
+                            stages,
+                            stop_check,
+                            stage_pieces,
+                        };
+                        (row, kv_len)
+                    }),
+                );
             }
             Event::Done {
                 text: _,
