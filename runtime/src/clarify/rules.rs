@@ -4,7 +4,7 @@
 //! asked of a clear prompt costs the user a turn.
 
 use super::lexicon::*;
-use super::text::{has_payload, Words};
+use super::text::{delimited_payload, is_long, Words};
 use super::{Finding, Slot};
 
 /// Every rule's findings on `text`, with `earlier` messages as context.
@@ -43,7 +43,8 @@ struct Context {
 impl Context {
     fn new(text: &str, earlier: &[&str]) -> Context {
         Context {
-            payload: has_payload(text),
+            payload: delimited_payload(text)
+                || (is_long(text) && !names_its_text_from_afar(&Words::new(text))),
             earlier_text: earlier.iter().any(|e| e.split_whitespace().count() >= 4),
             all: earlier
                 .iter()
@@ -192,6 +193,39 @@ fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
             (!identified_after(m, after)).then_some(noun)
         })
     })
+}
+
+/// A long message that names its text only as something elsewhere ("my resignation
+/// email", "translate it") and never as something here ("this", "the following",
+/// "below") describes that text instead of carrying it: "My grandmother only speaks
+/// Portuguese … Can you translate it for me? She turns 90 next week …" is 47 words
+/// and holds no message to translate. A text pasted on its own lines or set apart by
+/// a colon or quotes counts however it is named (`delimited_payload`).
+#[rustfmt::skip]
+fn names_its_text_from_afar(m: &Words) -> bool {
+    let here = m
+        .any(&["this", "these", "the following", "below", "here is", "here's", "as follows"])
+        .is_some();
+    let verb_on_it = TEXT_VERBS.iter().any(|(verb, _)| {
+        let n = verb.split(' ').count();
+        let mut at = 0;
+        while let Some(i) = m.find_from(verb, at) {
+            let mut j = i + n;
+            while m.w.get(j).is_some_and(|x| ["me", "up", "over", "for"].contains(&x.as_str())) {
+                j += 1;
+            }
+            if m.w.get(j).is_some_and(|x| x == "it" || x == "them") {
+                return true;
+            }
+            at = i + 1;
+        }
+        false
+    });
+    let possessed = (0..m.len()).any(|i| {
+        POSSESSIVE.contains(&m.w[i].as_str())
+            && (i + 1..(i + 4).min(m.len())).any(|k| is_text_noun(&m.w[k]))
+    });
+    !here && (verb_on_it || possessed)
 }
 
 /// Does the word at `k` name the text ("the book Dune", "the poem called …")?

@@ -74,6 +74,20 @@ fn underspecified_prompts_name_their_missing_slot() {
             &["quantity"],
         ),
         ("Rewrite it in Rust.", &["text"]),
+        // A long message that tells about its text instead of carrying it.
+        (
+            "I wrote a thank-you note to my host family in Osaka after staying with them for a month, and I really want it to sound natural and polite. Could you translate it into Japanese for me? They were so kind to me and I don't want to embarrass myself with a clumsy version.",
+            &["text"],
+        ),
+        (
+            "Please proofread my cover letter before I send it off tonight. It's for a junior designer role at a small studio I really admire, I have rewritten it about five times already, and I keep worrying that the tone is too casual for them.",
+            &["text"],
+        ),
+        // The material's own size is not the floor's.
+        (
+            "How many tiles will my bathroom floor take? The tiles are 60 by 60 cm, grey.",
+            &["quantity"],
+        ),
         (
             "how do i say 'good luck' to my coworker? he doesn't speak english",
             &["target_language"],
@@ -128,6 +142,12 @@ fn clear_prompts_stay_silent() {
         "Who is the author of the Harry Potter books?",
         "When did the Beatles split up, and why did they?",
         "How much paint do I need for a wall 4 m by 2.5 m? One litre covers 10 square metres.",
+        "How many 20x20 cm tiles do I need for a floor 2 m by 3 m?",
+        "The tiles are 60 by 60 cm and the hallway is 5 m by 1.2 m. How many tiles do I need?",
+        // A long text pasted on one line, pointed at with "this".
+        "Summarize this for me please the council voted on Tuesday to extend the cycle lane by two kilometres and supporters say it will cut congestion while shop owners worry about losing parking and work begins in September and should take about four months to finish according to the city",
+        // Told at length, with the text on its own lines.
+        "Could you proofread my cover letter? It's for a junior designer role at a small studio I admire, and I keep worrying that the tone is too casual for them, so be honest with me please.\nDear Ms Lee, I am writing to apply for the junior designer role at your studio.",
         "What is a good neighbourhood in the Gracia area of Barcelona for families?",
         "My bedroom gets little light: what is an easy plant to keep alive?",
         "In Excel, why does =A1/B1 give #DIV/0! when B1 is empty?",

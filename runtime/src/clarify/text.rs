@@ -1,8 +1,8 @@
 //! The message as the rules read it: lowercase words, phrase lookup, and whether the
 //! message carries a payload (quoted text, a code block, text after a colon or on its
-//! own lines) that a deictic "this" could point at.
+//! own lines, or a long message) that a deictic "this" could point at.
 
-use super::lexicon::{DATE_PHRASES, DATE_WORDS, LANGUAGES, NOT_A_PLACE, NUMBER_WORDS};
+use super::lexicon::{DATE_PHRASES, DATE_WORDS, LANGUAGES, MATERIALS, NOT_A_PLACE, NUMBER_WORDS};
 
 /// Acronyms of formats and languages, capitalized without naming anything.
 const FORMAT_WORDS: &[&str] = &[
@@ -25,6 +25,8 @@ pub struct Words<'a> {
     /// Index of each word's sentence start (the first word of a sentence is
     /// capitalized for grammar, not because it names something).
     pub sentence_initial: Vec<bool>,
+    /// Each word that ends a clause: a comma, semicolon, colon or full stop follows it.
+    pub ends_clause: Vec<bool>,
 }
 
 impl<'a> Words<'a> {
@@ -32,9 +34,14 @@ impl<'a> Words<'a> {
         let mut w = Vec::new();
         let mut cased = Vec::new();
         let mut initial = Vec::new();
+        let mut ends_clause = Vec::new();
         let mut at_start = true;
         for chunk in raw.split(|c: char| c.is_whitespace() || c == '/' || c == '—') {
             let ends_sentence = chunk.ends_with(['.', '!', '?', ':', '\n']);
+            let clause = ends_sentence
+                || chunk
+                    .trim_end_matches(['"', '\'', ')'])
+                    .ends_with([',', ';']);
             let t = chunk.trim_matches(TRIM);
             if t.is_empty() {
                 at_start |= ends_sentence;
@@ -46,14 +53,17 @@ impl<'a> Words<'a> {
                     w.push(n.to_lowercase());
                     cased.push(n.to_string());
                     initial.push(at_start);
+                    ends_clause.push(false);
                 }
                 w.push("%".into());
                 cased.push("%".into());
                 initial.push(false);
+                ends_clause.push(clause);
             } else {
                 w.push(t.to_lowercase());
                 cased.push(t.to_string());
                 initial.push(at_start);
+                ends_clause.push(clause);
             }
             at_start = ends_sentence;
         }
@@ -62,6 +72,7 @@ impl<'a> Words<'a> {
             w,
             cased,
             sentence_initial: initial,
+            ends_clause,
         }
     }
 
@@ -128,8 +139,9 @@ impl<'a> Words<'a> {
         Self::is_number(x) && x != "one" && x != "1:1" && !verb
     }
 
-    /// Numbers that measure the thing asked about, not a rate or a count of coats:
-    /// "one litre covers about 10 square metres" and "two coats" give no wall's size.
+    /// Numbers that measure the thing asked about, not a rate, a count of coats or the
+    /// material's own size: "one litre covers about 10 square metres", "two coats" and
+    /// "the tiles are 30 by 30 cm" give no wall's or floor's size.
     pub fn measures(&self) -> usize {
         (0..self.len())
             .filter(|&i| {
@@ -139,9 +151,64 @@ impl<'a> Words<'a> {
                 }) || self.w.get(i + 1).is_some_and(|n| {
                     ["coats", "coat", "layers", "layer", "per", "times"].contains(&n.as_str())
                 });
-                self.is_quantity(i) && !rate
+                self.is_quantity(i) && !rate && !self.sizes_material(i)
             })
             .count()
+    }
+
+    /// Is number `i` a size of the material itself: "tiles are 30 by 30 cm", "tiles
+    /// measuring 30x30", "30 by 30 cm tiles"? Only within one clause: in "the floor is
+    /// 2.4m x 1.8m, tiles are 30x30 cm" the first two size the floor.
+    fn sizes_material(&self, i: usize) -> bool {
+        const LINKS: &[&str] = &[
+            "are",
+            "is",
+            "measure",
+            "measuring",
+            "each",
+            "of",
+            "at",
+            "about",
+            "sized",
+            "size",
+        ];
+        const SIZE_WORDS: &[&str] = &[
+            "by",
+            "x",
+            "×",
+            "cm",
+            "mm",
+            "m",
+            "in",
+            "inch",
+            "inches",
+            "ft",
+            "foot",
+            "feet",
+            "centimetre",
+            "centimetres",
+            "centimeter",
+            "centimeters",
+            "millimetre",
+            "millimetres",
+            "square",
+            "large",
+            "big",
+            "small",
+        ];
+        let material = |k: usize| MATERIALS.contains(&self.w[k].as_str());
+        let sizing = |x: &String| Self::is_number(x) || SIZE_WORDS.contains(&x.as_str());
+        let one_clause = |a: usize, b: usize| !self.ends_clause[a..b].iter().any(|&e| e);
+        let before = (i.saturating_sub(4)..i).any(|k| {
+            material(k)
+                && one_clause(k, i)
+                && self.w[k + 1..i]
+                    .iter()
+                    .all(|x| LINKS.contains(&x.as_str()) || sizing(x))
+        });
+        let after = (i + 1..(i + 6).min(self.len()))
+            .any(|k| material(k) && one_clause(i, k) && self.w[i + 1..k].iter().all(sizing));
+        before || after
     }
 
     /// A word capitalized where grammar would not capitalize it: a name.
@@ -275,9 +342,15 @@ impl<'a> Words<'a> {
     }
 }
 
-/// Does the message carry a text of its own: a code block, a quotation, two or more
-/// words after a colon, further lines, or simply a long message (a pasted text)?
-pub fn has_payload(raw: &str) -> bool {
+/// Over 45 words: long enough to be a text pasted into one line, or a request told
+/// at length (which `rules` tells apart by how it names its text).
+pub fn is_long(raw: &str) -> bool {
+    raw.split_whitespace().count() > 45
+}
+
+/// A text the message sets apart: a code block, a quotation, two or more words after a
+/// colon, or further lines.
+pub fn delimited_payload(raw: &str) -> bool {
     let t = raw.trim();
     if t.contains("```")
         || t.lines()
@@ -297,10 +370,7 @@ pub fn has_payload(raw: &str) -> bool {
     }
     let mut lines = t.lines().filter(|l| !l.trim().is_empty());
     lines.next();
-    if lines.map(|l| l.split_whitespace().count()).sum::<usize>() >= 3 {
-        return true;
-    }
-    t.split_whitespace().count() > 45
+    lines.map(|l| l.split_whitespace().count()).sum::<usize>() >= 3
 }
 
 /// Code or a formula written inline: "=A2+B2", "len(xs)", "arr[i]", "x==y" (an `=`
@@ -392,7 +462,7 @@ mod tests {
             ("Don't you think it's late?", false),
             ("It's John's book 'Dune' I mean", true),
         ] {
-            assert_eq!(has_payload(s), want, "{s}");
+            assert_eq!(delimited_payload(s), want, "{s}");
         }
     }
 
