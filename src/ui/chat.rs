@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use super::client::send;
+use super::follow::Follow;
 use super::settings::{current, SettingsPanel};
 use super::state::{open_in_session, ChatMessage, TurnStats};
 use super::State;
@@ -357,42 +358,24 @@ fn copy_code(ev: web_sys::MouseEvent) {
 }
 
 /// The transcript scrolls in its own box, so that a streamed token lays out and
-/// repaints that box and not the page under it (the whole page was repainted every
-/// frame, about 7 ms, on the cores the worker's threads decode on). While the reader
-/// is at its bottom, it follows the newest text, once a frame; scrolling up stops
-/// that until they come back down, and a new turn starts it again.
+/// repaints that box and not the page under it. While the reader is at its bottom, it
+/// follows the newest text; scrolling up stops that until they come back down, and a
+/// new turn starts it again.
 fn follow_transcript(state: State) -> (NodeRef<leptos::html::Ol>, impl Fn(web_sys::Event) + Copy) {
     let list = NodeRef::<leptos::html::Ol>::new();
-    let follow = RwSignal::new(true);
-    // Where following last put the view: text that arrives between that scroll and
-    // its event lengthens the list under it, so only a move above it is the reader's.
-    let placed = StoredValue::new(0.0f64);
-    let scheduled = StoredValue::new(false);
+    let follow = Follow::new(
+        move || list.get_untracked().map(Into::into),
+        move || state.chat.transcript.track(),
+        |el| (el.scroll_height() - el.client_height()) as f64,
+    );
     Effect::new(move |_| {
         if state.turn.generating.get() {
-            follow.set(true);
+            follow.resume();
         }
-    });
-    Effect::new(move |_| {
-        state.chat.transcript.track();
-        if !follow.get_untracked() || scheduled.get_value() {
-            return;
-        }
-        scheduled.set_value(true);
-        request_animation_frame(move || {
-            scheduled.set_value(false);
-            if let Some(el) = list.get_untracked().filter(|_| follow.get_untracked()) {
-                let bottom = (el.scroll_height() - el.client_height()).max(0);
-                el.set_scroll_top(bottom);
-                placed.set_value(bottom as f64);
-            }
-        });
     });
     let on_scroll = move |_| {
         if let Some(el) = list.get_untracked() {
-            let top = el.scroll_top() as f64;
-            let at_bottom = top + el.client_height() as f64 >= el.scroll_height() as f64 - 8.0;
-            follow.set(at_bottom || (follow.get_untracked() && top >= placed.get_value() - 1.0));
+            follow.scrolled(&el, 8.0);
         }
     };
     (list, on_scroll)

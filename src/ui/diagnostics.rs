@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use super::follow::Follow;
 use super::{mb, State};
 
 #[component]
@@ -287,40 +288,21 @@ fn TokenConsole() -> impl IntoView {
     let state = expect_context::<State>();
     let panel = NodeRef::<leptos::html::Div>::new();
     let scroll = RwSignal::new(0.0f64);
-    // Follow the newest token while the reader is at the bottom, once a frame: setting
-    // scrollTop lays the page out there and then, which for every token took the
-    // page's main thread about 3.5 ms a token (SmolLM2, Zen 4), beside the worker's
-    // threads on the same cores.
-    let follow = RwSignal::new(true);
-    let scheduled = StoredValue::new(false);
-    Effect::new(move |_| {
-        state.turn.tokens.track();
-        if !follow.get_untracked() || scheduled.get_value() {
-            return;
-        }
-        scheduled.set_value(true);
-        request_animation_frame(move || {
-            scheduled.set_value(false);
-            if !follow.get_untracked() {
-                return;
-            }
-            if let Some(el) = panel.get_untracked() {
-                let n = state.turn.tokens.with_untracked(|t| t.len());
-                let bottom = (n as f64 * ROW_PX - PANEL_ROWS * ROW_PX).max(0.0);
-                el.set_scroll_top(bottom as i32);
-                scroll.set(bottom);
-            }
-        });
-    });
+    // Follow the newest token while the reader is at the bottom. The rows in view
+    // come from `scroll`, so following sets it with the panel's scrollTop.
+    let follow = Follow::new(
+        move || panel.get_untracked().map(Into::into),
+        move || state.turn.tokens.track(),
+        move |_| {
+            let n = state.turn.tokens.with_untracked(|t| t.len());
+            let bottom = (n as f64 * ROW_PX - PANEL_ROWS * ROW_PX).max(0.0);
+            scroll.set(bottom);
+            bottom
+        },
+    );
     let on_scroll = move |_| {
         if let Some(el) = panel.get_untracked() {
-            let top = el.scroll_top() as f64;
-            // Tokens that arrive between following's scroll and its event lengthen the
-            // list under it: only a move above the last position is the reader leaving.
-            let kept = follow.get_untracked() && top >= scroll.get_untracked() - 1.0;
-            scroll.set(top);
-            let at_bottom = top + el.client_height() as f64 >= el.scroll_height() as f64 - ROW_PX;
-            follow.set(at_bottom || kept);
+            scroll.set(follow.scrolled(&el, ROW_PX));
         }
     };
     let visible = move || {

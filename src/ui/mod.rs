@@ -7,6 +7,7 @@ mod chat_store;
 mod client;
 mod conversations;
 mod diagnostics;
+mod follow;
 mod models;
 mod saved;
 mod settings;
