@@ -201,31 +201,25 @@ fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
 /// Portuguese … Can you translate it for me? She turns 90 next week …" is 47 words
 /// and holds no message to translate. A text pasted on its own lines or set apart by
 /// a colon or quotes counts however it is named (`delimited_payload`).
-#[rustfmt::skip]
 fn names_its_text_from_afar(m: &Words) -> bool {
     let here = m
-        .any(&["this", "these", "the following", "below", "here is", "here's", "as follows"])
+        .any(&[
+            "this",
+            "these",
+            "the following",
+            "below",
+            "here is",
+            "here's",
+            "as follows",
+        ])
         .is_some();
+    // With no "this" or "here", a text verb's deictic object is "it", "that" or "the
+    // above", and an absent text is "my …" or "our …": both point elsewhere.
     let verb_on_it = TEXT_VERBS.iter().any(|(verb, _)| {
-        let n = verb.split(' ').count();
-        let mut at = 0;
-        while let Some(i) = m.find_from(verb, at) {
-            let mut j = i + n;
-            while m.w.get(j).is_some_and(|x| ["me", "up", "over", "for"].contains(&x.as_str())) {
-                j += 1;
-            }
-            if m.w.get(j).is_some_and(|x| x == "it" || x == "them") {
-                return true;
-            }
-            at = i + 1;
-        }
-        false
+        m.find(verb)
+            .is_some_and(|i| deictic_object(m, i, verb.split(' ').count()).is_some())
     });
-    let possessed = (0..m.len()).any(|i| {
-        POSSESSIVE.contains(&m.w[i].as_str())
-            && (i + 1..(i + 4).min(m.len())).any(|k| is_text_noun(&m.w[k]))
-    });
-    !here && (verb_on_it || possessed)
+    !here && (verb_on_it || mentions_absent_text(m, false).is_some())
 }
 
 /// Does the word at `k` name the text ("the book Dune", "the poem called …")?
