@@ -165,7 +165,8 @@ fn can_continue(m: &ChatMessage) -> bool {
     !m.content.is_empty() && can_continue_frame(m)
 }
 
-/// `can_continue` but for the text: an assistant reply with no tool calls.
+/// `can_continue` less its text check (a streaming frame has no text): an assistant
+/// reply with no tool calls.
 fn can_continue_frame(m: &ChatMessage) -> bool {
     m.role == Role::Assistant && m.tool_calls.is_empty()
 }
