@@ -3,7 +3,8 @@ import { open, pickFile, say, shot, catalogEntry, MODEL_ID, QWEN_ID } from './he
 
 // The clarify-first policy in the page: on by default with the chat preset, its
 // decision and the exact note shown under the user's message and in the rendered
-// prompt, silent on a clear message, off when unticked.
+// prompt, the reply started with the policy's lead, silent on a clear message, off
+// when unticked.
 test('Clarify first: an underspecified message gets a visible note, a clear one does not', async ({ page }) => {
   const errors = await open(page);
   const box = page.getByRole('checkbox', { name: 'Clarify first' });
@@ -28,6 +29,12 @@ test('Clarify first: an underspecified message gets a visible note, a clear one 
   await expect(page.getByTestId('rendered-prompt')).toContainText(await note.textContent());
   // The question comes from the model; the reply is not the note.
   await expect(page.locator('.msg.assistant .content').last()).not.toContainText('[Clarify first');
+  // The policy starts the reply with a lead that names nothing, and says so; the
+  // prompt ends with it, and the model wrote the rest.
+  await expect(policy.getByTestId('policy-lead')).toContainText('“Could you”');
+  await expect(page.locator('.msg.assistant .content').last()).toHaveText(/^Could you\S*\s*\S/);
+  expect((await page.getByTestId('rendered-prompt').textContent())
+    .endsWith('<|im_start|>assistant\nCould you')).toBe(true);
 
   await say(page, 'What is the capital of France?');
   await expect(page.getByTestId('msg-policy').last()).toHaveAttribute('data-clarify', 'false');

@@ -490,6 +490,9 @@ pub enum Event {
         /// The decision in one line (`Decision::summary`).
         summary: String,
         note: Option<String>,
+        /// The words the policy starts the reply with (`Decision::lead`); the model
+        /// writes the rest.
+        lead: Option<String>,
     },
     /// A turn began: the exact prompt.
     Prompt {

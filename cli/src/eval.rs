@@ -129,15 +129,15 @@ fn preset(name: &str, tuning: &PresetTuning, seed: u64) -> Result<SamplerConfig>
     Ok(c)
 }
 
-/// Generate a reply to `messages` (rendered with the model's template).
+/// Generate a reply to `messages` (rendered with the model's template), continuing
+/// the last message where it is the reply's start.
 fn reply(eng: &Engine, messages: &[Value], opts: &GenerateOptions) -> Result<Generation> {
     eng.generate(&prompt_ids(eng, messages)?, opts, &mut |_, _| {})
 }
 
 fn prompt_ids(eng: &Engine, messages: &[Value]) -> Result<Vec<u32>> {
-    let r = eng
-        .text
-        .render(&Value::Array(messages.to_vec()), None, true, 0)?;
+    let continues = messages.last().is_some_and(|m| m["role"] == "assistant");
+    let r = eng.text.render_prompt(messages, None, continues, 0)?;
     eng.text.encode_rendered(&r)
 }
 
@@ -168,10 +168,10 @@ impl Tally {
             self.under += 1;
             self.fired += fired as usize;
             self.asks += s.asks as usize;
-            self.useful += s.useful(c.category == "live") as usize;
+            self.useful += s.useful(c.category == "live", c.no_answer) as usize;
             if c.no_answer {
                 self.no_answer += 1;
-                self.fabricated += s.invented as usize;
+                self.fabricated += s.fabricated() as usize;
             }
         } else {
             self.controls += 1;
@@ -277,12 +277,20 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
             let mut per_cat = std::collections::BTreeMap::<String, Tally>::new();
             for (i, c) in cases.iter().enumerate() {
                 let mut messages = vec![json!({"role": "user", "content": c.prompt})];
-                let as_written = messages.clone();
                 let mut picked = None;
+                let mut as_written = messages.clone();
                 let d = if on {
                     clarify::apply(&mut messages)
                 } else {
                     clarify::assess(&messages)
+                };
+                // The policy's lead starts the reply, as in a session (`Session::begin_reply`).
+                let lead = match on && clarify::start_reply(&mut messages, &d) {
+                    true => {
+                        clarify::start_reply(&mut as_written, &d);
+                        d.lead.clone().unwrap_or_default()
+                    }
+                    false => String::new(),
                 };
                 let (text, s, stop, tokens) = match (&off_replies[i], on && !d.clarify) {
                     (Some((t, s)), true) => (t.clone(), s.clone(), "reused".to_string(), 0),
@@ -293,12 +301,25 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                                 let without = prompt_ids(eng, &as_written)?;
                                 let (g, p) =
                                     crate::pick::pick(eng, &with, &without, &opts, run.candidates)?;
+                                // Each candidate continued the lead, as the reply did.
+                                let mut p = p;
+                                for c in &mut p.candidates {
+                                    c.text = format!("{lead}{}", c.text);
+                                }
                                 picked = Some(p);
-                                (g.text, g.stop_reason.as_str().to_string(), g.ids.len())
+                                (
+                                    format!("{lead}{}", g.text),
+                                    g.stop_reason.as_str().to_string(),
+                                    g.ids.len(),
+                                )
                             }
                             Replies::Model(eng) => {
                                 let g = reply(eng, &messages, &opts)?;
-                                (g.text, g.stop_reason.as_str().to_string(), g.ids.len())
+                                (
+                                    format!("{lead}{}", g.text),
+                                    g.stop_reason.as_str().to_string(),
+                                    g.ids.len(),
+                                )
                             }
                             Replies::Saved(m) => {
                                 let key = (c.file.clone(), c.id.clone(), on);
@@ -335,12 +356,12 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                     "underspecified": c.underspecified, "missing": c.missing, "no_answer": c.no_answer,
                     "policy": on, "fired": fired, "decision": d.to_json(), "prompt": c.prompt,
                     "text": text, "stop_reason": stop, "tokens": tokens, "score": s,
-                    "useful": s.useful(c.category == "live"), "false_clarification": s.false_clarification(),
+                    "useful": s.useful(c.category == "live", c.no_answer), "fabricated": c.no_answer && s.fabricated(), "false_clarification": s.false_clarification(),
                     "picked": picked.map(|p| {
                         let mut v = serde_json::to_value(&p).expect("serializes");
                         for (k, x) in p.candidates.iter().enumerate() {
                             let s = score(&x.text, &c.missing);
-                            v["candidates"][k]["useful"] = json!(s.useful(c.category == "live"));
+                            v["candidates"][k]["useful"] = json!(s.useful(c.category == "live", c.no_answer));
                         }
                         v
                     }),
@@ -518,14 +539,14 @@ mod tests {
         assert_eq!(sample((0..3).collect::<Vec<_>>(), Some(5)), vec![0, 1, 2]);
     }
 
-    /// The scorer against the hand labels of eval/labels.jsonl: agreement ≥ 90%.
+    /// The scorer against the hand labels of eval/labels.jsonl, per question the labels
+    /// answer ("useful clarification", "false clarification", "fabrication"): agreement
+    /// ≥ 90% on each.
     #[test]
     fn scorer_agrees_with_the_hand_labels() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/labels.jsonl");
         let labels = read_jsonl(&path).expect("eval/labels.jsonl");
-        assert!(labels.len() >= 60, "at least 60 hand labels");
-        let mut agree = 0;
-        let mut disagreements = Vec::new();
+        let mut by_kind = std::collections::BTreeMap::<String, (usize, usize, Vec<String>)>::new();
         for l in &labels {
             let missing: Vec<String> = l["missing"]
                 .as_array()
@@ -534,24 +555,38 @@ mod tests {
                 .map(|s| s.as_str().unwrap().to_string())
                 .collect();
             let s = score(l["text"].as_str().unwrap(), &missing);
-            let scorer = if l["underspecified"].as_bool().unwrap() {
-                s.useful(l["category"] == "live")
-            } else {
-                s.false_clarification()
+            let kind = l["label_means"].as_str().unwrap();
+            let no_answer = l["no_answer"].as_bool().unwrap();
+            let scorer = match kind {
+                "useful clarification" => s.useful(l["category"] == "live", no_answer),
+                "false clarification" => s.false_clarification(),
+                "fabrication" => s.fabricated(),
+                other => panic!("unknown label_means {other}"),
             };
-            if scorer == l["label"].as_bool().unwrap() {
-                agree += 1;
+            // Useful and false clarification are one question each of one reply kind.
+            let key = if kind == "fabrication" {
+                "fabrication"
             } else {
-                disagreements.push(format!("{} {}: scorer {scorer}", l["model"], l["id"]));
+                "clarification"
+            };
+            let e = by_kind.entry(key.to_string()).or_default();
+            e.1 += 1;
+            if scorer == l["label"].as_bool().unwrap() {
+                e.0 += 1;
+            } else {
+                e.2.push(format!("{} {}: scorer {scorer}", l["model"], l["id"]));
             }
         }
-        let rate = agree as f64 / labels.len() as f64;
-        eprintln!(
-            "agreement {agree}/{} = {:.1}%; {}",
-            labels.len(),
-            100.0 * rate,
-            disagreements.join(", ")
-        );
-        assert!(rate >= 0.9, "agreement {rate}: {disagreements:?}");
+        assert_eq!(by_kind.len(), 2, "both kinds of label are present");
+        for (kind, (agree, n, disagreements)) in &by_kind {
+            let rate = *agree as f64 / *n as f64;
+            eprintln!(
+                "{kind}: agreement {agree}/{n} = {:.1}%; {}",
+                100.0 * rate,
+                disagreements.join(", ")
+            );
+            assert!(*n >= 60, "{kind}: at least 60 hand labels");
+            assert!(rate >= 0.9, "{kind}: agreement {rate}: {disagreements:?}");
+        }
     }
 }

@@ -529,8 +529,8 @@ fn prompt(text: &TextSide, chat: &ChatArgs) -> Result<(String, Vec<u32>)> {
 }
 
 /// `prompt` with the clarify-first policy applied to the messages: the rendered
-/// prompt holds the policy's note when it fired, so `--trace` and the ids show
-/// exactly what the model was given.
+/// prompt holds the policy's note when it fired, and ends with the reply's lead
+/// (`Decision::lead`), so `--trace` and the ids show exactly what the model was given.
 fn clarified_prompt(
     text: &TextSide,
     chat: &ChatArgs,
@@ -545,9 +545,22 @@ fn clarified_prompt(
         ))
     })?;
     let d = slm_runtime::clarify::apply(list);
-    // Silent, the file's own text is rendered: its integers stay exact at any width.
-    let s = if d.clarify { messages.to_string() } else { s };
-    let r = render_messages(text, chat, &s)?;
+    if !d.clarify {
+        // Silent, the file's own text is rendered: its integers stay exact at any width.
+        let r = render_messages(text, chat, &s)?;
+        let ids = text.encode_rendered(&r)?;
+        return Ok((r, ids, d));
+    }
+    let tools: Option<Value> = match &chat.tools {
+        Some(t) => Some(
+            serde_json::from_str(&read_text_file(t)?)
+                .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", t.display())))?,
+        ),
+        None => None,
+    };
+    let continues = slm_runtime::clarify::start_reply(list, &d);
+    let now = chat.now.unwrap_or_else(now_unix);
+    let r = text.render_prompt(list, tools.as_ref(), continues, now)?;
     let ids = text.encode_rendered(&r)?;
     Ok((r, ids, d))
 }
@@ -1046,6 +1059,14 @@ fn run(cli: Cli) -> Result<()> {
                 (r, ids, None)
             };
             let stream = !cli.json;
+            // The policy's lead starts the reply (the prompt ends with it).
+            let lead = policy
+                .as_ref()
+                .and_then(|d| d.lead.clone().filter(|_| d.clarify))
+                .unwrap_or_default();
+            if stream {
+                stdout_write(lead.as_bytes())?;
+            }
             let g = eng.generate(&ids, &opts, &mut |piece, _| {
                 if stream {
                     let _ = stdout_write(piece.as_bytes());
@@ -1058,7 +1079,8 @@ fn run(cli: Cli) -> Result<()> {
             }
             if cli.json {
                 print_json(&json!({
-                    "ids": g.ids, "text": g.text, "stop_reason": g.stop_reason, "stop_detail": g.stop_detail,
+                    "ids": g.ids, "text": g.text, "reply": format!("{lead}{}", g.text),
+                    "stop_reason": g.stop_reason, "stop_detail": g.stop_detail,
                     "prompt_tokens": g.prompt_tokens, "timings": g.timings,
                     "sampler": opts.sampler, "greedy": opts.sampler.is_greedy(),
                     "policy": policy.as_ref().map(|d| d.to_json()),
@@ -1253,14 +1275,22 @@ fn chat(
                     }
                     // More of the last reply, joining it.
                     None if cont => session.continue_reply(&opts, now_unix(), &mut on_text),
-                    None => session.send(text, &opts, now_unix(), &mut on_text),
+                    None => session.begin_send(text, &opts, now_unix()).map(|mut p| {
+                        // The policy's lead starts the reply; the model continues it.
+                        if let (Some(lead), false) = (p.lead(), json_mode) {
+                            let _ = stdout_write(lead.as_bytes());
+                        }
+                        while !session.step(&mut p, &mut on_text) {}
+                        session.finish(p, &mut on_text)
+                    }),
                 };
                 match turn {
                     Ok(t) => {
                         let g = &t.generation;
                         if json_mode {
                             print_json(&json!({
-                                "text": g.text, "ids": g.ids, "stop_reason": g.stop_reason, "stop_detail": g.stop_detail,
+                                "text": g.text, "ids": g.ids,
+                                "reply": format!("{}{}", t.lead.as_deref().unwrap_or_default(), g.text), "stop_reason": g.stop_reason, "stop_detail": g.stop_detail,
                                 "prompt_tokens": g.prompt_tokens, "reused_tokens": g.reused_tokens,
                                 "prefilled_tokens": g.prefilled_tokens, "timings": g.timings,
                                 "kv_len": session.kv_len(), "divergence": t.divergence,

@@ -11,6 +11,12 @@
 //!   object, an answer marker ("here is the translation", "= 42"), or more than 40
 //!   words outside its questions that do not state a limitation.
 //! - `limitation`: it says it cannot know or access the information.
+//! - `asserts`: a sentence outside its questions states something as fact (three
+//!   words or more) that is not a limitation, a pleasantry ("happy to help") or an
+//!   echo of the request ("you did not say …"). "It was built in 1980." and "The
+//!   pharmacy is still open. Which city do you mean?" assert; "I can't know that." does
+//!   not. On a prompt with no possible answer, an assertion is an invented answer:
+//!   `fabricated`.
 //! - `substantive`: an answer is present (code, a list, JSON, or over 12 words
 //!   outside questions); a control's reply that asks without one is a false
 //!   clarification.
@@ -118,6 +124,27 @@ const LIMITATION: &[&str] = &[
     "check a local", "check online", "website", "app for",
 ];
 
+/// Words that make a sentence a limitation rather than an answer ("I'm not sure of
+/// the current weather."), beside `LIMITATION`.
+#[rustfmt::skip]
+const HEDGES: &[&str] = &[
+    "i'm not sure", "i am not sure", "i'm sorry", "i am sorry", "i can't", "i cannot",
+    "i don't have", "i do not have", "i'm not", "unable", "impossible", "no way to know",
+    "depends on", "it depends", "does not say", "doesn't say", "did not say", "didn't say",
+    "not specified", "not mention", "didn't mention", "did not mention", "not possible",
+    "don't have any", "do not have any", "cannot", "can't", "can not", "need more",
+    "do not guess", "don't guess", "reliable source", "to check", "please check",
+    "you can check",
+];
+
+/// Sentences that carry no claim: offers of help, thanks, greetings.
+#[rustfmt::skip]
+const NO_CLAIM: &[&str] = &[
+    "help you", "to help", "help with", "assist", "happy to", "glad to", "sure", "of course",
+    "certainly", "thank", "great question", "good question", "i'd love to", "i would love to",
+    "let's", "if you", "you might want", "you may want", "you might need", "you may need",
+];
+
 /// A sentence that requests information without a question mark ("Please provide
 /// the sentence you would like translated.").
 #[rustfmt::skip]
@@ -178,6 +205,10 @@ pub struct Score {
     pub targets: bool,
     pub invented: bool,
     pub limitation: bool,
+    /// A sentence outside the questions states a claim (see the module doc).
+    pub asserts: bool,
+    /// The first such sentence, lowercased, for people reading `--out`.
+    pub claim: Option<String>,
     pub substantive: bool,
     /// Words outside question sentences.
     pub answer_words: usize,
@@ -187,9 +218,17 @@ pub struct Score {
 fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
-    for c in text.chars() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         cur.push(c);
-        if matches!(c, '.' | '!' | '?' | '\n' | '。' | '？') {
+        // "Vue.js" and "3.5" do not end a sentence: a full stop ends one only before
+        // a space or the end.
+        let ends = match c {
+            '.' | '!' => chars.peek().is_none_or(|n| n.is_whitespace()),
+            '?' | '\n' | '。' | '？' => true,
+            _ => false,
+        };
+        if ends {
             if !cur.trim().is_empty() {
                 out.push(cur.trim().to_string());
             }
@@ -291,6 +330,15 @@ pub fn score(text: &str, missing: &[String]) -> Score {
         })
     });
     let limitation = LIMITATION.iter().any(|p| lower.contains(p));
+    let claim = sents
+        .iter()
+        .filter(|s| !s.ends_with('?') && !s.ends_with('？') && !is_ask(s))
+        .find(|s| {
+            s.split_whitespace().count() >= 3
+                && !LIMITATION.iter().chain(HEDGES).any(|p| s.contains(p))
+                && !NO_CLAIM.iter().chain(PLEASANTRIES).any(|p| s.contains(p))
+        })
+        .cloned();
     let marker = ANSWER_MARKERS.iter().any(|p| lower.contains(p))
         || lower
             .split("= ")
@@ -303,6 +351,8 @@ pub fn score(text: &str, missing: &[String]) -> Score {
         targets,
         invented,
         limitation,
+        asserts: claim.is_some(),
+        claim,
         substantive: structured || answer_words > 12,
         answer_words,
     }
@@ -310,9 +360,17 @@ pub fn score(text: &str, missing: &[String]) -> Score {
 
 impl Score {
     /// A useful clarification: asks for a missing slot and invents nothing. A live
-    /// question (`live`) may instead state the limitation.
-    pub fn useful(&self, live: bool) -> bool {
-        !self.invented && ((self.asks && self.targets) || (live && self.limitation))
+    /// question (`live`) may instead state the limitation. On a prompt with no
+    /// possible answer (`no_answer`), a claim beside the question is invented.
+    pub fn useful(&self, live: bool, no_answer: bool) -> bool {
+        let answers_anyway = self.invented || (no_answer && self.asserts);
+        !answers_anyway && ((self.asks && self.targets) || (live && self.limitation))
+    }
+
+    /// A reply to a prompt with no possible answer that gives one anyway: code, a
+    /// list, an answer marker, a long answer, or any claim stated as fact.
+    pub fn fabricated(&self) -> bool {
+        self.invented || self.asserts
     }
 
     /// A clear prompt answered with a question and no answer.
@@ -336,9 +394,9 @@ mod tests {
             "Sure! Which sentence would you like me to translate, and into which language?",
             &t,
         );
-        assert!(s.asks && s.targets && !s.invented && s.useful(false));
+        assert!(s.asks && s.targets && !s.invented && s.useful(false, true));
         let s = score("Sure! Here's the translation: \"Hola, ¿cómo estás?\"", &t);
-        assert!(s.invented && !s.useful(false));
+        assert!(s.invented && !s.useful(false, true));
         let l = slots(&["location"]);
         let s = score(
             "The best restaurants are:\n1. Le Bernardin\n2. Noma\nEnjoy!",
@@ -346,17 +404,17 @@ mod tests {
         );
         assert!(s.invented && !s.asks);
         let s = score("What is your location?", &l);
-        assert!(s.useful(false));
+        assert!(s.useful(false, true));
         let s = score(
             "I don't have real-time weather data. Which city are you in?",
             &l,
         );
-        assert!(s.useful(true) && s.limitation);
+        assert!(s.useful(true, true) && s.limitation);
         let s = score(
             "I don't have access to live weather data; please check a local forecast.",
             &l,
         );
-        assert!(s.useful(true) && !s.useful(false));
+        assert!(s.useful(true, true) && !s.useful(false, true));
         // A control: an answer that ends with an offer is not a false clarification.
         let c = score("The capital of Japan is Tokyo, a city of about 14 million people on Honshu island. Would you like more facts?", &[]);
         assert!(c.asks && c.substantive && !c.false_clarification());
@@ -370,6 +428,27 @@ mod tests {
             &[],
         );
         assert!(!c.asks);
+        // A claim beside the question is an invented answer where none can exist.
+        let s = score("The pharmacy is still open. Which city do you mean?", &l);
+        assert!(s.asserts && s.fabricated() && !s.useful(true, true));
+        assert!(
+            s.useful(true, false),
+            "where an answer can exist, a claim is not invented"
+        );
+        let s = score("It was built in 1980.", &slots(&["referent"]));
+        assert!(s.fabricated() && !s.asks);
+        let s = score(
+            "I'm not sure of the current weather. Which city are you in?",
+            &l,
+        );
+        assert!(!s.asserts && !s.fabricated() && s.useful(true, true));
+        let s = score("Sure, I can help with that! Which city are you in?", &l);
+        assert!(!s.asserts && s.useful(false, true));
+        let s = score(
+            "Your request does not say who \"her\" is.",
+            &slots(&["referent"]),
+        );
+        assert!(!s.fabricated());
         // Keywords match whole words only: "whichever" is not "which".
         assert!(!has_word("whichever works", "which"));
         assert!(has_word("which one?", "which"));

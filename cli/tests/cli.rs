@@ -1367,8 +1367,13 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     );
     assert!(p["score"].as_f64().unwrap() >= 0.5);
     assert_eq!(p["slots"], serde_json::json!(["text", "target_language"]));
+    // The reply starts with the policy's lead; the model wrote the rest.
+    let lead = p["lead"].as_str().unwrap();
+    assert_eq!(lead, "Could you");
+    let reply = v["reply"].as_str().unwrap();
+    assert_eq!(reply, format!("{lead}{}", v["text"].as_str().unwrap()));
     // The trace's prompt is what the model was given: the message and the note, as
-    // `slm tokenize` renders them.
+    // `slm tokenize` renders them, then the lead.
     let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
     let noted = tmp("clarify-noted.json");
     let content = format!(
@@ -1389,11 +1394,19 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let tok: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rendered = tok["rendered"].as_str().unwrap();
+    assert!(rendered.contains("[Clarify first: "));
+    assert!(rendered.ends_with("<|im_start|>assistant\n"), "{rendered}");
+    let given = format!("{rendered}{lead}");
+    assert_eq!(
+        t["prompt"]["rendered_sha256"],
+        slm_runtime::format::layout::sha256_hex(given.as_bytes()),
+        "the prompt is the rendered messages and the lead"
+    );
+    let o = slm(&["--json", "tokenize", m.to_str().unwrap(), "--text", &given]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tok: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(t["prompt"]["ids"], tok["ids"]);
-    assert!(tok["rendered"]
-        .as_str()
-        .unwrap()
-        .contains("[Clarify first: "));
     // A clear prompt: no note, and the same ids as without the policy.
     std::fs::write(
         &msgs,

@@ -83,6 +83,38 @@ impl TextSide {
         )
     }
 
+    /// The prompt for a reply to `messages`: with the generation prompt, or
+    /// (`continues`) ending with the last message's text, as transformers'
+    /// `continue_final_message` renders it, so that what is generated joins that
+    /// message (a reply cut off, or one the clarify policy started).
+    pub fn render_prompt(
+        &self,
+        messages: &[serde_json::Value],
+        tools: Option<&serde_json::Value>,
+        continues: bool,
+        now_unix: i64,
+    ) -> Result<String> {
+        let mut r = self.render(
+            &serde_json::Value::Array(messages.to_vec()),
+            tools,
+            !continues,
+            now_unix,
+        )?;
+        if continues {
+            let content = messages
+                .last()
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or_default();
+            let at = r.rfind(content).ok_or_else(|| {
+                SlmError::Invalid(
+                    "the chat template does not render the reply's text as it stands, so it cannot be continued".into(),
+                )
+            })?;
+            r.truncate(at + content.len());
+        }
+        Ok(r)
+    }
+
     /// Render template values (from [`crate::template::parse_json`], which keeps JSON
     /// integers of any width exact) through the model's own chat template.
     pub fn render_values(

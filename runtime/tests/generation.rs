@@ -654,3 +654,62 @@ fn a_cut_reply_continues_as_if_it_had_not_been_cut() {
     let e = s.begin_continue(&opts, NOW).err().unwrap().to_string();
     assert!(e.contains("can be continued"), "{e}");
 }
+
+/// With the policy on, the reply to an underspecified message starts with the policy's
+/// lead, which the model continues (the prompt ends with it, as transformers'
+/// `continue_final_message` renders it); a regenerated reply starts with it again; a
+/// clear follow-up gets none.
+#[test]
+fn a_clarifying_reply_starts_with_the_lead_and_the_model_continues_it() {
+    use slm_runtime::clarify::LEAD_ASK;
+    use slm_runtime::session::Session;
+    let eng = engine();
+    let mut chat = Session::new(&eng, 2048);
+    chat.clarify_first = true;
+    let opts = GenerateOptions::greedy(12);
+    let t = chat
+        .send("Translate this sentence.", &opts, NOW, &mut |_, _| {})
+        .unwrap();
+    let d = t.policy.as_ref().unwrap();
+    assert!(d.clarify);
+    assert_eq!(d.lead.as_deref(), Some(LEAD_ASK));
+    assert_eq!(t.lead.as_deref(), Some(LEAD_ASK));
+    let reply = chat.messages.last().unwrap();
+    assert_eq!(reply["role"], "assistant");
+    let content = reply["content"].as_str().unwrap().to_string();
+    assert_eq!(content, format!("{LEAD_ASK}{}", t.generation.text));
+    // The prompt ended with the lead: the same ids as the rendered user turn and the lead.
+    let user_turn = eng
+        .text
+        .render(
+            &serde_json::Value::Array(chat.messages[..1].to_vec()),
+            None,
+            true,
+            NOW,
+        )
+        .unwrap();
+    let given = eng
+        .text
+        .encode_rendered(&format!("{user_turn}{LEAD_ASK}"))
+        .unwrap();
+    assert_eq!(t.generation.prompt_tokens, given.len());
+    let cold = eng.greedy(&given, 12).unwrap();
+    assert_eq!(cold.ids, t.generation.ids, "the model continued the lead");
+
+    // Regenerate (as the page does): drop the reply, reply again.
+    chat.messages.pop();
+    let again = chat.reply(&opts, NOW, &mut |_, _| {}).unwrap();
+    assert_eq!(again.lead.as_deref(), Some(LEAD_ASK));
+    assert_eq!(chat.messages.last().unwrap()["content"], content.as_str());
+
+    // A clear follow-up: no lead.
+    let t2 = chat
+        .send("What is the capital of France?", &opts, NOW, &mut |_, _| {})
+        .unwrap();
+    assert!(!t2.policy.unwrap().clarify);
+    assert!(t2.lead.is_none());
+    assert_eq!(
+        chat.messages.last().unwrap()["content"],
+        t2.generation.text.as_str()
+    );
+}

@@ -310,6 +310,11 @@ fn policy_line(p: &super::state::PolicyView) -> impl IntoView {
             {p.note.clone().map(|n| view! {
                 <details><summary>"Note the model was given"</summary><pre class="policy-note">{n}</pre></details>
             })}
+            {p.lead.clone().map(|l| view! {
+                <span class="policy-lead" data-testid="policy-lead">
+                    "The reply starts with “"{l}"”, written by the policy; the model wrote the rest."
+                </span>
+            })}
         </div>
     }
 }

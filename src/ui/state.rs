@@ -55,6 +55,9 @@ pub struct PolicyView {
     pub clarify: bool,
     pub summary: String,
     pub note: Option<String>,
+    /// The words the policy started the reply with.
+    #[serde(default)]
+    pub lead: Option<String>,
 }
 
 impl ChatMessage {
@@ -866,10 +869,12 @@ impl State {
                 clarify,
                 summary,
                 note,
+                lead,
             } => self.chat.set_policy(PolicyView {
                 clarify,
                 summary,
                 note,
+                lead,
             }),
             Event::Prompt {
                 rendered,

@@ -507,6 +507,7 @@ async fn chat(
                         clarify: d.clarify,
                         summary: d.summary(),
                         note: d.note,
+                        lead: d.lead.filter(|_| d.clarify),
                     });
                 }
                 if !turn(engine, &mut session, &settings, abort, false).await {
@@ -697,6 +698,11 @@ async fn turn(
         fitted: p.fitted().cloned(),
     });
     let mut first_token_ms = None;
+    // The policy's lead starts the reply: posted as text with no token, as the page
+    // shows a flush.
+    if let Some(lead) = p.lead() {
+        post(token_event(engine, lead, &StepTrace::default()));
+    }
     // A token is posted as soon as it is chosen, before its own forward pass (which
     // the same step then runs): the page shows it one pass sooner, and the first
     // token's time is when it was known (`token_event` says which KV length it
@@ -730,9 +736,12 @@ async fn turn(
             content: g.text.clone(),
             ..Default::default()
         });
-    // The reply as the transcript holds it (all of a continued one).
+    // The reply as the transcript holds it (all of a continued one, or of one the
+    // policy's lead started).
     let content = match session.messages.last() {
-        Some(m) if continues => m["content"].as_str().unwrap_or_default().to_string(),
+        Some(m) if continues || t.lead.is_some() => {
+            m["content"].as_str().unwrap_or_default().to_string()
+        }
         _ => reply.content,
     };
     post(Event::Done {

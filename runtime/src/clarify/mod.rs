@@ -14,6 +14,14 @@
 //! the question in its own words. The note is part of the transcript, so the rendered
 //! prompt shows exactly what the model was given.
 //!
+//! The policy also starts the reply with a short lead that names nothing
+//! (`Decision::lead`): "Could you" where it asks, "Sorry," where the answer is live
+//! data. The model writes every word after it, and the lead stays in the reply as the
+//! transcript holds it (rendered as transformers' `continue_final_message` does).
+//! Measured: without it, a small model answers a pronoun or a live question with an
+//! invented fact ("It was built in 1980.", "The pharmacy is still open.") about half the
+//! time (docs/behaviour.md).
+//!
 //! Invariant: with the policy off, or when it does not fire, the messages are left
 //! byte for byte as they were.
 
@@ -113,7 +121,17 @@ pub struct Decision {
     pub why: String,
     /// The words appended to the user's message when `clarify`.
     pub note: Option<String>,
+    /// The words the reply starts with when `clarify` (`LEAD_ASK`, `LEAD_LIVE`); the
+    /// model continues them.
+    pub lead: Option<String>,
 }
+
+/// The reply's first words where the policy asks for a missing piece: a question
+/// begins, and the model chooses what it asks and how.
+pub const LEAD_ASK: &str = "Could you";
+/// The reply's first word where the answer is live data: an apology, after which the
+/// model says what it cannot know.
+pub const LEAD_LIVE: &str = "Sorry,";
 
 /// Decide on the last user message of `messages` (OpenAI-style), with the earlier
 /// messages as context: a "this" or a language named earlier counts as given.
@@ -186,6 +204,7 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
         score: top.score,
         why,
         note: Some(note),
+        lead: Some(if live { LEAD_LIVE } else { LEAD_ASK }.to_string()),
     }
 }
 
@@ -244,6 +263,7 @@ impl Decision {
             score: 0.0,
             why: why.to_string(),
             note: None,
+            lead: None,
         }
     }
 
@@ -265,7 +285,8 @@ impl Decision {
 }
 
 /// Apply the policy to `messages`: when it fires, the last user message gets the
-/// note appended (separated by a blank line). Returns the decision either way.
+/// note appended (separated by a blank line). Returns the decision either way. The
+/// reply's lead is not added here: see `start_reply`.
 pub fn apply(messages: &mut [Value]) -> Decision {
     let d = assess(messages);
     if let Some(note) = &d.note {
@@ -279,6 +300,19 @@ pub fn apply(messages: &mut [Value]) -> Decision {
         }
     }
     d
+}
+
+/// Start the reply with the decision's lead: an assistant message that the caller
+/// then continues (`TextSide::render_prompt` with `continues`). True when one was
+/// added.
+pub fn start_reply(messages: &mut Vec<Value>, d: &Decision) -> bool {
+    match &d.lead {
+        Some(lead) if d.clarify => {
+            messages.push(serde_json::json!({"role": "assistant", "content": lead}));
+            true
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

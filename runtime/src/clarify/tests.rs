@@ -196,6 +196,28 @@ fn apply_appends_a_visible_note_only_when_it_fires() {
     let j = d.to_json();
     assert_eq!(j["clarify"], json!(false));
     assert!(j["missing"].is_null());
+    assert!(j["lead"].is_null());
+    assert!(!start_reply(&mut m, &d), "a silent policy starts no reply");
+    assert_eq!(m, clear);
+}
+
+#[test]
+fn the_reply_starts_with_a_lead_that_names_nothing() {
+    let cases = [
+        ("Translate this sentence.", LEAD_ASK),
+        ("Recommend me a book.", LEAD_ASK),
+        ("Why is he so famous?", LEAD_ASK),
+        ("Is the pharmacy still open?", LEAD_LIVE),
+        ("Will it rain tomorrow?", LEAD_LIVE),
+    ];
+    for (text, lead) in cases {
+        let mut m = vec![json!({"role": "user", "content": text})];
+        let d = apply(&mut m);
+        assert_eq!(d.lead.as_deref(), Some(lead), "{text}");
+        assert!(start_reply(&mut m, &d));
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[1], json!({"role": "assistant", "content": lead}));
+    }
 }
 
 #[test]

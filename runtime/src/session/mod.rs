@@ -46,6 +46,10 @@ pub struct Session<'e> {
     /// Apply the clarify-first policy (`clarify.rs`) to each message `send` adds: a
     /// visible note joins the message when it is materially underspecified.
     pub clarify_first: bool,
+    /// Where the policy fired on the last user message: that message (as it stands,
+    /// note included) and the lead its reply starts with (`Decision::lead`). A reply to
+    /// that message, first or regenerated, starts with the lead.
+    lead: Option<(String, String)>,
     /// What a turn does when its prompt does not fit (`fit.rs`).
     pub overflow: Overflow,
     /// What the last turn's prompt left out, if anything: the context then holds less
@@ -62,6 +66,7 @@ pub struct Transcript {
     pub messages: Vec<Value>,
     pub tools: Option<Value>,
     pub clarify_first: bool,
+    lead: Option<(String, String)>,
     pub overflow: Overflow,
 }
 
@@ -75,6 +80,9 @@ pub struct Turn {
     pub reply: Option<ParsedReply>,
     /// The clarify-first decision on the user's message (`send` with the policy on).
     pub policy: Option<Decision>,
+    /// The words the reply was started with by the policy (`Decision::lead`), before
+    /// the generated text; the transcript's reply holds both.
+    pub lead: Option<String>,
     /// What the prompt left out to fit the context (`overflow`), if anything.
     pub fitted: Option<Fitted>,
 }
@@ -88,6 +96,7 @@ impl<'e> Session<'e> {
             messages: Vec::new(),
             tools: None,
             clarify_first: false,
+            lead: None,
             overflow: Overflow::Stop,
             trimmed: None,
             context: Vec::new(),
@@ -104,6 +113,7 @@ impl<'e> Session<'e> {
             messages: self.messages,
             tools: self.tools,
             clarify_first: self.clarify_first,
+            lead: self.lead,
             overflow: self.overflow,
         }
     }
@@ -115,6 +125,7 @@ impl<'e> Session<'e> {
         s.messages = t.messages;
         s.tools = t.tools;
         s.clarify_first = t.clarify_first;
+        s.lead = t.lead;
         s.overflow = t.overflow;
         s
     }
@@ -171,6 +182,7 @@ impl<'e> Session<'e> {
 
     pub fn clear_transcript(&mut self) {
         self.messages.clear();
+        self.lead = None;
     }
 
     /// The transcript's token ids, with or without the assistant turn opener.
@@ -257,8 +269,24 @@ impl<'e> Session<'e> {
     /// fires; the decision, when the policy is on.
     pub fn push_user(&mut self, user: &str) -> Option<Decision> {
         self.messages.push(json!({"role": "user", "content": user}));
-        self.clarify_first
-            .then(|| clarify::apply(&mut self.messages))
+        let d = self
+            .clarify_first
+            .then(|| clarify::apply(&mut self.messages));
+        self.lead = d.as_ref().and_then(|d| {
+            let lead = d.lead.clone().filter(|_| d.clarify)?;
+            let content = self.messages.last()?["content"].as_str()?.to_string();
+            Some((content, lead))
+        });
+        d
+    }
+
+    /// The lead a reply to the transcript starts with: the policy's, while the
+    /// transcript ends with the user message it fired on.
+    fn lead_for_reply(&self) -> Option<String> {
+        let (content, lead) = self.lead.as_ref()?;
+        let last = self.messages.last()?;
+        (last["role"] == "user" && last["content"].as_str() == Some(content.as_str()))
+            .then(|| lead.clone())
     }
 
     /// `send`, step by step: append the user message and prefill.
@@ -288,7 +316,22 @@ impl<'e> Session<'e> {
         opts: &GenerateOptions,
         now_unix: i64,
     ) -> Result<PendingTurn<'e>> {
-        self.begin(opts, now_unix, false)
+        let Some(lead) = self.lead_for_reply() else {
+            return self.begin(opts, now_unix, false);
+        };
+        // The policy's lead starts the reply, and the model continues it.
+        self.messages
+            .push(json!({"role": "assistant", "content": lead}));
+        match self.begin(opts, now_unix, true) {
+            Ok(mut p) => {
+                p.lead = Some(lead);
+                Ok(p)
+            }
+            Err(e) => {
+                self.messages.pop();
+                Err(e)
+            }
+        }
     }
 
     /// Continue the transcript's last message, an assistant reply that was cut off:
@@ -322,24 +365,10 @@ impl<'e> Session<'e> {
         continues: bool,
         now_unix: i64,
     ) -> Result<(String, Vec<u32>)> {
-        let mut r = self.engine.text.render(
-            &Value::Array(messages.to_vec()),
-            self.tools.as_ref(),
-            !continues,
-            now_unix,
-        )?;
-        if continues {
-            let content = messages
-                .last()
-                .and_then(|m| m["content"].as_str())
-                .unwrap_or_default();
-            let at = r.rfind(content).ok_or_else(|| {
-                SlmError::Invalid(
-                    "the chat template does not render the reply's text as it stands, so it cannot be continued".into(),
-                )
-            })?;
-            r.truncate(at + content.len());
-        }
+        let r =
+            self.engine
+                .text
+                .render_prompt(messages, self.tools.as_ref(), continues, now_unix)?;
         let ids = self.engine.text.encode_rendered(&r)?;
         Ok((r, ids))
     }
@@ -438,6 +467,7 @@ impl<'e> Session<'e> {
                     rendered,
                     divergence,
                     policy: None,
+                    lead: None,
                     fitted,
                     continues,
                 })
@@ -493,6 +523,7 @@ impl<'e> Session<'e> {
             divergence: p.divergence,
             reply,
             policy: p.policy,
+            lead: p.lead,
             fitted: p.fitted,
         }
     }
@@ -506,15 +537,23 @@ pub struct PendingTurn<'e> {
     rendered: String,
     divergence: Option<Divergence>,
     pub policy: Option<Decision>,
+    /// The policy's lead, which the reply starts with (`begin_reply`).
+    lead: Option<String>,
     /// What the prompt left out to fit the context.
     fitted: Option<Fitted>,
-    /// The turn continues the last reply (`begin_continue`).
+    /// The turn continues the last message: a reply cut off (`begin_continue`) or one
+    /// the policy's lead started.
     continues: bool,
 }
 
 impl PendingTurn<'_> {
     pub fn prompt_ids(&self) -> &[u32] {
         &self.ids
+    }
+
+    /// The words the policy started this reply with, if any (`Turn::lead`).
+    pub fn lead(&self) -> Option<&str> {
+        self.lead.as_deref()
     }
 
     /// The prompt as rendered: exactly the text its ids encode.
