@@ -6,7 +6,9 @@
 //!   ("please provide …", `REQUESTS`); quoted text and closing pleasantries ("anything
 //!   else?") do not count.
 //! - `targets`: a question sentence names one of the prompt's missing slots (a
-//!   keyword of the slot, `SLOT_WORDS`).
+//!   keyword of the slot, `SLOT_WORDS`) in a word the prompt does not have, outside
+//!   generic requests ("more context", `GENERIC`): a question that asks the user's
+//!   own words back restates the request.
 //! - `invented`: the reply gives a concrete answer anyway: code, a list, a JSON
 //!   object, an answer marker ("here is the translation", "= 42"), or more than 40
 //!   words outside its questions that do not state a limitation.
@@ -31,8 +33,8 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
         &[
             "text", "thread", "regex", "function", "script", "summarize", "summarise", "translate",
             "translated", "sentence", "paragraph", "passage", "phrase", "word", "message",
-            "content", "document", "article", "essay", "code", "snippet", "paste", "share",
-            "provide", "send", "show", "copy", "file", "email", "letter", "post", "report",
+            "content", "document", "article", "essay", "code", "snippet", "paste", "copy",
+            "file", "email", "letter", "post", "report",
             "chapter", "transcript", "notes", "data", "table", "error", "details", "draft",
             "what would you like", "what do you want",
         ],
@@ -120,7 +122,9 @@ const LIMITATION: &[&str] = &[
     "no access to", "not able to access", "can't tell you", "cannot tell you", "i can't see",
     "i cannot see", "not sure what", "without more information", "without knowing",
     "i need more information", "i need to know", "no live data", "i have no way",
-    "i don't have information", "i do not have information", "check a weather", "check the local",
+    "i don't have information", "i do not have information", "don't have any live",
+    "do not have any live", "don't have any real-time", "do not have any real-time",
+    "cannot determine", "can't determine", "check a weather", "check the local",
     "check a local", "check online", "website", "app for",
 ];
 
@@ -143,6 +147,7 @@ const NO_CLAIM: &[&str] = &[
     "help you", "to help", "help with", "assist", "happy to", "glad to", "sure", "of course",
     "certainly", "thank", "great question", "good question", "i'd love to", "i would love to",
     "let's", "if you", "you might want", "you may want", "you might need", "you may need",
+    "allow me", "help me", "so i can", "so that i can",
 ];
 
 /// A sentence that requests information without a question mark ("Please provide
@@ -241,11 +246,16 @@ fn sentences(text: &str) -> Vec<String> {
     out
 }
 
+/// `needle` as a whole word or words in `hay`, or its plural ("dimension" finds
+/// "dimensions").
 fn has_word(hay: &str, needle: &str) -> bool {
     let mut from = 0;
     while let Some(i) = hay[from..].find(needle) {
         let s = from + i;
-        let e = s + needle.len();
+        let mut e = s + needle.len();
+        if hay[e..].starts_with('s') {
+            e += 1;
+        }
         let before = hay[..s].chars().next_back();
         let after = hay[e..].chars().next();
         let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
@@ -307,8 +317,31 @@ fn structured(text: &str) -> bool {
     code >= 2 || list >= 2 || json
 }
 
-/// Score a reply to a prompt whose missing slots are `missing` (empty for controls).
-pub fn score(text: &str, missing: &[String]) -> Score {
+/// The question asks for the thing itself ("tell me the code", "paste your essay"): the
+/// missing text, named in the user's word, is still asked for.
+fn asks_for(q: &str, word: &str) -> bool {
+    [
+        "tell me", "provide", "paste", "share", "send", "show me", "give me",
+    ]
+    .iter()
+    .any(|v| {
+        ["the", "your"]
+            .iter()
+            .any(|d| has_word(q, &format!("{v} {d} {word}")))
+    })
+}
+
+/// Requests that name no piece: removed from a question before its slot words are read.
+#[rustfmt::skip]
+const GENERIC: &[&str] = &[
+    "more context", "some context", "the context", "clarify your request", "clarify your question",
+    "clarify the request", "clarify what you", "your request", "your question", "more details",
+    "more detail", "more information", "more info", "additional information", "additional details",
+    "further details", "further information",
+];
+
+/// Score a reply to `prompt`, whose missing slots are `missing` (empty for controls).
+pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
     let lower = text.to_lowercase();
     let sents = sentences(&unquoted(&lower));
     let is_ask = |s: &str| {
@@ -321,12 +354,24 @@ pub fn score(text: &str, missing: &[String]) -> Score {
         .filter(|s| !is_ask(s))
         .map(|s| s.split_whitespace().count())
         .sum();
+    // A slot's word counts only where the user did not write it: "Which one is
+    // better?" asked back names nothing. A request for "more context" names nothing.
+    let prompt = prompt.to_lowercase();
     let targets = questions.iter().any(|q| {
+        let mut q = q.to_string();
+        for g in GENERIC {
+            q = q.replace(g, " ");
+        }
         missing.iter().any(|m| {
             SLOT_WORDS
                 .iter()
                 .find(|(slot, _)| slot == m)
-                .is_some_and(|(_, words)| words.iter().any(|w| has_word(q, w)))
+                .is_some_and(|(_, words)| {
+                    words.iter().any(|w| {
+                        has_word(&q, w)
+                            && (!has_word(&prompt, w) || (m == "text" && asks_for(&q, w)))
+                    })
+                })
         })
     });
     let limitation = LIMITATION.iter().any(|p| lower.contains(p));
@@ -339,7 +384,8 @@ pub fn score(text: &str, missing: &[String]) -> Score {
                 && !NO_CLAIM.iter().chain(PLEASANTRIES).any(|p| s.contains(p))
         })
         .cloned();
-    let marker = ANSWER_MARKERS.iter().any(|p| lower.contains(p))
+    // Whole words: "there are delays" is not "here are".
+    let marker = ANSWER_MARKERS.iter().any(|p| has_word(&lower, p))
         || lower
             .split("= ")
             .skip(1)
@@ -393,64 +439,122 @@ mod tests {
         let s = score(
             "Sure! Which sentence would you like me to translate, and into which language?",
             &t,
+            "",
         );
         assert!(s.asks && s.targets && !s.invented && s.useful(false, true));
-        let s = score("Sure! Here's the translation: \"Hola, ¿cómo estás?\"", &t);
+        let s = score(
+            "Sure! Here's the translation: \"Hola, ¿cómo estás?\"",
+            &t,
+            "",
+        );
         assert!(s.invented && !s.useful(false, true));
         let l = slots(&["location"]);
         let s = score(
             "The best restaurants are:\n1. Le Bernardin\n2. Noma\nEnjoy!",
             &l,
+            "",
         );
         assert!(s.invented && !s.asks);
-        let s = score("What is your location?", &l);
+        let s = score("What is your location?", &l, "");
         assert!(s.useful(false, true));
         let s = score(
             "I don't have real-time weather data. Which city are you in?",
             &l,
+            "",
         );
         assert!(s.useful(true, true) && s.limitation);
         let s = score(
             "I don't have access to live weather data; please check a local forecast.",
             &l,
+            "",
         );
         assert!(s.useful(true, true) && !s.useful(false, true));
         // A control: an answer that ends with an offer is not a false clarification.
-        let c = score("The capital of Japan is Tokyo, a city of about 14 million people on Honshu island. Would you like more facts?", &[]);
+        let c = score("The capital of Japan is Tokyo, a city of about 14 million people on Honshu island. Would you like more facts?", &[], "");
         assert!(c.asks && c.substantive && !c.false_clarification());
-        let c = score("Which Python version do you use?", &[]);
+        let c = score("Which Python version do you use?", &[], "");
         assert!(c.false_clarification());
         // A quoted question is content, and "anything else?" is not a clarification.
-        let c = score("\"Wo ist die nächste Apotheke?\"", &[]);
+        let c = score("\"Wo ist die nächste Apotheke?\"", &[], "");
         assert!(!c.asks && !c.false_clarification());
         let c = score(
             "Done! Let me know if there's anything else I can help with.",
             &[],
+            "",
         );
         assert!(!c.asks);
         // A claim beside the question is an invented answer where none can exist.
-        let s = score("The pharmacy is still open. Which city do you mean?", &l);
+        let s = score(
+            "The pharmacy is still open. Which city do you mean?",
+            &l,
+            "",
+        );
         assert!(s.asserts && s.fabricated() && !s.useful(true, true));
         assert!(
             s.useful(true, false),
             "where an answer can exist, a claim is not invented"
         );
-        let s = score("It was built in 1980.", &slots(&["referent"]));
+        let s = score("It was built in 1980.", &slots(&["referent"]), "");
         assert!(s.fabricated() && !s.asks);
         let s = score(
             "I'm not sure of the current weather. Which city are you in?",
             &l,
+            "",
         );
         assert!(!s.asserts && !s.fabricated() && s.useful(true, true));
-        let s = score("Sure, I can help with that! Which city are you in?", &l);
+        let s = score("Sure, I can help with that! Which city are you in?", &l, "");
+        assert!(!s.asserts && s.useful(false, true));
+        // Markers are whole words, and a statement of what an answer needs is no claim.
+        let s = score(
+            "I don't have live data, so I can't say if there are delays. Which airport?",
+            &l,
+            "",
+        );
+        assert!(!s.invented && !s.fabricated() && s.useful(true, true));
+        let q = slots(&["quantity"]);
+        let s = score(
+            "How many hours do you work? This will allow me to give an estimate.",
+            &q,
+            "",
+        );
         assert!(!s.asserts && s.useful(false, true));
         let s = score(
             "Your request does not say who \"her\" is.",
             &slots(&["referent"]),
+            "",
         );
+        assert!(!s.fabricated());
+        // The user's own words asked back, or "more context", name no missing piece.
+        let r = slots(&["referent"]);
+        let s = score(
+            "Which one is better?",
+            &slots(&["items"]),
+            "Which one is better?",
+        );
+        assert!(s.asks && !s.targets);
+        let s = score(
+            "Could you please provide more context?",
+            &r,
+            "When was it built?",
+        );
+        assert!(s.asks && !s.targets);
+        // The text, asked for in the user's own word, is still asked for.
+        let t1 = slots(&["text"]);
+        let s = score(
+            "Could you tell me the code you're working on?",
+            &t1,
+            "Debug my code.",
+        );
+        assert!(s.targets);
+        let s = score("What does the code do?", &t1, "Debug my code.");
+        assert!(!s.targets);
+        let s = score("Which building do you mean?", &r, "When was it built?");
+        assert!(s.targets && s.useful(false, true));
         assert!(!s.fabricated());
         // Keywords match whole words only: "whichever" is not "which".
         assert!(!has_word("whichever works", "which"));
         assert!(has_word("which one?", "which"));
+        assert!(has_word("the dimensions?", "dimension"));
+        assert!(!has_word("the dimensionless?", "dimension"));
     }
 }

@@ -222,6 +222,91 @@ fn the_shipped_catalog_lists_these_conversions() {
     }
 }
 
+/// The committed clarify results are the scorer's reading of the committed replies:
+/// a change to the rubric (cli/src/score.rs) must re-score them.
+#[test]
+fn committed_clarify_results_are_the_committed_replies_scored() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for id in ["qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct"] {
+        let replies = repo.join(format!("eval/results/{id}.replies.jsonl"));
+        let o = Command::new(env!("CARGO_BIN_EXE_slm"))
+            .current_dir(&repo)
+            .args(["--json", "eval", "clarify", &format!("{id}.slm"), "--from"])
+            .arg(&replies)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let committed =
+            std::fs::read_to_string(repo.join(format!("eval/results/{id}.clarify.json"))).unwrap();
+        assert!(
+            String::from_utf8_lossy(&o.stdout) == committed,
+            "{id}: re-score with `slm --json eval clarify {id}.slm --from eval/results/{id}.replies.jsonl`"
+        );
+    }
+}
+
+/// The catalog's behaviour figures are the committed results of `slm eval`
+/// (eval/results/*.json): policy on, all sets pooled; loops under the chat preset.
+#[test]
+fn the_catalog_states_the_measured_behaviour_gate() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let read = |p: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(repo.join(p)).unwrap()).unwrap()
+    };
+    let catalog = read("public/models.json");
+    let mut checked = 0;
+    for e in catalog.as_array().unwrap() {
+        let Some(b) = e.get("behaviour") else {
+            continue;
+        };
+        let id = e["id"].as_str().unwrap();
+        let clarify = read(&format!("eval/results/{id}.clarify.json"));
+        // (count, of) pooled over the sets, from each set's rate and size.
+        let mut pooled = std::collections::BTreeMap::<&str, (f64, f64)>::new();
+        for set in clarify["sets"].as_array().unwrap() {
+            let on = set["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["policy"] == true)
+                .unwrap();
+            let t = &on["total"];
+            for (rate, of) in [
+                ("useful_clarification_rate", "underspecified"),
+                ("false_clarification_rate", "controls"),
+                ("fabrication_rate", "no_answer"),
+            ] {
+                let n = t[of].as_f64().unwrap();
+                let x = pooled.entry(rate).or_default();
+                x.0 += t[rate].as_f64().unwrap_or(0.0) * n;
+                x.1 += n;
+            }
+        }
+        let rate = |k: &str| pooled[k].0 / pooled[k].1;
+        let loops = read(&format!("eval/results/{id}.loops.json"));
+        let chat = &loops["results"][0];
+        assert!(chat["config"].as_str().unwrap().starts_with("chat preset"));
+        for (field, measured) in [
+            ("useful_clarification", rate("useful_clarification_rate")),
+            ("false_clarification", rate("false_clarification_rate")),
+            ("fabrication", rate("fabrication_rate")),
+            ("loops", chat["loop_rate"].as_f64().unwrap()),
+            (
+                "natural_termination",
+                chat["natural_rate"].as_f64().unwrap(),
+            ),
+        ] {
+            let card = b[field].as_f64().unwrap();
+            assert!(
+                (card - measured).abs() < 0.0006,
+                "{id}: the card says {field} {card}, eval/results says {measured:.4}"
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 2, "both catalog models carry their gate");
+}
+
 /// `inspect` plans the memory a model needs before a byte of it is loaded: weights as
 /// stored, f32 K and V per position, and the buffers.
 #[test]
@@ -1369,7 +1454,7 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     assert_eq!(p["slots"], serde_json::json!(["text", "target_language"]));
     // The reply starts with the policy's lead; the model wrote the rest.
     let lead = p["lead"].as_str().unwrap();
-    assert_eq!(lead, "Could you");
+    assert_eq!(lead, "Could you tell me");
     let reply = v["reply"].as_str().unwrap();
     assert_eq!(reply, format!("{lead}{}", v["text"].as_str().unwrap()));
     // The trace's prompt is what the model was given: the message and the note, as

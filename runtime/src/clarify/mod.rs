@@ -15,7 +15,7 @@
 //! prompt shows exactly what the model was given.
 //!
 //! The policy also starts the reply with a short lead that names nothing
-//! (`Decision::lead`): "Could you" where it asks, "Sorry," where the answer is live
+//! (`Decision::lead`): "Could you tell me" where it asks, "Sorry," where the answer is live
 //! data. The model writes every word after it, and the lead stays in the reply as the
 //! transcript holds it (rendered as transformers' `continue_final_message` does).
 //! Measured: without it, a small model answers a pronoun or a live question with an
@@ -128,7 +128,7 @@ pub struct Decision {
 
 /// The reply's first words where the policy asks for a missing piece: a question
 /// begins, and the model chooses what it asks and how.
-pub const LEAD_ASK: &str = "Could you";
+pub const LEAD_ASK: &str = "Could you tell me";
 /// The reply's first word where the answer is live data: an apology, after which the
 /// model says what it cannot know.
 pub const LEAD_LIVE: &str = "Sorry,";
