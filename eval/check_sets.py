@@ -76,10 +76,16 @@ def check_clarify(name="clarify.jsonl", minimum=150, per_category=14, min_twins=
 def check_labels():
     """eval/labels.jsonl: hand labels of replies, each naming a case of a clarify set."""
     cases = {}
-    for name in ("clarify.jsonl", "clarify_heldout.jsonl"):
+    for name in ("clarify.jsonl", "clarify_heldout.jsonl", "clarify_fresh.jsonl"):
         for r in load(name):
             cases[(name, r["id"])] = r
-    n = 0
+    # What each label answers, and the batches (docs/behaviour.md, "The rubric").
+    kinds = {
+        "useful clarification": ("calibration", "after calibration", "lead", "before-lead"),
+        "false clarification": ("calibration", "after calibration"),
+        "fabrication": ("fabrication-calibration", "fabrication-fresh"),
+    }
+    n = Counter()
     with open(os.path.join(HERE, "labels.jsonl"), encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
@@ -87,10 +93,16 @@ def check_labels():
             assert c is not None, f"labels: unknown case {r['file']} {r['id']}"
             assert r["missing"] == c["missing"], r["id"]
             assert r["underspecified"] == (c["set"] == "underspecified"), r["id"]
-            assert isinstance(r["label"], bool) and r["batch"] in ("calibration", "after calibration")
-            n += 1
-    assert n >= 60, "need >= 60 hand labels"
-    print("labels.jsonl:", n, "labels")
+            assert r["no_answer"] == c["no_answer"], r["id"]
+            kind = r["label_means"]
+            assert kind in kinds and r["batch"] in kinds[kind], (r["id"], kind, r["batch"])
+            assert (kind == "false clarification") == (not r["underspecified"]), r["id"]
+            assert kind != "fabrication" or r["no_answer"], r["id"]
+            assert isinstance(r["label"], bool), r["id"]
+            n[kind] += 1
+    clarification = n["useful clarification"] + n["false clarification"]
+    assert clarification >= 60 and n["fabrication"] >= 60, f"need >= 60 hand labels of each kind: {n}"
+    print("labels.jsonl:", sum(n.values()), "labels", dict(n))
 
 
 def check_loops():
