@@ -285,12 +285,13 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                     clarify::assess(&messages)
                 };
                 // The policy's lead starts the reply, as in a session (`Session::begin_reply`).
-                let lead = match on && clarify::start_reply(&mut messages, &d) {
-                    true => {
+                let lead = match &d.lead {
+                    Some(lead) if on => {
+                        clarify::start_reply(&mut messages, &d);
                         clarify::start_reply(&mut as_written, &d);
-                        d.lead.clone().unwrap_or_default()
+                        lead.clone()
                     }
-                    false => String::new(),
+                    _ => String::new(),
                 };
                 let (text, s, stop, tokens) = match (&off_replies[i], on && !d.clarify) {
                     (Some((t, s)), true) => (t.clone(), s.clone(), "reused".to_string(), 0),
@@ -299,10 +300,9 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                             Replies::Model(eng) if on && d.clarify && run.candidates > 1 => {
                                 let with = prompt_ids(eng, &messages)?;
                                 let without = prompt_ids(eng, &as_written)?;
-                                let (g, p) =
+                                let (g, mut p) =
                                     crate::pick::pick(eng, &with, &without, &opts, run.candidates)?;
                                 // Each candidate continued the lead, as the reply did.
-                                let mut p = p;
                                 for c in &mut p.candidates {
                                     c.text = format!("{lead}{}", c.text);
                                 }

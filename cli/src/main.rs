@@ -490,6 +490,12 @@ fn read_text_file(p: &Path) -> Result<String> {
 }
 
 /// A JSON file as template values: integers of any width stay exact, as in Python.
+/// A JSON file as serde values (tools, messages the policy edits).
+fn read_json_file(p: &Path) -> Result<Value> {
+    serde_json::from_str(&read_text_file(p)?)
+        .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", p.display())))
+}
+
 fn read_template_json(p: &Path) -> Result<minijinja::Value> {
     let s = read_text_file(p)?;
     slm_runtime::template::parse_json(&s)
@@ -551,13 +557,7 @@ fn clarified_prompt(
         let ids = text.encode_rendered(&r)?;
         return Ok((r, ids, d));
     }
-    let tools: Option<Value> = match &chat.tools {
-        Some(t) => Some(
-            serde_json::from_str(&read_text_file(t)?)
-                .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", t.display())))?,
-        ),
-        None => None,
-    };
+    let tools = chat.tools.as_deref().map(read_json_file).transpose()?;
     let continues = slm_runtime::clarify::start_reply(list, &d);
     let now = chat.now.unwrap_or_else(now_unix);
     let r = text.render_prompt(list, tools.as_ref(), continues, now)?;
@@ -1062,7 +1062,7 @@ fn run(cli: Cli) -> Result<()> {
             // The policy's lead starts the reply (the prompt ends with it).
             let lead = policy
                 .as_ref()
-                .and_then(|d| d.lead.clone().filter(|_| d.clarify))
+                .and_then(|d| d.lead.clone())
                 .unwrap_or_default();
             if stream {
                 stdout_write(lead.as_bytes())?;
@@ -1218,8 +1218,7 @@ fn chat(
     session.clarify_first = gen.clarify_first;
     session.overflow = overflow;
     if let Some(t) = tools {
-        let v: Value = serde_json::from_str(&read_text_file(t)?)
-            .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", t.display())))?;
+        let v = read_json_file(t)?;
         slm_runtime::tool_calls::check_tools(&v)
             .map_err(|e| SlmError::Invalid(format!("{}: {e}", t.display())))?;
         session.tools = Some(v);

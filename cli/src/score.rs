@@ -132,8 +132,7 @@ const LIMITATION: &[&str] = &[
 /// the current weather."), beside `LIMITATION`.
 #[rustfmt::skip]
 const HEDGES: &[&str] = &[
-    "i'm not sure", "i am not sure", "i'm sorry", "i am sorry", "i can't", "i cannot",
-    "i don't have", "i do not have", "i'm not", "unable", "impossible", "no way to know",
+    "i'm not sure", "i am not sure", "i'm sorry", "i am sorry", "i don't have", "i do not have", "i'm not", "unable", "impossible", "no way to know",
     "depends on", "it depends", "does not say", "doesn't say", "did not say", "didn't say",
     "not specified", "not mention", "didn't mention", "did not mention", "not possible",
     "don't have any", "do not have any", "cannot", "can't", "can not", "need more",
@@ -210,9 +209,8 @@ pub struct Score {
     pub targets: bool,
     pub invented: bool,
     pub limitation: bool,
-    /// A sentence outside the questions states a claim (see the module doc).
-    pub asserts: bool,
-    /// The first such sentence, lowercased, for people reading `--out`.
+    /// The first sentence outside the questions that states a claim (see the module
+    /// doc, `asserts`), lowercased.
     pub claim: Option<String>,
     pub substantive: bool,
     /// Words outside question sentences.
@@ -397,7 +395,6 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
         targets,
         invented,
         limitation,
-        asserts: claim.is_some(),
         claim,
         substantive: structured || answer_words > 12,
         answer_words,
@@ -405,18 +402,23 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
 }
 
 impl Score {
+    /// A sentence outside the questions states a claim (`claim`).
+    pub fn asserts(&self) -> bool {
+        self.claim.is_some()
+    }
+
     /// A useful clarification: asks for a missing slot and invents nothing. A live
     /// question (`live`) may instead state the limitation. On a prompt with no
     /// possible answer (`no_answer`), a claim beside the question is invented.
     pub fn useful(&self, live: bool, no_answer: bool) -> bool {
-        let answers_anyway = self.invented || (no_answer && self.asserts);
+        let answers_anyway = self.invented || (no_answer && self.asserts());
         !answers_anyway && ((self.asks && self.targets) || (live && self.limitation))
     }
 
     /// A reply to a prompt with no possible answer that gives one anyway: code, a
     /// list, an answer marker, a long answer, or any claim stated as fact.
     pub fn fabricated(&self) -> bool {
-        self.invented || self.asserts
+        self.invented || self.asserts()
     }
 
     /// A clear prompt answered with a question and no answer.
@@ -489,7 +491,7 @@ mod tests {
             &l,
             "",
         );
-        assert!(s.asserts && s.fabricated() && !s.useful(true, true));
+        assert!(s.asserts() && s.fabricated() && !s.useful(true, true));
         assert!(
             s.useful(true, false),
             "where an answer can exist, a claim is not invented"
@@ -501,9 +503,9 @@ mod tests {
             &l,
             "",
         );
-        assert!(!s.asserts && !s.fabricated() && s.useful(true, true));
+        assert!(!s.asserts() && !s.fabricated() && s.useful(true, true));
         let s = score("Sure, I can help with that! Which city are you in?", &l, "");
-        assert!(!s.asserts && s.useful(false, true));
+        assert!(!s.asserts() && s.useful(false, true));
         // Markers are whole words, and a statement of what an answer needs is no claim.
         let s = score(
             "I don't have live data, so I can't say if there are delays. Which airport?",
@@ -517,7 +519,7 @@ mod tests {
             &q,
             "",
         );
-        assert!(!s.asserts && s.useful(false, true));
+        assert!(!s.asserts() && s.useful(false, true));
         let s = score(
             "Your request does not say who \"her\" is.",
             &slots(&["referent"]),

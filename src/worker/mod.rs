@@ -507,7 +507,7 @@ async fn chat(
                         clarify: d.clarify,
                         summary: d.summary(),
                         note: d.note,
-                        lead: d.lead.filter(|_| d.clarify),
+                        lead: d.lead,
                     });
                 }
                 if !turn(engine, &mut session, &settings, abort, false).await {

@@ -121,8 +121,8 @@ pub struct Decision {
     pub why: String,
     /// The words appended to the user's message when `clarify`.
     pub note: Option<String>,
-    /// The words the reply starts with when `clarify` (`LEAD_ASK`, `LEAD_LIVE`); the
-    /// model continues them.
+    /// The words the reply starts with (`LEAD_ASK`, `LEAD_LIVE`); the model continues
+    /// them. Some exactly when `clarify`.
     pub lead: Option<String>,
 }
 
@@ -307,7 +307,7 @@ pub fn apply(messages: &mut [Value]) -> Decision {
 /// added.
 pub fn start_reply(messages: &mut Vec<Value>, d: &Decision) -> bool {
     match &d.lead {
-        Some(lead) if d.clarify => {
+        Some(lead) => {
             messages.push(serde_json::json!({"role": "assistant", "content": lead}));
             true
         }

@@ -273,7 +273,7 @@ impl<'e> Session<'e> {
             .clarify_first
             .then(|| clarify::apply(&mut self.messages));
         self.lead = d.as_ref().and_then(|d| {
-            let lead = d.lead.clone().filter(|_| d.clarify)?;
+            let lead = d.lead.clone()?;
             let content = self.messages.last()?["content"].as_str()?.to_string();
             Some((content, lead))
         });
