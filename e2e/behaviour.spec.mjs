@@ -29,12 +29,13 @@ test('Clarify first: an underspecified message gets a visible note, a clear one 
   await expect(page.getByTestId('rendered-prompt')).toContainText(await note.textContent());
   // The question comes from the model; the reply is not the note.
   await expect(page.locator('.msg.assistant .content').last()).not.toContainText('[Clarify first');
-  // The policy starts the reply with a lead that names nothing, and says so; the
-  // prompt ends with it, and the model wrote the rest.
-  await expect(policy.getByTestId('policy-lead')).toContainText('“Could you tell me”');
-  await expect(page.locator('.msg.assistant .content').last()).toHaveText(/^Could you tell me\s*\S/);
+  // The policy starts the reply with a lead that names no piece (the text is missing,
+  // so it asks for it to be pasted), and says so; the prompt ends with it, and the
+  // model wrote the rest.
+  await expect(policy.getByTestId('policy-lead')).toContainText('“Could you paste”');
+  await expect(page.locator('.msg.assistant .content').last()).toHaveText(/^Could you paste\s*\S/);
   expect((await page.getByTestId('rendered-prompt').textContent())
-    .endsWith('<|im_start|>assistant\nCould you tell me')).toBe(true);
+    .endsWith('<|im_start|>assistant\nCould you paste')).toBe(true);
 
   await say(page, 'What is the capital of France?');
   await expect(page.getByTestId('msg-policy').last()).toHaveAttribute('data-clarify', 'false');

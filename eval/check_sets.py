@@ -81,7 +81,9 @@ def check_labels():
             cases[(name, r["id"])] = r
     # What each label answers, and the batches (docs/behaviour.md, "The rubric").
     kinds = {
-        "useful clarification": ("calibration", "after calibration", "lead", "before-lead"),
+        "useful clarification": (
+            "calibration", "after calibration", "lead", "before-lead", "lead-per-kind",
+        ),
         "false clarification": ("calibration", "after calibration"),
         "fabrication": ("fabrication-calibration", "fabrication-fresh"),
     }

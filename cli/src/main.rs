@@ -410,6 +410,7 @@ impl GenArgs {
             trace: self.trace.is_some(),
             candidates: false,
             abort: None,
+            end_at_question: false,
         })
     }
 }
@@ -1050,7 +1051,7 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let chat = chat.required()?;
             let eng = Engine::load_file(&model)?;
-            let opts = gen.options(&eng.text)?;
+            let mut opts = gen.options(&eng.text)?;
             let (rendered, ids, policy) = if gen.clarify_first {
                 let (r, ids, d) = clarified_prompt(&eng.text, &chat)?;
                 (r, ids, Some(d))
@@ -1064,6 +1065,8 @@ fn run(cli: Cli) -> Result<()> {
                 .as_ref()
                 .and_then(|d| d.lead.clone())
                 .unwrap_or_default();
+            // A reply that continues the lead ends at its question, as in a session.
+            opts.end_at_question = !lead.is_empty();
             if stream {
                 stdout_write(lead.as_bytes())?;
             }

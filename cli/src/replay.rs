@@ -118,6 +118,7 @@ pub fn run(model: &Path, bundle: &Path) -> Result<(Value, bool)> {
         trace: false,
         candidates: false,
         abort: None,
+        end_at_question: false,
     };
     let g = eng.generate(&ids, &opts, &mut |_, _| {})?;
     let stop_reason = g.stop_reason.as_str().to_string();

@@ -25,7 +25,9 @@
 
 use serde::Serialize;
 
-/// Keywords that show a question asks for a slot.
+/// Keywords that show a question asks for a slot. A verb that asks for something
+/// ("paste", "tell me", "I need to know") is not one: the policy's leads start with
+/// them, so the thing asked for has to be named.
 #[rustfmt::skip]
 const SLOT_WORDS: &[(&str, &[&str])] = &[
     (
@@ -33,7 +35,7 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
         &[
             "text", "thread", "regex", "function", "script", "summarize", "summarise", "translate",
             "translated", "sentence", "paragraph", "passage", "phrase", "word", "message",
-            "content", "document", "article", "essay", "code", "snippet", "paste", "copy",
+            "content", "document", "article", "essay", "code", "snippet",
             "file", "email", "letter", "post", "report",
             "chapter", "transcript", "notes", "data", "table", "error", "details", "draft",
             "what would you like", "what do you want",
@@ -88,10 +90,10 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
         "criteria",
         &[
             "what matters", "important", "priority", "priorities", "criteria", "looking for",
-            "prefer", "preference", "use it for", "purpose", "need", "needs", "budget",
-            "care about", "goal", "goals", "requirements", "requirement", "preferences",
-            "based on", "factor", "factors", "for what", "what kind", "what type", "use case",
-            "specific",
+            "prefer", "preference", "use it for", "purpose", "your needs", "need it for",
+            "budget", "care about", "goal", "goals", "requirements", "requirement",
+            "preferences", "based on", "factor", "factors", "for what", "what kind", "what type",
+            "use case",
         ],
     ),
     (
@@ -104,8 +106,7 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
     (
         "referent",
         &[
-            "who", "what", "which", "whom", "referring", "refer", "mean", "talking about", "name",
-            "person", "specify", "context",
+            "whom", "referring", "refer", "refers", "mean", "talking about", "specify", "context",
         ],
     ),
 ];
@@ -121,7 +122,7 @@ const LIMITATION: &[&str] = &[
     "i am not able to", "i can't know", "i cannot know", "i don't know", "i do not know",
     "no access to", "not able to access", "can't tell you", "cannot tell you", "i can't see",
     "i cannot see", "not sure what", "without more information", "without knowing",
-    "i need more information", "i need to know", "no live data", "i have no way",
+    "i need more information", "no live data", "i have no way",
     "i don't have information", "i do not have information", "don't have any live",
     "do not have any live", "don't have any real-time", "do not have any real-time",
     "cannot determine", "can't determine", "check a weather", "check the local",
@@ -315,17 +316,70 @@ fn structured(text: &str) -> bool {
     code >= 2 || list >= 2 || json
 }
 
-/// The question asks for the thing itself ("tell me the code", "paste your essay"): the
-/// missing text, named in the user's word, is still asked for.
+/// The question asks for the thing itself ("tell me the code", "paste your essay", "tell
+/// me which language you want", "I need to know your salary"): a slot's word the user
+/// wrote, asked for by name, is still asked for.
 fn asks_for(q: &str, word: &str) -> bool {
-    [
-        "tell me", "provide", "paste", "share", "send", "show me", "give me",
-    ]
-    .iter()
-    .any(|v| {
-        ["the", "your"]
+    REQUEST_VERBS.iter().any(|v| {
+        ["the", "your", "which", "what"]
             .iter()
             .any(|d| has_word(q, &format!("{v} {d} {word}")))
+    })
+}
+
+#[rustfmt::skip]
+const REQUEST_VERBS: &[&str] = &[
+    "tell me", "provide", "paste", "share", "send", "show me", "give me", "need to know",
+];
+
+/// The text asked to be given, in whatever word the user called it ("paste your CV",
+/// "share the lyrics you want translated"): one of the next three words after "paste
+/// the" (or "share", "send", "provide"; "the" or "your") is the prompt's, before a word
+/// that ends the noun phrase. "Paste the link to the podcast" asks for something else.
+fn asks_for_the_users_text(q: &str, prompt: &str) -> bool {
+    #[rustfmt::skip]
+    const ENDS: &[&str] = &[
+        "to", "you", "you'd", "you're", "that", "which", "for", "in", "into", "here", "so",
+        "and", "or", "from", "with", "of", "i", "please", "itself", "below", "again", "as",
+    ];
+    let words: Vec<String> = q
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                .to_string()
+        })
+        .collect();
+    words.windows(2).enumerate().any(|(i, pair)| {
+        ["paste", "share", "send", "provide"].contains(&pair[0].as_str())
+            && ["the", "your"].contains(&pair[1].as_str())
+            && words[i + 2..]
+                .iter()
+                .take(3)
+                .take_while(|w| !ENDS.contains(&w.as_str()))
+                .any(|w| w.len() >= 2 && has_word(prompt, w))
+    })
+}
+
+/// "Who is she?", "what it is": a wh-word the user did not write, followed within two
+/// words by a pronoun the user did. A "who" or "what" alone asks about anything ("Who is
+/// the tallest person in the world?" for "how tall is he"), and "What year was it built?"
+/// asks for the answer.
+fn asks_who_it_is(q: &str, prompt: &str) -> bool {
+    #[rustfmt::skip]
+    const PRONOUNS: &[&str] = &[
+        "he", "she", "they", "him", "her", "them", "it", "this", "that", "these", "those",
+    ];
+    let words: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        ["who", "what", "which"].contains(w)
+            && !has_word(prompt, w)
+            && words[i + 1..]
+                .iter()
+                .take(2)
+                .any(|p| PRONOUNS.contains(p) && has_word(prompt, p))
     })
 }
 
@@ -365,11 +419,12 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
                 .iter()
                 .find(|(slot, _)| slot == m)
                 .is_some_and(|(_, words)| {
-                    words.iter().any(|w| {
-                        has_word(&q, w)
-                            && (!has_word(&prompt, w) || (m == "text" && asks_for(&q, w)))
-                    })
+                    words
+                        .iter()
+                        .any(|w| has_word(&q, w) && (!has_word(&prompt, w) || asks_for(&q, w)))
                 })
+                || (m == "text" && asks_for_the_users_text(&q, &prompt))
+                || (m == "referent" && asks_who_it_is(&q, &prompt))
         })
     });
     let limitation = LIMITATION.iter().any(|p| lower.contains(p));
@@ -550,6 +605,59 @@ mod tests {
         assert!(s.targets);
         let s = score("What does the code do?", &t1, "Debug my code.");
         assert!(!s.targets);
+        // Whatever the user called the text, asking for it to be given targets it; and
+        // a slot's word the user wrote, asked for by name, is asked for.
+        let s = score(
+            "Could you paste your CV here?",
+            &t1,
+            "Translate my CV into German.",
+        );
+        assert!(s.targets);
+        let s = score(
+            "Could you paste the full meeting notes?",
+            &t1,
+            "Summarize the meeting notes.",
+        );
+        assert!(s.targets);
+        let s = score(
+            "Could you paste the link to the podcast episode?",
+            &t1,
+            "Sum up the podcast episode.",
+        );
+        assert!(!s.targets);
+        let s = score(
+            "Could you tell me the language you would like me to translate into?",
+            &slots(&["target_language"]),
+            "How would I say 'thanks' in the other language?",
+        );
+        assert!(s.targets);
+        let s = score(
+            "Which language is 'thanks' in?",
+            &slots(&["target_language"]),
+            "How would I say 'thanks' in the other language?",
+        );
+        assert!(!s.targets, "the user's word, not asked for");
+        // A referent is asked for when the question asks who or what the pronoun is.
+        let s = score(
+            "Could you tell me who she is?",
+            &r,
+            "Where does she live now?",
+        );
+        assert!(s.targets);
+        let s = score(
+            "Could you tell me who \"they\" refers to?",
+            &r,
+            "Why did they ban it?",
+        );
+        assert!(s.targets);
+        let s = score(
+            "Who is the tallest person in the world?",
+            &r,
+            "how tall is he",
+        );
+        assert!(!s.targets, "a who about someone else");
+        let s = score("What year was it built?", &r, "When was it built?");
+        assert!(!s.targets, "the question asked back");
         let s = score("Which building do you mean?", &r, "When was it built?");
         assert!(s.targets && s.useful(false, true));
         assert!(!s.fabricated());

@@ -1454,7 +1454,7 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     assert_eq!(p["slots"], serde_json::json!(["text", "target_language"]));
     // The reply starts with the policy's lead; the model wrote the rest.
     let lead = p["lead"].as_str().unwrap();
-    assert_eq!(lead, "Could you tell me");
+    assert_eq!(lead, "Could you paste");
     let reply = v["reply"].as_str().unwrap();
     assert_eq!(reply, format!("{lead}{}", v["text"].as_str().unwrap()));
     // The trace's prompt is what the model was given: the message and the note, as

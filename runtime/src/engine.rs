@@ -236,6 +236,10 @@ pub struct GenerateOptions {
     /// Set from another thread (or a worker message handler) to stop after the
     /// current step with `StopReason::Aborted`.
     pub abort: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// End the reply after its first question (a "?" and then a space or a line
+    /// break), keeping the "?": a clarifying reply asks one question (`clarify`). It
+    /// stops as `StopReason::StopString` with the detail's `rule` "end_at_question".
+    pub end_at_question: bool,
 }
 
 impl GenerateOptions {
@@ -250,8 +254,19 @@ impl GenerateOptions {
             trace: false,
             candidates: false,
             abort: None,
+            end_at_question: false,
         }
     }
+}
+
+/// Where the text's first question ends: just after a "?" that a space or a line break
+/// follows. A "?" inside a word or before a closing quote (a quoted question) does not
+/// end one.
+pub fn first_question_end(text: &str) -> Option<usize> {
+    text.char_indices()
+        .zip(text.chars().skip(1))
+        .find(|((_, c), next)| *c == '?' && next.is_whitespace())
+        .map(|((i, _), _)| i + 1)
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -603,6 +618,26 @@ impl Decoding<'_> {
             self.keep_step(step, &end);
             return end;
         }
+        if let Some(at) = self
+            .opts
+            .end_at_question
+            .then(|| first_question_end(&self.text))
+            .flatten()
+        {
+            // The question ends the reply: show it up to its "?", then stop.
+            self.text.truncate(at);
+            let piece = self.stream.advance(&self.text);
+            let end = Some((
+                StopReason::StopString,
+                json!({"stop": "?", "start": at - 1, "end": at, "rule": "end_at_question"}),
+            ));
+            if self.opts.trace {
+                step.stop_check = Some(self.stop_check(&end));
+                self.steps.push(step.clone());
+            }
+            on_text(&piece, &step);
+            return end;
+        }
         let piece = self.stream.advance(&self.text);
         let looped = self
             .opts
@@ -734,7 +769,18 @@ pub fn argmax(x: &[f32]) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::prefill_part_end;
+    use super::{first_question_end, prefill_part_end};
+
+    #[test]
+    fn a_question_ends_at_its_mark_before_a_space() {
+        assert_eq!(first_question_end("Which city? I can"), Some(11));
+        assert_eq!(first_question_end("Which city?\nThe"), Some(11));
+        // Not yet known to end, inside a URL, or a quoted question.
+        assert_eq!(first_question_end("Which city?"), None);
+        assert_eq!(first_question_end("see a.php?x=1 now"), None);
+        assert_eq!(first_question_end("Say \"Wo ist es?\" to them"), None);
+        assert_eq!(first_question_end("¿Dónde? Aquí"), Some(9));
+    }
 
     /// Where each part of a prompt of n tokens ends, by hand: steps of 32, a tail of
     /// at most 16 joined to the part before it.

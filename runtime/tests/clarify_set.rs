@@ -73,6 +73,16 @@ fn decisions_on_the_evaluation_set() {
                     .any(|s| c.missing.iter().any(|m| m == s.as_str()))
                     || (d.slots.contains(&Slot::LiveData) && c.id.contains("live-"));
                 fired += d.clarify as usize;
+                // The note names what to ask for, in no one's voice: an indirect
+                // question in the user's ("which city I mean") came back verbatim
+                // after the lead.
+                if let Some((_, ask)) = d.note.as_deref().and_then(|n| n.rsplit_once("asks me ")) {
+                    assert!(
+                        !ask.contains(" I ") && !ask.starts_with("I ") && ask.len() > 6,
+                        "{}: the note asks {ask:?}",
+                        c.id
+                    );
+                }
                 right_slot += (d.clarify && slot_ok) as usize;
                 if !(d.clarify && slot_ok) {
                     report += &format!(

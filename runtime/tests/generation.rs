@@ -661,7 +661,7 @@ fn a_cut_reply_continues_as_if_it_had_not_been_cut() {
 /// clear follow-up gets none.
 #[test]
 fn a_clarifying_reply_starts_with_the_lead_and_the_model_continues_it() {
-    use slm_runtime::clarify::LEAD_ASK;
+    use slm_runtime::clarify::LEAD_PASTE;
     use slm_runtime::session::Session;
     let eng = engine();
     let mut chat = Session::new(&eng, 2048);
@@ -672,12 +672,12 @@ fn a_clarifying_reply_starts_with_the_lead_and_the_model_continues_it() {
         .unwrap();
     let d = t.policy.as_ref().unwrap();
     assert!(d.clarify);
-    assert_eq!(d.lead.as_deref(), Some(LEAD_ASK));
-    assert_eq!(t.lead.as_deref(), Some(LEAD_ASK));
+    assert_eq!(d.lead.as_deref(), Some(LEAD_PASTE));
+    assert_eq!(t.lead.as_deref(), Some(LEAD_PASTE));
     let reply = chat.messages.last().unwrap();
     assert_eq!(reply["role"], "assistant");
     let content = reply["content"].as_str().unwrap().to_string();
-    assert_eq!(content, format!("{LEAD_ASK}{}", t.generation.text));
+    assert_eq!(content, format!("{LEAD_PASTE}{}", t.generation.text));
     // The prompt ended with the lead: the same ids as the rendered user turn and the lead.
     let user_turn = eng
         .text
@@ -690,16 +690,29 @@ fn a_clarifying_reply_starts_with_the_lead_and_the_model_continues_it() {
         .unwrap();
     let given = eng
         .text
-        .encode_rendered(&format!("{user_turn}{LEAD_ASK}"))
+        .encode_rendered(&format!("{user_turn}{LEAD_PASTE}"))
         .unwrap();
     assert_eq!(t.generation.prompt_tokens, given.len());
     let cold = eng.greedy(&given, 12).unwrap();
-    assert_eq!(cold.ids, t.generation.ids, "the model continued the lead");
+    assert!(
+        cold.ids.starts_with(&t.generation.ids),
+        "the model continued the lead"
+    );
+    // The reply ends at its question: here the model stops there itself; where it
+    // goes on, the session ends it after the "?" (`end_at_question`, the eval's
+    // `stop_string` replies).
+    assert!(content.ends_with('?'), "{content}");
+    assert!(
+        t.generation.stop_reason == slm_runtime::stopping::StopReason::EosToken
+            || t.generation.stop_detail["rule"] == "end_at_question",
+        "{:?}",
+        t.generation.stop_detail
+    );
 
     // Regenerate (as the page does): drop the reply, reply again.
     chat.messages.pop();
     let again = chat.reply(&opts, NOW, &mut |_, _| {}).unwrap();
-    assert_eq!(again.lead.as_deref(), Some(LEAD_ASK));
+    assert_eq!(again.lead.as_deref(), Some(LEAD_PASTE));
     assert_eq!(chat.messages.last().unwrap()["content"], content.as_str());
 
     // A clear follow-up: no lead.
@@ -712,4 +725,28 @@ fn a_clarifying_reply_starts_with_the_lead_and_the_model_continues_it() {
         chat.messages.last().unwrap()["content"],
         t2.generation.text.as_str()
     );
+}
+
+/// `end_at_question`: the reply is the same generation cut just after its first
+/// question, the "?" kept, and the stop says which rule ended it.
+#[test]
+fn end_at_question_cuts_the_same_reply_after_its_first_question() {
+    use slm_runtime::engine::first_question_end;
+    let eng = engine();
+    let ids = prompt(
+        &eng,
+        "Write three short questions about cats, one per line.",
+    );
+    let full = eng.greedy(&ids, 48).unwrap();
+    let at = first_question_end(&full.text).expect("the reply asks a question and goes on");
+    let mut opts = GenerateOptions::greedy(48);
+    opts.end_at_question = true;
+    let mut shown = String::new();
+    let cut = eng
+        .generate(&ids, &opts, &mut |piece, _| shown.push_str(piece))
+        .unwrap();
+    assert_eq!(cut.text, full.text[..at]);
+    assert_eq!(shown, cut.text, "what was streamed is the reply");
+    assert!(full.ids.starts_with(&cut.ids));
+    assert_eq!(cut.stop_detail["rule"], "end_at_question");
 }

@@ -667,6 +667,8 @@ async fn turn(
         trace: st.trace,
         candidates: true,
         abort: Some(abort.clone()),
+        // The session sets it for a reply that continues the policy's lead.
+        end_at_question: false,
     };
     let now = now_unix();
     let begun = if continues {

@@ -14,13 +14,17 @@
 //! the question in its own words. The note is part of the transcript, so the rendered
 //! prompt shows exactly what the model was given.
 //!
-//! The policy also starts the reply with a short lead that names nothing
-//! (`Decision::lead`): "Could you tell me" where it asks, "Sorry," where the answer is live
-//! data. The model writes every word after it, and the lead stays in the reply as the
-//! transcript holds it (rendered as transformers' `continue_final_message` does).
-//! Measured: without it, a small model answers a pronoun or a live question with an
-//! invented fact ("It was built in 1980.", "The pharmacy is still open.") about half the
-//! time (docs/behaviour.md).
+//! The policy also starts the reply with a short lead (`Decision::lead`, `lead_for`):
+//! "Could you paste" where the text itself is missing, "Could you tell me" where a date
+//! or a JSON's fields are, "To help with that, I need to know" where another piece is,
+//! "Sorry, I can't know" where the answer is live data. The lead says what kind of reply
+//! this is, never what to ask: the model writes every word after it, and the lead stays
+//! in the reply as the transcript holds it (rendered as transformers'
+//! `continue_final_message` does). Measured: without a lead, a small model answers a
+//! pronoun or a live question with an invented fact ("It was built in 1980.", "The
+//! pharmacy is still open.") about half the time; with one lead for every kind, it asks
+//! about the text instead of for it, or asks the user's question back
+//! (docs/behaviour.md).
 //!
 //! Invariant: with the policy off, or when it does not fire, the messages are left
 //! byte for byte as they were.
@@ -121,17 +125,46 @@ pub struct Decision {
     pub why: String,
     /// The words appended to the user's message when `clarify`.
     pub note: Option<String>,
-    /// The words the reply starts with (`LEAD_ASK`, `LEAD_LIVE`); the model continues
-    /// them. Some exactly when `clarify`.
+    /// The words the reply starts with (`lead_for`: `LEAD_LIVE`, `LEAD_PASTE`,
+    /// `LEAD_ASK` or `LEAD_NEED`); the model continues them. Some exactly when `clarify`.
     pub lead: Option<String>,
 }
 
-/// The reply's first words where the policy asks for a missing piece: a question
-/// begins, and the model chooses what it asks and how.
+/// The reply's first words where the policy asks for a missing piece other than the
+/// text, a date or a JSON's fields: the model says what it needs. After "Could you tell me", Qwen
+/// mostly asked the user's own question back ("Could you tell me how many calories you
+/// burn running?"); after this lead it names a piece ("the distance you run").
+pub const LEAD_NEED: &str = "To help with that, I need to know";
+/// The lead where only a date or time, or the fields of a JSON, are missing: a question
+/// begins. After `LEAD_NEED`, Qwen asked about the subject of the thing to make ("what
+/// kind of event", "the name of the book" for a table to book) instead of its fields or
+/// its date.
 pub const LEAD_ASK: &str = "Could you tell me";
-/// The reply's first word where the answer is live data: an apology, after which the
-/// model says what it cannot know.
-pub const LEAD_LIVE: &str = "Sorry,";
+/// The lead where the missing piece is the text itself (the essay to proofread, the
+/// code to fix): the question asks for it to be given, not described. After "Could you
+/// tell me", Qwen asked about the text instead ("which line is causing the issue?",
+/// "what the report is about"); docs/behaviour.md has the figures.
+pub const LEAD_PASTE: &str = "Could you paste";
+/// The lead where the answer is live data: the model says what it cannot know. After
+/// "Sorry," alone, Qwen often said only "Sorry, but I can't assist with that."
+pub const LEAD_LIVE: &str = "Sorry, I can't know";
+
+/// The lead for the findings of a decision that fires: live data first, then the
+/// text, then a date or a JSON's fields alone, then any other piece.
+fn lead_for(findings: &[Finding]) -> &'static str {
+    if findings.iter().any(|f| f.slot == Slot::LiveData) {
+        LEAD_LIVE
+    } else if findings.iter().any(|f| f.slot == Slot::Text) {
+        LEAD_PASTE
+    } else if findings
+        .iter()
+        .all(|f| matches!(f.slot, Slot::DateTime | Slot::Schema))
+    {
+        LEAD_ASK
+    } else {
+        LEAD_NEED
+    }
+}
 
 /// Decide on the last user message of `messages` (OpenAI-style), with the earlier
 /// messages as context: a "this" or a language named earlier counts as given.
@@ -204,7 +237,7 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
         score: top.score,
         why,
         note: Some(note),
-        lead: Some(if live { LEAD_LIVE } else { LEAD_ASK }.to_string()),
+        lead: Some(lead_for(&findings).to_string()),
     }
 }
 
@@ -221,33 +254,36 @@ fn join_with(parts: impl Iterator<Item = String>, and: &str) -> String {
     }
 }
 
-/// What the model's question should ask, as an indirect question after "asks me":
-/// the policy names the piece, the model words the question.
+/// What the model's question should ask for, after "asks me": a noun phrase or a "who"
+/// clause with no "I" in it. An indirect question in the user's voice ("which city I
+/// mean") came back verbatim after the lead ("Could you tell me which city I mean?").
 fn ask_for(f: &Finding) -> String {
     let thing = f.missing.trim_end_matches(" itself");
     match f.slot {
-        Slot::Text => match thing
-            .strip_suffix(" to translate")
-            .or(thing.strip_suffix(" to summarize"))
-        {
-            Some(t) => format!("which {} I mean", t.trim_start_matches("the ")),
-            None => format!("to paste {thing}"),
-        },
-        Slot::TargetLanguage => "which language I want it translated into".into(),
-        Slot::ProgrammingLanguage => "which programming language I want to use".into(),
-        Slot::Location => "which city or area I mean".into(),
-        Slot::Schema => "which fields I want in the JSON".into(),
-        Slot::Quantity => format!("for {thing}"),
-        Slot::DateTime => "which date and time I want".into(),
-        Slot::Criteria => "what matters most to me in the choice".into(),
-        Slot::Items => "which options I am comparing".into(),
-        // `who "he" is` → `who I mean by "he"`.
-        Slot::Referent => match thing.split_once(' ') {
-            Some((wh, rest)) => {
-                let pronoun = rest.trim_end_matches(" is").trim_end_matches(" refers to");
-                format!("{wh} I mean by {pronoun}")
+        Slot::Text => {
+            let t = thing
+                .strip_suffix(" to translate")
+                .or(thing.strip_suffix(" to summarize"))
+                .or(thing.strip_suffix(" in question"))
+                .unwrap_or(thing);
+            if t.contains(" and ") || t.contains('(') {
+                format!("for {t}")
+            } else {
+                format!("for {t} itself")
             }
-            None => thing.to_string(),
+        }
+        Slot::TargetLanguage => "for the language to translate into".into(),
+        Slot::ProgrammingLanguage => "for the programming language to use".into(),
+        Slot::Location => "for the city or area".into(),
+        Slot::Schema => "for the fields the JSON should have".into(),
+        Slot::Quantity => format!("for {thing}"),
+        Slot::DateTime => "for the date and time".into(),
+        Slot::Criteria => "for what matters most in the choice".into(),
+        Slot::Items => "for the options being compared".into(),
+        // `who "he" is` → `who "he" refers to`; `which movie "it" is` stays.
+        Slot::Referent => match thing.strip_suffix(" is").or(thing.strip_suffix(" are")) {
+            Some(t) if !t.starts_with("which ") => format!("{t} refers to"),
+            _ => thing.to_string(),
         },
         Slot::LiveData => String::new(),
     }

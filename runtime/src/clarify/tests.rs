@@ -202,13 +202,20 @@ fn apply_appends_a_visible_note_only_when_it_fires() {
 }
 
 #[test]
-fn the_reply_starts_with_a_lead_that_names_nothing() {
+fn the_reply_starts_with_a_lead_that_names_no_piece() {
     let cases = [
-        ("Translate this sentence.", LEAD_ASK),
-        ("Recommend me a book.", LEAD_ASK),
-        ("Why is he so famous?", LEAD_ASK),
+        ("Translate this sentence.", LEAD_PASTE),
+        ("Proofread my essay.", LEAD_PASTE),
+        ("Translate 'good morning'.", LEAD_NEED),
+        ("Write a script to rename files.", LEAD_NEED),
+        ("Recommend me a book.", LEAD_NEED),
+        ("Why is he so famous?", LEAD_NEED),
+        ("Please set an alarm.", LEAD_ASK),
+        ("Give me a JSON object for a customer.", LEAD_ASK),
         ("Is the pharmacy still open?", LEAD_LIVE),
         ("Will it rain tomorrow?", LEAD_LIVE),
+        // Live data comes first: the text is asked for after the limitation.
+        ("Summarize today's news.", LEAD_LIVE),
     ];
     for (text, lead) in cases {
         let mut m = vec![json!({"role": "user", "content": text})];

@@ -319,10 +319,15 @@ impl<'e> Session<'e> {
         let Some(lead) = self.lead_for_reply() else {
             return self.begin(opts, now_unix, false);
         };
-        // The policy's lead starts the reply, and the model continues it.
+        // The policy's lead starts the reply, and the model continues it; the reply
+        // ends at its question.
         self.messages
             .push(json!({"role": "assistant", "content": lead}));
-        match self.begin(opts, now_unix, true) {
+        let opts = GenerateOptions {
+            end_at_question: true,
+            ..opts.clone()
+        };
+        match self.begin(&opts, now_unix, true) {
             Ok(mut p) => {
                 p.lead = Some(lead);
                 Ok(p)
