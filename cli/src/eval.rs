@@ -294,6 +294,12 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                     }
                     _ => String::new(),
                 };
+                // A reply (each candidate too) that continues the lead ends at its
+                // question, as in a session (`Session::begin_reply`).
+                let opts = GenerateOptions {
+                    end_at_question: !lead.is_empty(),
+                    ..opts.clone()
+                };
                 let (text, s, stop, tokens) = match (&off_replies[i], on && !d.clarify) {
                     (Some((t, s)), true) => (t.clone(), s.clone(), "reused".to_string(), 0),
                     _ => {
@@ -301,11 +307,6 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                             Replies::Model(eng) if on && d.clarify && run.candidates > 1 => {
                                 let with = prompt_ids(eng, &messages)?;
                                 let without = prompt_ids(eng, &as_written)?;
-                                // Each candidate ends at its question, as the reply does.
-                                let opts = GenerateOptions {
-                                    end_at_question: true,
-                                    ..opts.clone()
-                                };
                                 let (g, mut p) =
                                     crate::pick::pick(eng, &with, &without, &opts, run.candidates)?;
                                 // Each candidate continued the lead, as the reply did.
@@ -320,12 +321,6 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                                 )
                             }
                             Replies::Model(eng) => {
-                                // A reply that continues the lead ends at its question,
-                                // as in a session (`Session::begin_reply`).
-                                let opts = GenerateOptions {
-                                    end_at_question: !lead.is_empty(),
-                                    ..opts.clone()
-                                };
                                 let g = reply(eng, &messages, &opts)?;
                                 (
                                     format!("{lead}{}", g.text),

@@ -490,13 +490,13 @@ fn read_text_file(p: &Path) -> Result<String> {
     Ok(s)
 }
 
-/// A JSON file as template values: integers of any width stay exact, as in Python.
 /// A JSON file as serde values (tools, messages the policy edits).
 fn read_json_file(p: &Path) -> Result<Value> {
     serde_json::from_str(&read_text_file(p)?)
         .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", p.display())))
 }
 
+/// A JSON file as template values: integers of any width stay exact, as in Python.
 fn read_template_json(p: &Path) -> Result<minijinja::Value> {
     let s = read_text_file(p)?;
     slm_runtime::template::parse_json(&s)

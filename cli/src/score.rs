@@ -133,7 +133,8 @@ const LIMITATION: &[&str] = &[
 /// the current weather."), beside `LIMITATION`.
 #[rustfmt::skip]
 const HEDGES: &[&str] = &[
-    "i'm not sure", "i am not sure", "i'm sorry", "i am sorry", "i don't have", "i do not have", "i'm not", "unable", "impossible", "no way to know",
+    "i'm not sure", "i am not sure", "i'm sorry", "i am sorry", "i don't have", "i do not have",
+    "i'm not", "unable", "impossible", "no way to know",
     "depends on", "it depends", "does not say", "doesn't say", "did not say", "didn't say",
     "not specified", "not mention", "didn't mention", "did not mention", "not possible",
     "don't have any", "do not have any", "cannot", "can't", "can not", "need more",

@@ -618,25 +618,14 @@ impl Decoding<'_> {
             self.keep_step(step, &end);
             return end;
         }
-        if let Some(at) = self
+        // A reply that ends at its question shows it up to its "?", then stops.
+        let question = self
             .opts
             .end_at_question
             .then(|| first_question_end(&self.text))
-            .flatten()
-        {
-            // The question ends the reply: show it up to its "?", then stop.
+            .flatten();
+        if let Some(at) = question {
             self.text.truncate(at);
-            let piece = self.stream.advance(&self.text);
-            let end = Some((
-                StopReason::StopString,
-                json!({"stop": "?", "start": at - 1, "end": at, "rule": "end_at_question"}),
-            ));
-            if self.opts.trace {
-                step.stop_check = Some(self.stop_check(&end));
-                self.steps.push(step.clone());
-            }
-            on_text(&piece, &step);
-            return end;
         }
         let piece = self.stream.advance(&self.text);
         let looped = self
@@ -644,7 +633,12 @@ impl Decoding<'_> {
             .loop_detection
             .as_ref()
             .and_then(|c| c.check(&self.out));
-        let end = if let Some(l) = looped {
+        let end = if let Some(at) = question {
+            Some((
+                StopReason::StopString,
+                json!({"stop": "?", "start": at - 1, "end": at, "rule": "end_at_question"}),
+            ))
+        } else if let Some(l) = looped {
             let pattern_text = text_side
                 .tokenizer
                 .decode(&l.pattern, false)
