@@ -53,6 +53,40 @@ test('Clarify first: an underspecified message gets a visible note, a clear one 
   await shot(page, '30-clarify-first');
 });
 
+// A clarifying reply whose question names no missing piece is set aside and tried
+// again with the next lead (`Session::settle`). SmolLM2 under the chat preset (seed 0)
+// answers "Why is he so famous?" four ways without asking who "he" is, so the page
+// shows four attempts and keeps the first, with its prompt.
+test('Clarify first: a question that names no missing piece is tried again with another lead', async ({ page }) => {
+  const errors = await open(page);
+  await pickFile(page);
+  await say(page, 'Why is he so famous?');
+  const policy = page.getByTestId('msg-policy').last();
+  const tries = policy.getByTestId('policy-tries');
+  await expect(tries).toContainText('4 attempts');
+  const items = tries.locator('li');
+  await expect(items).toHaveCount(4);
+  const leads = ['To help with that, I need to know', 'To answer that, I need to know',
+    'First, could you tell me', 'Could you tell me'];
+  for (let i = 0; i < 4; i++) {
+    await expect(items.nth(i)).toHaveAttribute('data-named', 'false');
+    await expect(items.nth(i)).toHaveAttribute('data-kept', i === 0 ? 'true' : 'false');
+    expect((await items.nth(i).textContent()).startsWith(leads[i])).toBe(true);
+  }
+  // The reply shown is the kept first attempt, and the prompt shown is its prompt.
+  const reply = (await page.locator('.msg.assistant .content').last().textContent()).trim();
+  expect(reply.startsWith(leads[0])).toBe(true);
+  expect((await items.nth(0).textContent()).startsWith(reply)).toBe(true);
+  await expect(policy.getByTestId('policy-lead')).toContainText(`“${leads[0]}”`);
+  expect((await page.getByTestId('rendered-prompt').textContent())
+    .endsWith(`<|im_start|>assistant\n${leads[0]}`)).toBe(true);
+  // The next turn goes on from the kept reply, with no divergence.
+  await say(page, 'My uncle Tom, the baker.');
+  await expect(page.getByTestId('divergence')).toHaveCount(0);
+  expect(errors).toEqual([]);
+  await shot(page, '31-clarify-tries');
+});
+
 test('each catalog model card states its behaviour gate', async ({ page }) => {
   await open(page);
   for (const id of [MODEL_ID, QWEN_ID]) {

@@ -494,6 +494,17 @@ pub enum Event {
         /// writes the rest.
         lead: Option<String>,
     },
+    /// The clarifying reply streamed so far named no missing piece: it is set aside,
+    /// and another attempt starts with `lead` (`Session::settle`). A Prompt event
+    /// follows with that attempt's prompt.
+    Retry {
+        lead: String,
+    },
+    /// A clarifying reply's attempts, in order, once it is settled: the lead and text
+    /// of each, whether it named a missing piece, and which one the transcript keeps.
+    Tries {
+        tries: Vec<slm_runtime::session::Attempt>,
+    },
     /// A turn began: the exact prompt.
     Prompt {
         rendered: String,

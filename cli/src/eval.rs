@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use slm_runtime::clarify;
-use slm_runtime::engine::{Engine, GenerateOptions, Generation};
+use slm_runtime::engine::{EndAt, Engine, GenerateOptions, Generation};
 use slm_runtime::sampling::{PresetTuning, SamplerConfig};
+use slm_runtime::session::Session;
 use slm_runtime::stopping::{LoopConfig, StopReason};
 use slm_runtime::{Result, SlmError};
 
@@ -104,6 +105,9 @@ fn sample<T>(v: Vec<T>, n: Option<usize>) -> Vec<T> {
     }
 }
 
+/// Context positions of a clarify case's session: a one-message prompt and its reply.
+const EVAL_CONTEXT: usize = 1024;
+
 fn options(sampler: SamplerConfig, max_tokens: usize) -> GenerateOptions {
     GenerateOptions {
         sampler,
@@ -114,7 +118,7 @@ fn options(sampler: SamplerConfig, max_tokens: usize) -> GenerateOptions {
         trace: false,
         candidates: false,
         abort: None,
-        end_at_question: false,
+        end_at: EndAt::Never,
     }
 }
 
@@ -229,9 +233,13 @@ pub struct ClarifyRun<'a> {
 /// unless `quiet`.
 /// Where replies come from: the model, or a saved `--out` file (`--from`), which
 /// re-scores the same replies (the scorer changed, or a table is wanted again).
+/// A saved reply: its text, stop reason, tokens and the clarifying reply's attempts
+/// (`tries`).
+type SavedReply = (String, String, usize, Value);
+
 pub enum Replies<'a> {
     Model(&'a Engine),
-    Saved(std::collections::HashMap<(String, String, bool), (String, String, usize)>),
+    Saved(std::collections::HashMap<(String, String, bool), SavedReply>),
 }
 
 impl Replies<'_> {
@@ -248,6 +256,7 @@ impl Replies<'_> {
                 field(&v, path, "text")?.to_string(),
                 field(&v, path, "stop_reason")?.to_string(),
                 v["tokens"].as_u64().unwrap_or(0) as usize,
+                v.get("tries").cloned().unwrap_or_else(|| json!([])),
             );
             m.insert(key, val);
         }
@@ -279,6 +288,7 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
             for (i, c) in cases.iter().enumerate() {
                 let mut messages = vec![json!({"role": "user", "content": c.prompt})];
                 let mut picked = None;
+                let mut tries = json!([]);
                 let mut as_written = messages.clone();
                 let d = if on {
                     clarify::apply(&mut messages)
@@ -297,7 +307,10 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                 // A reply (each candidate too) that continues the lead ends at its
                 // question, as in a session (`Session::begin_reply`).
                 let opts = GenerateOptions {
-                    end_at_question: !lead.is_empty(),
+                    end_at: match lead.is_empty() {
+                        true => EndAt::Never,
+                        false => clarify::reply_end(&lead),
+                    },
                     ..opts.clone()
                 };
                 let (text, s, stop, tokens) = match (&off_replies[i], on && !d.clarify) {
@@ -320,6 +333,26 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                                     g.ids.len(),
                                 )
                             }
+                            // Where the policy fires, the product's own path: a session
+                            // that sends the prompt and settles the clarifying reply,
+                            // trying other leads when it names no missing piece.
+                            Replies::Model(eng) if on && d.clarify => {
+                                let mut session = Session::new(eng, EVAL_CONTEXT);
+                                session.clarify_first = true;
+                                let t = session.send(&c.prompt, &opts, 0, &mut |_, _| {})?;
+                                tries = serde_json::to_value(&t.tries).expect("serializes");
+                                let text = session
+                                    .messages
+                                    .last()
+                                    .and_then(|m| m["content"].as_str())
+                                    .unwrap_or_default()
+                                    .to_string();
+                                (
+                                    text,
+                                    t.generation.stop_reason.as_str().to_string(),
+                                    t.generation.ids.len(),
+                                )
+                            }
                             Replies::Model(eng) => {
                                 let g = reply(eng, &messages, &opts)?;
                                 (
@@ -335,14 +368,17 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                                     .get(&key)
                                     .filter(|r| r.1 != "reused")
                                     .or_else(|| m.get(&(c.file.clone(), c.id.clone(), false)));
-                                hit.cloned().ok_or_else(|| {
-                                    SlmError::Invalid(format!(
-                                        "--from: no saved reply for {} {} (policy {})",
-                                        c.file,
-                                        c.id,
-                                        if on { "on" } else { "off" }
-                                    ))
-                                })?
+                                let (text, stop, tokens, saved_tries) =
+                                    hit.cloned().ok_or_else(|| {
+                                        SlmError::Invalid(format!(
+                                            "--from: no saved reply for {} {} (policy {})",
+                                            c.file,
+                                            c.id,
+                                            if on { "on" } else { "off" }
+                                        ))
+                                    })?;
+                                tries = saved_tries;
+                                (text, stop, tokens)
                             }
                         };
                         let s = score(&text, &c.missing, &c.prompt);
@@ -362,7 +398,7 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                     "model": model, "file": c.file, "id": c.id, "category": c.category,
                     "underspecified": c.underspecified, "missing": c.missing, "no_answer": c.no_answer,
                     "policy": on, "fired": fired, "decision": d.to_json(), "prompt": c.prompt,
-                    "text": text, "stop_reason": stop, "tokens": tokens, "score": s,
+                    "text": text, "stop_reason": stop, "tokens": tokens, "score": s, "tries": tries,
                     "useful": s.useful(c.category == "live", c.no_answer), "fabricated": c.no_answer && s.fabricated(), "false_clarification": s.false_clarification(),
                     "picked": picked.map(|p| {
                         let mut v = serde_json::to_value(&p).expect("serializes");

@@ -16,14 +16,14 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
-use slm_runtime::engine::{Engine, GenerateOptions, TextSide};
+use slm_runtime::engine::{EndAt, Engine, GenerateOptions, TextSide};
 use slm_runtime::facts::{ExecutionFacts, TokenizerFacts};
 use slm_runtime::format::reader::SlmFile;
 use slm_runtime::format::writer::{self, QuantPolicy};
 use slm_runtime::model::memory::{mb, MemoryNeeds};
 use slm_runtime::parallel::Threads;
 use slm_runtime::sampling::SamplerConfig;
-use slm_runtime::session::Overflow;
+use slm_runtime::session::{Overflow, Settled};
 use slm_runtime::stopping::LoopConfig;
 use slm_runtime::{import, Result, SlmError};
 
@@ -410,7 +410,7 @@ impl GenArgs {
             trace: self.trace.is_some(),
             candidates: false,
             abort: None,
-            end_at_question: false,
+            end_at: EndAt::Never,
         })
     }
 }
@@ -535,35 +535,47 @@ fn prompt(text: &TextSide, chat: &ChatArgs) -> Result<(String, Vec<u32>)> {
     Ok((r, ids))
 }
 
-/// `prompt` with the clarify-first policy applied to the messages: the rendered
-/// prompt holds the policy's note when it fired, and ends with the reply's lead
-/// (`Decision::lead`), so `--trace` and the ids show exactly what the model was given.
-fn clarified_prompt(
-    text: &TextSide,
+/// The messages of `--messages` with the clarify-first policy applied (the note joins
+/// the last user message when it fires), the decision, and the user's words as written.
+fn clarified_messages(
     chat: &ChatArgs,
-) -> Result<(String, Vec<u32>, slm_runtime::clarify::Decision)> {
+) -> Result<(Vec<Value>, slm_runtime::clarify::Decision, String)> {
     let s = read_text_file(&chat.messages)?;
-    let mut messages: Value = serde_json::from_str(&s)
+    let messages: Value = serde_json::from_str(&s)
         .map_err(|e| SlmError::Invalid(format!("{}: not JSON: {e}", chat.messages.display())))?;
-    let list = messages.as_array_mut().ok_or_else(|| {
-        SlmError::Invalid(format!(
+    let Value::Array(mut list) = messages else {
+        return Err(SlmError::Invalid(format!(
             "{}: expected a list of messages",
             chat.messages.display()
-        ))
-    })?;
-    let d = slm_runtime::clarify::apply(list);
-    if !d.clarify {
-        // Silent, the file's own text is rendered: its integers stay exact at any width.
-        let r = render_messages(text, chat, &s)?;
-        let ids = text.encode_rendered(&r)?;
-        return Ok((r, ids, d));
-    }
+        )));
+    };
+    let user = list
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let d = slm_runtime::clarify::apply(&mut list);
+    Ok((list, d, user))
+}
+
+/// The prompt of one attempt at a clarifying reply: the messages (note included) and
+/// the reply's `lead`, as transformers' `continue_final_message` renders them, so
+/// `--trace` and the ids show exactly what the model was given.
+fn attempt_prompt(
+    text: &TextSide,
+    chat: &ChatArgs,
+    messages: &[Value],
+    lead: &str,
+) -> Result<(String, Vec<u32>)> {
     let tools = chat.tools.as_deref().map(read_json_file).transpose()?;
-    let continues = slm_runtime::clarify::start_reply(list, &d);
+    let mut list = messages.to_vec();
+    list.push(json!({"role": "assistant", "content": lead}));
     let now = chat.now.unwrap_or_else(now_unix);
-    let r = text.render_prompt(list, tools.as_ref(), continues, now)?;
+    let r = text.render_prompt(&list, tools.as_ref(), true, now)?;
     let ids = text.encode_rendered(&r)?;
-    Ok((r, ids, d))
+    Ok((r, ids))
 }
 
 /// The policy's decision as a status line.
@@ -1052,29 +1064,65 @@ fn run(cli: Cli) -> Result<()> {
             let chat = chat.required()?;
             let eng = Engine::load_file(&model)?;
             let mut opts = gen.options(&eng.text)?;
-            let (rendered, ids, policy) = if gen.clarify_first {
-                let (r, ids, d) = clarified_prompt(&eng.text, &chat)?;
-                (r, ids, Some(d))
-            } else {
-                let (r, ids) = prompt(&eng.text, &chat)?;
-                (r, ids, None)
-            };
             let stream = !cli.json;
-            // The policy's lead starts the reply (the prompt ends with it).
-            let lead = policy
-                .as_ref()
-                .and_then(|d| d.lead.clone())
-                .unwrap_or_default();
-            // A reply that continues the lead ends at its question, as in a session.
-            opts.end_at_question = !lead.is_empty();
-            if stream {
-                stdout_write(lead.as_bytes())?;
-            }
-            let g = eng.generate(&ids, &opts, &mut |piece, _| {
+            let mut on_text = |piece: &str, _: &slm_runtime::sampling::StepTrace| {
                 if stream {
                     let _ = stdout_write(piece.as_bytes());
                 }
-            })?;
+            };
+            let clarified = match gen.clarify_first {
+                true => Some(clarified_messages(&chat)?),
+                false => None,
+            };
+            let policy = clarified.as_ref().map(|c| c.1.clone());
+            // Where the policy fired: attempts at the clarifying reply, each starting
+            // with a lead and ending at its question, until one names a missing piece
+            // (`Decision::next_lead`), as a session settles them.
+            let mut attempts = Vec::new();
+            let mut tries = None;
+            if let Some((messages, d, user)) = clarified.as_ref().filter(|c| c.1.clarify) {
+                let mut named = Vec::new();
+                while let Some(lead) = d.next_lead(&named) {
+                    if !named.is_empty() && stream {
+                        stdout_write(b"\n")?;
+                        eprintln!("[the question named no missing piece: trying again]");
+                    }
+                    let (rendered, ids) = attempt_prompt(&eng.text, &chat, messages, lead)?;
+                    opts.end_at = slm_runtime::clarify::reply_end(lead);
+                    if stream {
+                        stdout_write(lead.as_bytes())?;
+                    }
+                    let g = eng.generate(&ids, &opts, &mut on_text)?;
+                    named.push(d.reply_names_a_piece(user, lead, &g.text));
+                    attempts.push((lead.to_string(), rendered, ids, g));
+                }
+                let k = slm_runtime::clarify::kept_attempt(&named);
+                if k + 1 != attempts.len() && stream {
+                    stdout_write(b"\n")?;
+                    eprintln!("[no question named a missing piece: the first is kept]");
+                }
+                let all: Vec<Value> = attempts
+                    .iter()
+                    .zip(&named)
+                    .enumerate()
+                    .map(|(i, ((lead, ..), n))| {
+                        json!({"lead": lead, "text": attempts[i].3.text, "names_a_piece": n, "kept": i == k})
+                    })
+                    .collect();
+                tries = Some(all);
+                let kept = attempts.swap_remove(k);
+                attempts = vec![kept];
+            }
+            let (lead, rendered, ids, g) = match attempts.pop() {
+                Some(a) => a,
+                None => {
+                    // No policy, or a silent one: the file's own text is rendered (its
+                    // integers stay exact at any width).
+                    let (rendered, ids) = prompt(&eng.text, &chat)?;
+                    let g = eng.generate(&ids, &opts, &mut on_text)?;
+                    (String::new(), rendered, ids, g)
+                }
+            };
             if let Some(path) = &gen.trace {
                 let record = slm_runtime::trace::record(&eng, &rendered, &ids, &opts.sampler, &g);
                 std::fs::write(path, serde_json::to_vec_pretty(&record).unwrap())
@@ -1087,6 +1135,7 @@ fn run(cli: Cli) -> Result<()> {
                     "prompt_tokens": g.prompt_tokens, "timings": g.timings,
                     "sampler": opts.sampler, "greedy": opts.sampler.is_greedy(),
                     "policy": policy.as_ref().map(|d| d.to_json()),
+                    "tries": tries,
                 }))
             } else {
                 stdout_write(b"\n")?;
@@ -1277,13 +1326,34 @@ fn chat(
                     }
                     // More of the last reply, joining it.
                     None if cont => session.continue_reply(&opts, now_unix(), &mut on_text),
-                    None => session.begin_send(text, &opts, now_unix()).map(|mut p| {
-                        // The policy's lead starts the reply; the model continues it.
-                        if let (Some(lead), false) = (p.lead(), json_mode) {
-                            let _ = stdout_write(lead.as_bytes());
+                    None => session.begin_send(text, &opts, now_unix()).and_then(|mut p| {
+                        // The policy's lead starts the reply; the model continues it. A
+                        // clarifying reply that names no missing piece is tried again
+                        // with another lead (`Session::settle`).
+                        loop {
+                            if let (Some(lead), false) = (p.lead(), json_mode) {
+                                let _ = stdout_write(lead.as_bytes());
+                            }
+                            while !session.step(&mut p, &mut on_text) {}
+                            let t = session.finish(p, &mut on_text);
+                            match session.settle(t, &opts, now_unix())? {
+                                Settled::Again(next) => {
+                                    if !json_mode {
+                                        let _ = stdout_write(b"\n");
+                                        eprintln!("[the question named no missing piece: trying again]");
+                                    }
+                                    p = *next;
+                                }
+                                Settled::Done(t) => {
+                                    if !json_mode && t.tries.len() > 1 && !t.tries.last().is_some_and(|a| a.kept) {
+                                        let _ = stdout_write(b"\n");
+                                        eprintln!("[no question named a missing piece: the first is kept]");
+                                        let _ = stdout_write(session.messages.last().and_then(|m| m["content"].as_str()).unwrap_or_default().as_bytes());
+                                    }
+                                    break Ok(*t);
+                                }
+                            }
                         }
-                        while !session.step(&mut p, &mut on_text) {}
-                        session.finish(p, &mut on_text)
                     }),
                 };
                 match turn {
@@ -1299,6 +1369,7 @@ fn chat(
                                 "tool_calls": t.reply.as_ref().map(|r| &r.calls),
                                 "tool_errors": t.reply.as_ref().map(|r| &r.errors),
                                 "policy": t.policy.as_ref().map(|d| d.to_json()),
+                                "tries": t.tries,
                                 "fitted": t.fitted,
                                 "continued": cont,
                             }))?;

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use slm_runtime::engine::{Engine, GenerateOptions};
+use slm_runtime::engine::{EndAt, Engine, GenerateOptions};
 use slm_runtime::format::layout::sha256_hex;
 use slm_runtime::format::reader::SlmFile;
 use slm_runtime::sampling::SamplerConfig;
@@ -118,7 +118,7 @@ pub fn run(model: &Path, bundle: &Path) -> Result<(Value, bool)> {
         trace: false,
         candidates: false,
         abort: None,
-        end_at_question: false,
+        end_at: EndAt::Never,
     };
     let g = eng.generate(&ids, &opts, &mut |_, _| {})?;
     let stop_reason = g.stop_reason.as_str().to_string();

@@ -93,7 +93,7 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
             "prefer", "preference", "use it for", "purpose", "your needs", "need it for",
             "budget", "care about", "goal", "goals", "requirements", "requirement",
             "preferences", "based on", "factor", "factors", "for what", "what kind", "what type",
-            "use case",
+            "use case", "interested in", "interests",
         ],
     ),
     (
@@ -107,6 +107,7 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
         "referent",
         &[
             "whom", "referring", "refer", "refers", "mean", "talking about", "specify", "context",
+            "title", "name of the",
         ],
     ),
 ];

@@ -1457,6 +1457,11 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     assert_eq!(lead, "Could you paste");
     let reply = v["reply"].as_str().unwrap();
     assert_eq!(reply, format!("{lead}{}", v["text"].as_str().unwrap()));
+    // It names the missing piece at once: one attempt, kept.
+    assert_eq!(
+        v["tries"],
+        serde_json::json!([{"lead": lead, "text": v["text"], "names_a_piece": true, "kept": true}])
+    );
     // The trace's prompt is what the model was given: the message and the note, as
     // `slm tokenize` renders them, then the lead.
     let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
@@ -1492,6 +1497,61 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     assert!(o.status.success(), "{}", stderr(&o));
     let tok: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(t["prompt"]["ids"], tok["ids"]);
+    // A reply that names no missing piece is tried again with the next lead; the
+    // output, and the trace's prompt, are the kept attempt's.
+    std::fs::write(
+        &msgs,
+        r#"[{"role": "user", "content": "What year did she win the Nobel Prize?"}]"#,
+    )
+    .unwrap();
+    let v = generate_json(
+        &m,
+        &msgs,
+        &[
+            "--max-tokens",
+            "24",
+            "--clarify-first",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+    );
+    let tries = v["tries"].as_array().unwrap();
+    let named: Vec<bool> = tries.iter().map(|a| a["names_a_piece"] == true).collect();
+    assert_eq!(named, [false, false, true], "{tries:?}");
+    let kept = &tries[2];
+    assert_eq!(kept["kept"], true);
+    assert_eq!(kept["lead"], v["policy"]["retry_leads"][1]);
+    assert_eq!(v["text"], kept["text"]);
+    let lead = kept["lead"].as_str().unwrap();
+    assert_eq!(
+        v["reply"].as_str().unwrap(),
+        format!("{lead}{}", v["text"].as_str().unwrap())
+    );
+    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let content = format!(
+        "What year did she win the Nobel Prize?\n\n{}",
+        v["policy"]["note"].as_str().unwrap()
+    );
+    std::fs::write(
+        &noted,
+        serde_json::json!([{"role": "user", "content": content}]).to_string(),
+    )
+    .unwrap();
+    let o = slm(&[
+        "--json",
+        "tokenize",
+        m.to_str().unwrap(),
+        "--messages",
+        noted.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tok: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let given = format!("{}{lead}", tok["rendered"].as_str().unwrap());
+    assert_eq!(
+        t["prompt"]["rendered_sha256"],
+        slm_runtime::format::layout::sha256_hex(given.as_bytes()),
+        "the trace's prompt is the kept attempt's: the noted message and its lead"
+    );
     // A clear prompt: no note, and the same ids as without the policy.
     std::fs::write(
         &msgs,
@@ -1594,6 +1654,18 @@ fn behaviour_evals_run_a_sample_and_report_their_rates() {
             l["id"]
         );
         assert_eq!(l["fired"], l["decision"]["clarify"]);
+        // A clarifying reply records its attempts; the reply is the one kept.
+        if l["fired"] == true {
+            let tries = l["tries"].as_array().unwrap();
+            let kept: Vec<&Value> = tries.iter().filter(|a| a["kept"] == true).collect();
+            assert_eq!(kept.len(), 1, "{}", l["id"]);
+            let reply = format!(
+                "{}{}",
+                kept[0]["lead"].as_str().unwrap(),
+                kept[0]["text"].as_str().unwrap()
+            );
+            assert_eq!(l["text"].as_str().unwrap(), reply, "{}", l["id"]);
+        }
     }
     assert!(v["summary"]
         .as_str()
@@ -1601,8 +1673,8 @@ fn behaviour_evals_run_a_sample_and_report_their_rates() {
         .contains("| clarify.jsonl policy on |"));
 
     // The candidates experiment (`--candidates`, pick.rs): where the policy fires, the
-    // first candidate (seed 1) is the production reply above, and the reply kept is
-    // the candidate with the highest gain among those that ask.
+    // first candidate (seed 1) is the production reply's first attempt above, and the
+    // reply kept is the candidate with the highest gain among those that ask.
     let picked_out = tmp("clarify-picked.jsonl");
     let o = slm(&[
         "--json",
@@ -1626,7 +1698,14 @@ fn behaviour_evals_run_a_sample_and_report_their_rates() {
     let production: std::collections::HashMap<String, String> = lines
         .iter()
         .filter(|l| l["policy"] == true)
-        .map(|l| (l["id"].to_string(), l["text"].as_str().unwrap().to_string()))
+        .map(|l| {
+            let first = &l["tries"][0];
+            let text = match first["lead"].as_str() {
+                Some(lead) => format!("{lead}{}", first["text"].as_str().unwrap()),
+                None => l["text"].as_str().unwrap().to_string(),
+            };
+            (l["id"].to_string(), text)
+        })
         .collect();
     let mut fired = 0;
     for l in std::fs::read_to_string(&picked_out).unwrap().lines() {

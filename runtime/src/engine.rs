@@ -236,10 +236,25 @@ pub struct GenerateOptions {
     /// Set from another thread (or a worker message handler) to stop after the
     /// current step with `StopReason::Aborted`.
     pub abort: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// End the reply after its first question (a "?" and then a space or a line
-    /// break), keeping the "?": a clarifying reply asks one question (`clarify`). It
-    /// stops as `StopReason::StopString` with the detail's `rule` "end_at_question".
-    pub end_at_question: bool,
+    /// End a clarifying reply early (`EndAt`); `EndAt::Never` for any other.
+    pub end_at: EndAt,
+}
+
+/// Where a clarifying reply ends (`GenerateOptions::end_at`). It stops as
+/// `StopReason::StopString`, the detail's `rule` naming which.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndAt {
+    #[default]
+    Never,
+    /// After its first question (a "?" and then a space or a line break), the "?"
+    /// kept: a clarifying reply asks one question. Rule "end_at_question".
+    Question,
+    /// After its first sentence: the first question, or a "." or "!" that a space
+    /// follows, or before a line break. A reply the policy's lead starts is that
+    /// sentence ("To help with that, I need to know the distance you run."); what a
+    /// small model writes after it is an answer it invents. Rule "end_at_sentence".
+    Sentence,
 }
 
 impl GenerateOptions {
@@ -254,9 +269,24 @@ impl GenerateOptions {
             trace: false,
             candidates: false,
             abort: None,
-            end_at_question: false,
+            end_at: EndAt::Never,
         }
     }
+}
+
+/// Where the text's first sentence ends: just after its first question
+/// (`first_question_end`), or just after a "." or "!" that a space follows, or just
+/// before a line break. "3.5" and "Vue.js" do not end one.
+pub fn first_sentence_end(text: &str) -> Option<usize> {
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match (c, chars.peek()) {
+            ('\n', _) => return Some(i),
+            ('.' | '!' | '?', Some((_, n))) if n.is_whitespace() => return Some(i + 1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Where the text's first question ends: just after a "?" that a space or a line break
@@ -618,13 +648,14 @@ impl Decoding<'_> {
             self.keep_step(step, &end);
             return end;
         }
-        // A reply that ends at its question shows it up to its "?", then stops.
-        let question = self
-            .opts
-            .end_at_question
-            .then(|| first_question_end(&self.text))
-            .flatten();
-        if let Some(at) = question {
+        // A reply that ends at its question (or its sentence) shows it up to there,
+        // then stops.
+        let cut = match self.opts.end_at {
+            EndAt::Never => None,
+            EndAt::Question => first_question_end(&self.text).map(|at| (at, "end_at_question")),
+            EndAt::Sentence => first_sentence_end(&self.text).map(|at| (at, "end_at_sentence")),
+        };
+        if let Some((at, _)) = cut {
             self.text.truncate(at);
         }
         let piece = self.stream.advance(&self.text);
@@ -633,10 +664,16 @@ impl Decoding<'_> {
             .loop_detection
             .as_ref()
             .and_then(|c| c.check(&self.out));
-        let end = if let Some(at) = question {
+        let end = if let Some((at, rule)) = cut {
+            // The mark the reply ends with (nothing before a line break).
+            let mark = self.text[..at]
+                .chars()
+                .next_back()
+                .filter(|c| ".!?".contains(*c));
+            let start = at - mark.map_or(0, char::len_utf8);
             Some((
                 StopReason::StopString,
-                json!({"stop": "?", "start": at - 1, "end": at, "rule": "end_at_question"}),
+                json!({"stop": mark.map(String::from).unwrap_or_else(|| "\n".into()), "start": start, "end": at, "rule": rule}),
             ))
         } else if let Some(l) = looped {
             let pattern_text = text_side
@@ -763,7 +800,18 @@ pub fn argmax(x: &[f32]) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{first_question_end, prefill_part_end};
+    use super::{first_question_end, first_sentence_end, prefill_part_end};
+
+    #[test]
+    fn a_sentence_ends_at_its_mark_before_a_space_or_at_a_line_break() {
+        assert_eq!(first_sentence_end(" the distance you run. Here"), Some(22));
+        assert_eq!(first_sentence_end(" which city? I can"), Some(12));
+        assert_eq!(first_sentence_end(" the city!\nOr"), Some(10));
+        assert_eq!(first_sentence_end(" the date\n\nThe"), Some(9));
+        // Not yet known to end, a decimal, a file name.
+        assert_eq!(first_sentence_end(" the distance you run."), None);
+        assert_eq!(first_sentence_end(" 3.5 km or Vue.js"), None);
+    }
 
     #[test]
     fn a_question_ends_at_its_mark_before_a_space() {

@@ -699,12 +699,12 @@ fn a_clarifying_reply_starts_with_the_lead_and_the_model_continues_it() {
         "the model continued the lead"
     );
     // The reply ends at its question: here the model stops there itself; where it
-    // goes on, the session ends it after the "?" (`end_at_question`, the eval's
+    // goes on, the session ends it after its sentence (`EndAt::Sentence`, the eval's
     // `stop_string` replies).
     assert!(content.ends_with('?'), "{content}");
     assert!(
         t.generation.stop_reason == slm_runtime::stopping::StopReason::EosToken
-            || t.generation.stop_detail["rule"] == "end_at_question",
+            || t.generation.stop_detail["rule"] == "end_at_sentence",
         "{:?}",
         t.generation.stop_detail
     );
@@ -727,7 +727,7 @@ fn a_clarifying_reply_starts_with_the_lead_and_the_model_continues_it() {
     );
 }
 
-/// `end_at_question`: the reply is the same generation cut just after its first
+/// `EndAt::Question`: the reply is the same generation cut just after its first
 /// question, the "?" kept, and the stop says which rule ended it.
 #[test]
 fn end_at_question_cuts_the_same_reply_after_its_first_question() {
@@ -740,7 +740,7 @@ fn end_at_question_cuts_the_same_reply_after_its_first_question() {
     let full = eng.greedy(&ids, 48).unwrap();
     let at = first_question_end(&full.text).expect("the reply asks a question and goes on");
     let mut opts = GenerateOptions::greedy(48);
-    opts.end_at_question = true;
+    opts.end_at = slm_runtime::engine::EndAt::Question;
     let mut shown = String::new();
     let cut = eng
         .generate(&ids, &opts, &mut |piece, _| shown.push_str(piece))
@@ -749,4 +749,110 @@ fn end_at_question_cuts_the_same_reply_after_its_first_question() {
     assert_eq!(shown, cut.text, "what was streamed is the reply");
     assert!(full.ids.starts_with(&cut.ids));
     assert_eq!(cut.stop_detail["rule"], "end_at_question");
+}
+
+/// The user turn with the policy's note, rendered with the assistant opener: the
+/// prompt every attempt at a clarifying reply shares, before its lead.
+fn noted_turn(eng: &Engine, chat: &slm_runtime::session::Session) -> String {
+    eng.text
+        .render(
+            &serde_json::Value::Array(chat.messages[..1].to_vec()),
+            None,
+            true,
+            NOW,
+        )
+        .unwrap()
+}
+
+/// A clarifying reply that names no missing piece is set aside, and the next lead
+/// starts another attempt (`Session::settle`): each attempt is what the model writes
+/// after the noted prompt and its lead, the first that names a piece is kept, and the
+/// next turn extends the context it left.
+#[test]
+fn a_clarifying_reply_that_names_no_piece_is_tried_with_the_next_lead() {
+    use slm_runtime::session::Session;
+    let eng = engine();
+    let mut chat = Session::new(&eng, 2048);
+    chat.clarify_first = true;
+    let opts = GenerateOptions::greedy(24);
+    let asked = "What year did she win the Nobel Prize?";
+    let mut streamed = String::new();
+    let t = chat
+        .send(asked, &opts, NOW, &mut |s, _| streamed.push_str(s))
+        .unwrap();
+    let d = t.policy.clone().unwrap();
+    let leads: Vec<&str> = t.tries.iter().map(|a| a.lead.as_str()).collect();
+    assert_eq!(leads[0], d.lead.as_deref().unwrap());
+    assert_eq!(
+        leads[1..],
+        d.retry_leads.iter().map(String::as_str).collect::<Vec<_>>()[..leads.len() - 1]
+    );
+    // SmolLM2 answers with a year twice ("the year "she" won…"), then asks.
+    let named: Vec<bool> = t.tries.iter().map(|a| a.names_a_piece).collect();
+    assert_eq!(named, [false, false, true], "{:?}", t.tries);
+    let kept: Vec<bool> = t.tries.iter().map(|a| a.kept).collect();
+    assert_eq!(kept, [false, false, true]);
+    let opener = noted_turn(&eng, &chat);
+    let mut each = GenerateOptions::greedy(24);
+    // (`end_at` is set per attempt below, from its lead.)
+    for a in &t.tries {
+        assert_eq!(
+            d.reply_names_a_piece(asked, &a.lead, &a.text),
+            a.names_a_piece
+        );
+        let given = eng
+            .text
+            .encode_rendered(&format!("{opener}{}", a.lead))
+            .unwrap();
+        each.end_at = slm_runtime::clarify::reply_end(&a.lead);
+        let cold = eng.generate(&given, &each, &mut |_, _| {}).unwrap();
+        assert_eq!(cold.text, a.text, "attempt with {:?}", a.lead);
+    }
+    // Every attempt's text was streamed, in order; the turn is the kept one.
+    let all: String = t.tries.iter().map(|a| a.text.as_str()).collect();
+    assert_eq!(streamed, all);
+    assert_eq!(t.lead.as_deref(), Some(leads[2]));
+    assert_eq!(t.generation.text, t.tries[2].text);
+    let content = chat.messages.last().unwrap()["content"].as_str().unwrap();
+    assert_eq!(content, format!("{}{}", leads[2], t.tries[2].text));
+    let next = chat
+        .send("Marie Curie.", &opts, NOW, &mut |_, _| {})
+        .unwrap();
+    assert!(next.divergence.is_none(), "{:?}", next.divergence);
+    assert!(next.generation.reused_tokens > 0);
+}
+
+/// When no attempt names a piece, the first is kept: the transcript holds it again,
+/// and the next turn extends the context without a divergence.
+#[test]
+fn when_no_attempt_names_a_piece_the_first_is_kept() {
+    use slm_runtime::session::Session;
+    let eng = engine();
+    let mut chat = Session::new(&eng, 2048);
+    chat.clarify_first = true;
+    let opts = GenerateOptions::greedy(24);
+    let t = chat
+        .send("Where does she live now?", &opts, NOW, &mut |_, _| {})
+        .unwrap();
+    let d = t.policy.clone().unwrap();
+    assert_eq!(t.tries.len(), 1 + d.retry_leads.len());
+    assert!(t.tries.iter().all(|a| !a.names_a_piece), "{:?}", t.tries);
+    let kept: Vec<bool> = t.tries.iter().map(|a| a.kept).collect();
+    assert!(kept[0], "the first is kept");
+    assert!(kept[1..].iter().all(|k| !k));
+    assert_eq!(t.lead, d.lead);
+    assert_eq!(t.generation.text, t.tries[0].text);
+    let content = chat.messages.last().unwrap()["content"].as_str().unwrap();
+    assert_eq!(content, format!("{}{}", t.tries[0].lead, t.tries[0].text));
+    let prompt_len = eng
+        .text
+        .encode_rendered(&noted_turn(&eng, &chat))
+        .unwrap()
+        .len();
+    assert!(chat.kv_len() >= prompt_len, "the noted prompt stays cached");
+    let next = chat
+        .send("My aunt Rosa.", &opts, NOW, &mut |_, _| {})
+        .unwrap();
+    assert!(next.divergence.is_none(), "{:?}", next.divergence);
+    assert!(next.generation.reused_tokens >= prompt_len);
 }

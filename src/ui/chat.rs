@@ -315,6 +315,26 @@ fn policy_line(p: &super::state::PolicyView) -> impl IntoView {
                     "The reply starts with “"{l}"”, written by the policy; the model wrote the rest."
                 </span>
             })}
+            {(p.tries.len() > 1).then(|| view! {
+                <details class="policy-tries" data-testid="policy-tries">
+                    <summary>{format!(
+                        "{} attempts: a question that named no missing piece was tried again with another lead",
+                        p.tries.len()
+                    )}</summary>
+                    <ol>
+                        {p.tries.iter().map(|a| view! {
+                            <li data-kept=a.kept.to_string() data-named=a.names_a_piece.to_string()>
+                                {format!("{}{}", a.lead, a.text)}
+                                <span class="try-verdict">{match (a.kept, a.names_a_piece) {
+                                    (true, true) => " (kept: names a missing piece)",
+                                    (true, false) => " (kept: no attempt named a missing piece)",
+                                    (false, _) => " (set aside: names no missing piece)",
+                                }}</span>
+                            </li>
+                        }).collect_view()}
+                    </ol>
+                </details>
+            })}
         </div>
     }
 }

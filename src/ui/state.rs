@@ -58,6 +58,10 @@ pub struct PolicyView {
     /// The words the policy started the reply with.
     #[serde(default)]
     pub lead: Option<String>,
+    /// The clarifying reply's attempts (`Event::Tries`): more than one when a reply
+    /// named no missing piece and was tried again with another lead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tries: Vec<slm_runtime::session::Attempt>,
 }
 
 impl ChatMessage {
@@ -416,6 +420,39 @@ impl Chat {
         self.transcript.update(|t| {
             if let Some(m) = t.iter_mut().rev().find(|m| m.role == Role::User) {
                 m.policy = Some(view);
+            }
+        });
+    }
+
+    /// The reply streamed so far is set aside: another attempt starts with `lead`.
+    fn restart_reply(self, lead: String) {
+        self.transcript.update(|t| {
+            if let Some(m) = t.last_mut().filter(|m| m.role == Role::Assistant) {
+                m.content.clear();
+            }
+            if let Some(p) = t
+                .iter_mut()
+                .rev()
+                .find(|m| m.role == Role::User)
+                .and_then(|m| m.policy.as_mut())
+            {
+                p.lead = Some(lead);
+            }
+        });
+    }
+
+    /// The clarifying reply's attempts: the policy line shows them, and the lead of
+    /// the one kept.
+    fn set_tries(self, tries: Vec<slm_runtime::session::Attempt>) {
+        self.transcript.update(|t| {
+            if let Some(p) = t
+                .iter_mut()
+                .rev()
+                .find(|m| m.role == Role::User)
+                .and_then(|m| m.policy.as_mut())
+            {
+                p.lead = tries.iter().find(|a| a.kept).map(|a| a.lead.clone());
+                p.tries = tries;
             }
         });
     }
@@ -875,7 +912,16 @@ impl State {
                 summary,
                 note,
                 lead,
+                tries: Vec::new(),
             }),
+            Event::Retry { lead } => {
+                self.chat.restart_reply(lead);
+                // The console shows the attempt being generated.
+                self.turn.tokens.set(Vec::new());
+                self.notices
+                    .say("The question named no missing piece: the model tries again.".to_string());
+            }
+            Event::Tries { tries } => self.chat.set_tries(tries),
             Event::Prompt {
                 rendered,
                 sha256,

@@ -20,11 +20,11 @@ use futures::StreamExt;
 use js_sys::Reflect;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use slm_runtime::engine::{Engine, GenerateOptions};
+use slm_runtime::engine::{EndAt, Engine, GenerateOptions};
 use slm_runtime::format::layout::hex;
 use slm_runtime::parallel::Threads;
 use slm_runtime::sampling::StepTrace;
-use slm_runtime::session::{Session, Turn};
+use slm_runtime::session::{Session, Settled, Turn};
 use slm_runtime::stopping::LoopConfig;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -668,7 +668,7 @@ async fn turn(
         candidates: true,
         abort: Some(abort.clone()),
         // The session sets it for a reply that continues the policy's lead.
-        end_at_question: false,
+        end_at: EndAt::Never,
     };
     let now = now_unix();
     let begun = if continues {
@@ -683,53 +683,90 @@ async fn turn(
             return false;
         }
     };
-    let rendered = p.prompt_text().to_string();
-    let ids = p.prompt_ids().to_vec();
-    post(Event::Prompt {
-        sha256: hex(&Sha256::digest(rendered.as_bytes())),
-        template_added_bos: slm_runtime::facts::template_added_bos(&engine.text, &ids),
-        rendered: rendered.clone(),
-        pieces: ids
-            .iter()
-            .map(|&i| engine.text.tokenizer.piece(i).unwrap_or_default())
-            .collect(),
-        reused: session.kv_len(),
-        capacity: session.capacity(),
-        ids: ids.clone(),
-        unix_time: now,
-        fitted: p.fitted().cloned(),
-    });
     let mut first_token_ms = None;
-    // The policy's lead starts the reply: posted as text with no token, as the page
-    // shows a flush.
-    if let Some(lead) = p.lead() {
-        post(token_event(engine, lead, &StepTrace::default()));
-    }
-    // A token is posted as soon as it is chosen, before its own forward pass (which
-    // the same step then runs): the page shows it one pass sooner, and the first
-    // token's time is when it was known (`token_event` says which KV length it
-    // reports; the Done event carries the final one).
-    let mut on_text = |text: &str, step: &StepTrace| {
-        let ev = token_event(engine, text, step);
-        if matches!(ev, Event::Token { id: Some(_), .. }) {
-            first_token_ms.get_or_insert_with(|| perf_now() - t0);
+    // Each attempt at the reply: a clarifying reply that names no missing piece is set
+    // aside and tried again with another lead (`Session::settle`); the page clears it
+    // (`Event::Retry`) and shows the next attempt's prompt.
+    let mut prompts = Vec::new();
+    let t = loop {
+        let rendered = p.prompt_text().to_string();
+        let ids = p.prompt_ids().to_vec();
+        let prompt = Event::Prompt {
+            sha256: hex(&Sha256::digest(rendered.as_bytes())),
+            template_added_bos: slm_runtime::facts::template_added_bos(&engine.text, &ids),
+            rendered: rendered.clone(),
+            pieces: ids
+                .iter()
+                .map(|&i| engine.text.tokenizer.piece(i).unwrap_or_default())
+                .collect(),
+            reused: session.kv_len(),
+            capacity: session.capacity(),
+            ids: ids.clone(),
+            unix_time: now,
+            fitted: p.fitted().cloned(),
+        };
+        post(prompt.clone());
+        prompts.push((rendered, ids, prompt));
+        // The policy's lead starts the reply: posted as text with no token, as the page
+        // shows a flush.
+        if let Some(lead) = p.lead() {
+            post(token_event(engine, lead, &StepTrace::default()));
         }
-        post(ev);
+        // A token is posted as soon as it is chosen, before its own forward pass (which
+        // the same step then runs): the page shows it one pass sooner, and the first
+        // token's time is when it was known (`token_event` says which KV length it
+        // reports; the Done event carries the final one).
+        let mut on_text = |text: &str, step: &StepTrace| {
+            let ev = token_event(engine, text, step);
+            if matches!(ev, Event::Token { id: Some(_), .. }) {
+                first_token_ms.get_or_insert_with(|| perf_now() - t0);
+            }
+            post(ev);
+        };
+        loop {
+            let before = p.prefill_progress().0;
+            let done = session.step(&mut p, &mut on_text);
+            // Progress moves only in prefill steps.
+            let (now, total) = p.prefill_progress();
+            if now > before {
+                post(Event::Prefill { done: now, total });
+            }
+            if done {
+                break;
+            }
+            yield_now().await;
+        }
+        let t: Turn = session.finish(p, &mut on_text);
+        match session.settle(t, &opts, now) {
+            Ok(Settled::Again(next)) => {
+                post(Event::Retry {
+                    lead: next.lead().unwrap_or_default().to_string(),
+                });
+                p = *next;
+            }
+            Ok(Settled::Done(t)) => break *t,
+            Err(e) => {
+                post_failure(Operation::Chat, e.into());
+                return false;
+            }
+        }
     };
-    loop {
-        let before = p.prefill_progress().0;
-        let done = session.step(&mut p, &mut on_text);
-        // Progress moves only in prefill steps.
-        let (now, total) = p.prefill_progress();
-        if now > before {
-            post(Event::Prefill { done: now, total });
+    // The prompt of the reply the transcript keeps: the first attempt's when no
+    // attempt named a missing piece. The page shows it again, and the record is its.
+    let kept = t
+        .tries
+        .iter()
+        .position(|a| a.kept)
+        .unwrap_or(prompts.len() - 1);
+    let (rendered, ids, prompt) = prompts.swap_remove(kept.min(prompts.len() - 1));
+    if !t.tries.is_empty() {
+        if kept + 1 < t.tries.len() {
+            post(prompt);
         }
-        if done {
-            break;
-        }
-        yield_now().await;
+        post(Event::Tries {
+            tries: t.tries.clone(),
+        });
     }
-    let t: Turn = session.finish(p, &mut on_text);
     let g = &t.generation;
     let reply = t
         .reply

@@ -26,9 +26,17 @@
 //! about the text instead of for it, or asks the user's question back
 //! (docs/behaviour.md).
 //!
+//! The policy then checks the reply it led (`check.rs`): when the sentence the lead
+//! starts names none of the missing pieces in a word the user did not write ("To help
+//! with that, I need to know what you're asking."), the reply is set aside and tried
+//! again with the next of `retry_leads`; the first attempt that names a piece is
+//! kept, or else the first (`Session::settle`). Every attempt is recorded
+//! (`Turn::tries`), and each is the model's own words after a lead.
+//!
 //! Invariant: with the policy off, or when it does not fire, the messages are left
 //! byte for byte as they were.
 
+mod check;
 mod lexicon;
 mod rules;
 mod text;
@@ -36,6 +44,9 @@ mod text;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::engine::EndAt;
+
+pub use check::kept_attempt;
 pub use rules::assess_text;
 
 /// A piece of information a request needs and does not give.
@@ -128,6 +139,20 @@ pub struct Decision {
     /// The words the reply starts with (`lead_for`: `LEAD_LIVE`, `LEAD_PASTE`,
     /// `LEAD_ASK` or `LEAD_NEED`); the model continues them. Some exactly when `clarify`.
     pub lead: Option<String>,
+    /// What the note asks the question to ask for, one piece per finding: what
+    /// `reply_names_a_piece` checks the reply against.
+    pub pieces: Vec<Piece>,
+    /// The leads to try again with, in order, when a reply names no missing piece
+    /// (`retry_leads`; none for live data, whose reply states a limitation).
+    pub retry_leads: Vec<String>,
+}
+
+/// One missing piece as the note asks for it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Piece {
+    pub slot: Slot,
+    /// The note's words after "asks me" ("for the city or area", `who "he" refers to`).
+    pub ask: String,
 }
 
 /// The reply's first words where the policy asks for a missing piece other than the
@@ -148,6 +173,41 @@ pub const LEAD_PASTE: &str = "Could you paste";
 /// The lead where the answer is live data: the model says what it cannot know. After
 /// "Sorry," alone, Qwen often said only "Sorry, but I can't assist with that."
 pub const LEAD_LIVE: &str = "Sorry, I can't know";
+
+/// The lead of a retry where the text itself is missing: after "Could you paste", Qwen
+/// asked for something about the text ("the first part of your pull request", "the
+/// title of the book"); after this, for the text ("Please paste your blog post here.").
+pub const LEAD_PASTE_AGAIN: &str = "Please paste";
+
+/// The leads a clarifying reply is tried again with, in order, when the reply after
+/// `lead` names no missing piece (`Decision::reply_names_a_piece`); none after the live
+/// lead, whose reply states a limitation. Measured on Qwen's 56 misses of the
+/// twenty-second session (docs/behaviour.md, "Trying again"): each lead alone made 9
+/// ("To help with that"), 22 ("Could you tell me"), 24 ("First, could you tell me")
+/// and 29 ("To answer that") of them useful; tried in this order, 38.
+pub fn retry_leads(lead: &str) -> &'static [&'static str] {
+    const TO_ANSWER: &str = "To answer that, I need to know";
+    const FIRST: &str = "First, could you tell me";
+    match lead {
+        LEAD_PASTE => &[LEAD_PASTE_AGAIN, TO_ANSWER, FIRST],
+        LEAD_NEED => &[TO_ANSWER, FIRST, LEAD_ASK],
+        LEAD_ASK => &[TO_ANSWER, FIRST, LEAD_NEED],
+        _ => &[],
+    }
+}
+
+/// Where a reply the policy's `lead` starts ends: at the lead's sentence, which is the
+/// request ("To help with that, I need to know the distance you run."); after the live
+/// lead, whose sentence states the limitation, at the question the note asks for next.
+/// SmolLM2 went on after the request with an answer it invented ("To answer that, I
+/// need to know your hourly wage, which is 80 dollars per hour."): ending there took
+/// its fabrication from 32.2% to 11.4% (docs/behaviour.md).
+pub fn reply_end(lead: &str) -> EndAt {
+    match lead {
+        LEAD_LIVE => EndAt::Question,
+        _ => EndAt::Sentence,
+    }
+}
 
 /// The lead for the findings of a decision that fires: live data first, then the
 /// text, then a date or a JSON's fields alone, then any other piece.
@@ -208,7 +268,14 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
         .collect();
     // The text first: "paste the sentence, and which language".
     asks.sort_by_key(|f| f.slot);
-    let asks = join_with(asks.iter().map(|f| ask_for(f)), "and");
+    let pieces: Vec<Piece> = asks
+        .iter()
+        .map(|f| Piece {
+            slot: f.slot,
+            ask: ask_for(f),
+        })
+        .collect();
+    let asks = join_with(pieces.iter().map(|p| p.ask.clone()), "and");
     let note = if live {
         let what = findings
             .iter()
@@ -229,6 +296,11 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
             "[Clarify first: my request does not say {missing}. Do not guess, and do not answer yet. Reply with one short question that asks me {asks}.]"
         )
     };
+    let lead = lead_for(&findings);
+    let retry_leads = match pieces.is_empty() {
+        true => Vec::new(),
+        false => retry_leads(lead).iter().map(|l| l.to_string()).collect(),
+    };
     Decision {
         clarify: true,
         missing: Some(missing),
@@ -237,7 +309,9 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
         score: top.score,
         why,
         note: Some(note),
-        lead: Some(lead_for(&findings).to_string()),
+        lead: Some(lead.to_string()),
+        pieces,
+        retry_leads,
     }
 }
 
@@ -300,6 +374,8 @@ impl Decision {
             why: why.to_string(),
             note: None,
             lead: None,
+            pieces: Vec::new(),
+            retry_leads: Vec::new(),
         }
     }
 

@@ -914,7 +914,14 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "which is", "which would", "which do you", "recommend", "choose", "pick", "winner",
         ])
         .is_some();
-    if !items_named && !ctx.has_text() {
+    // "She likes the first one and I like the second one": options numbered, never
+    // named. A long message tells a story around them; it does not carry them.
+    let numbered_only = m
+        .any(&["the first one", "the second one", "the first or the second", "option a", "option b"])
+        .is_some()
+        && !delimited_payload(m.raw)
+        && !ctx.earlier_text;
+    if !items_named && (!ctx.has_text() || numbered_only) {
         if let Some(d) = deictic_items {
             out.push(finding(
                 "comparison",

@@ -57,6 +57,11 @@ fn underspecified_prompts_name_their_missing_slot() {
         ("what board game should i buy", &["criteria"]),
         // "Who is she?" asks exactly what the conversation does not say.
         ("My sister keeps quoting her. Who is she?", &["referent"]),
+        // Options told about at length but only ever numbered.
+        (
+            "We're repainting the kitchen and can't agree on which of the paint samples from the store to use. He likes the first one, I like the second one, and the light in there is poor most of the day. Which do you think is better for a kitchen with little light?",
+            &["items"],
+        ),
         // "the Oscar" is a thing, not a "he".
         ("How many times did he win the Oscar?", &["referent"]),
         ("Did they lose the final?", &["referent"]),

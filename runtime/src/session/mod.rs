@@ -46,10 +46,12 @@ pub struct Session<'e> {
     /// Apply the clarify-first policy (`clarify.rs`) to each message `send` adds: a
     /// visible note joins the message when it is materially underspecified.
     pub clarify_first: bool,
-    /// Where the policy fired on the last user message: that message (as it stands,
-    /// note included) and the lead its reply starts with (`Decision::lead`). A reply to
-    /// that message, first or regenerated, starts with the lead.
-    lead: Option<(String, String)>,
+    /// Where the policy fired on the last user message: that message as it stands
+    /// (note included), as the user wrote it, and the decision. A reply to that message,
+    /// first or regenerated, starts with the decision's lead.
+    lead: Option<Led>,
+    /// The clarifying reply's attempts so far, while `settle` tries other leads.
+    retrying: Option<Retrying>,
     /// What a turn does when its prompt does not fit (`fit.rs`).
     pub overflow: Overflow,
     /// What the last turn's prompt left out, if anything: the context then holds less
@@ -66,8 +68,49 @@ pub struct Transcript {
     pub messages: Vec<Value>,
     pub tools: Option<Value>,
     pub clarify_first: bool,
-    lead: Option<(String, String)>,
+    lead: Option<Led>,
     pub overflow: Overflow,
+}
+
+/// The user message the policy fired on (`Session::lead`).
+#[derive(Clone, Debug)]
+struct Led {
+    /// The message's content in the transcript: the user's words and the note.
+    content: String,
+    /// The user's words alone: what a clarifying question must not merely repeat.
+    user: String,
+    decision: Decision,
+}
+
+/// A clarifying reply's earlier attempts (`Session::settle`).
+#[derive(Debug)]
+struct Retrying {
+    /// The first attempt, kept when no attempt names a piece, and the context
+    /// tokens it left.
+    first: Turn,
+    first_context: Vec<u32>,
+    tries: Vec<Attempt>,
+}
+
+/// One attempt at a clarifying reply (`Turn::tries`).
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct Attempt {
+    pub lead: String,
+    /// What the model wrote after the lead.
+    pub text: String,
+    /// The reply asks for a missing piece (`Decision::reply_names_a_piece`).
+    pub names_a_piece: bool,
+    /// This attempt is the reply the transcript holds.
+    pub kept: bool,
+}
+
+/// What `Session::settle` makes of a finished turn.
+pub enum Settled<'e> {
+    /// The reply asked for no missing piece: another attempt, with the next lead,
+    /// has begun in its place.
+    Again(Box<PendingTurn<'e>>),
+    /// The turn as the transcript now holds it.
+    Done(Box<Turn>),
 }
 
 #[derive(Debug, Serialize)]
@@ -85,6 +128,9 @@ pub struct Turn {
     pub lead: Option<String>,
     /// What the prompt left out to fit the context (`overflow`), if anything.
     pub fitted: Option<Fitted>,
+    /// A clarifying reply's attempts in order, each checked for a missing piece
+    /// (`settle`); empty for any other turn.
+    pub tries: Vec<Attempt>,
 }
 
 impl<'e> Session<'e> {
@@ -97,6 +143,7 @@ impl<'e> Session<'e> {
             tools: None,
             clarify_first: false,
             lead: None,
+            retrying: None,
             overflow: Overflow::Stop,
             trimmed: None,
             context: Vec::new(),
@@ -183,6 +230,7 @@ impl<'e> Session<'e> {
     pub fn clear_transcript(&mut self) {
         self.messages.clear();
         self.lead = None;
+        self.retrying = None;
     }
 
     /// The transcript's token ids, with or without the assistant turn opener.
@@ -236,9 +284,27 @@ impl<'e> Session<'e> {
         now_unix: i64,
         on_text: &mut dyn FnMut(&str, &StepTrace),
     ) -> Result<Turn> {
-        let mut p = self.begin_send(user, opts, now_unix)?;
-        while !self.step(&mut p, on_text) {}
-        Ok(self.finish(p, on_text))
+        let p = self.begin_send(user, opts, now_unix)?;
+        self.run(p, opts, now_unix, on_text)
+    }
+
+    /// Step `p` to its end and `settle` it, through every attempt a clarifying reply
+    /// takes. `on_text` receives every attempt's text in turn.
+    fn run(
+        &mut self,
+        mut p: PendingTurn<'e>,
+        opts: &GenerateOptions,
+        now_unix: i64,
+        on_text: &mut dyn FnMut(&str, &StepTrace),
+    ) -> Result<Turn> {
+        loop {
+            while !self.step(&mut p, on_text) {}
+            let t = self.finish(p, on_text);
+            match self.settle(t, opts, now_unix)? {
+                Settled::Again(next) => p = *next,
+                Settled::Done(t) => return Ok(*t),
+            }
+        }
     }
 
     /// Generate the assistant's reply to the transcript as it stands.
@@ -248,9 +314,8 @@ impl<'e> Session<'e> {
         now_unix: i64,
         on_text: &mut dyn FnMut(&str, &StepTrace),
     ) -> Result<Turn> {
-        let mut p = self.begin_reply(opts, now_unix)?;
-        while !self.step(&mut p, on_text) {}
-        Ok(self.finish(p, on_text))
+        let p = self.begin_reply(opts, now_unix)?;
+        self.run(p, opts, now_unix, on_text)
     }
 
     /// Generate more of the last reply (`begin_continue`), joining it.
@@ -272,21 +337,140 @@ impl<'e> Session<'e> {
         let d = self
             .clarify_first
             .then(|| clarify::apply(&mut self.messages));
-        self.lead = d.as_ref().and_then(|d| {
-            let lead = d.lead.clone()?;
+        self.lead = d.as_ref().filter(|d| d.lead.is_some()).and_then(|d| {
             let content = self.messages.last()?["content"].as_str()?.to_string();
-            Some((content, lead))
+            Some(Led {
+                content,
+                user: user.to_string(),
+                decision: d.clone(),
+            })
         });
         d
     }
 
-    /// The lead a reply to the transcript starts with: the policy's, while the
-    /// transcript ends with the user message it fired on.
-    fn lead_for_reply(&self) -> Option<String> {
-        let (content, lead) = self.lead.as_ref()?;
+    /// The policy's decision on the user message the transcript ends with, if it
+    /// fired there: a reply to it starts with the decision's lead.
+    fn led_reply(&self) -> Option<&Led> {
+        let led = self.lead.as_ref()?;
         let last = self.messages.last()?;
-        (last["role"] == "user" && last["content"].as_str() == Some(content.as_str()))
-            .then(|| lead.clone())
+        (last["role"] == "user" && last["content"].as_str() == Some(led.content.as_str()))
+            .then_some(led)
+    }
+
+    /// The lead a reply to the transcript starts with (`led_reply`).
+    fn lead_for_reply(&self) -> Option<String> {
+        self.led_reply()?.decision.lead.clone()
+    }
+
+    /// Close a clarifying reply's attempt (`finish`'s turn): when the policy led it and
+    /// it asks for no missing piece (`Decision::reply_names_a_piece`), the reply is set
+    /// aside and the next lead (`Decision::next_lead`) begins another in its place
+    /// (`Again`). When no attempt names a piece, the first is kept
+    /// (`clarify::kept_attempt`): the transcript and the context return to it. A
+    /// stopped attempt is kept as it is, and any other turn is `Done` unchanged.
+    pub fn settle(
+        &mut self,
+        mut t: Turn,
+        opts: &GenerateOptions,
+        now_unix: i64,
+    ) -> Result<Settled<'e>> {
+        let retrying = self.retrying.take();
+        let Some(lead) = t.lead.clone() else {
+            return Ok(Settled::Done(Box::new(t)));
+        };
+        // The transcript ends with this reply, after the message the policy fired on.
+        let n = self.messages.len();
+        let led = self.lead.clone().filter(|l| {
+            n >= 2 && self.messages[n - 2]["content"].as_str() == Some(l.content.as_str())
+        });
+        let Some(led) = led else {
+            return Ok(Settled::Done(Box::new(t)));
+        };
+        let d = &led.decision;
+        let stopped = t.generation.stop_reason == crate::stopping::StopReason::Aborted;
+        let (mut tries, first) = match retrying {
+            Some(r) => (r.tries, Some((r.first, r.first_context))),
+            None => (Vec::new(), None),
+        };
+        tries.push(Attempt {
+            names_a_piece: d.reply_names_a_piece(&led.user, &lead, &t.generation.text),
+            lead,
+            text: t.generation.text.clone(),
+            kept: false,
+        });
+        let named: Vec<bool> = tries.iter().map(|a| a.names_a_piece).collect();
+        let next = match stopped {
+            true => None,
+            false => d.next_lead(&named).map(String::from),
+        };
+        let Some(next) = next else {
+            let k = match stopped {
+                true => tries.len() - 1,
+                false => clarify::kept_attempt(&named),
+            };
+            tries[k].kept = true;
+            return Ok(Settled::Done(Box::new(match first {
+                Some((first, context)) if k == 0 => self.keep_first(first, &context, tries),
+                _ => {
+                    t.tries = tries;
+                    t
+                }
+            })));
+        };
+        let (first, first_context) = first.unwrap_or_else(|| {
+            let context = self.context.clone();
+            (t, context)
+        });
+        // The set-aside reply leaves the transcript; the next lead starts another.
+        self.messages.pop();
+        self.messages
+            .push(json!({"role": "assistant", "content": next}));
+        let opts = GenerateOptions {
+            end_at: clarify::reply_end(&next),
+            ..opts.clone()
+        };
+        let policy = first.policy.clone();
+        match self.begin(&opts, now_unix, true) {
+            Ok(mut p) => {
+                p.lead = Some(next);
+                p.policy = policy;
+                self.retrying = Some(Retrying {
+                    first,
+                    first_context,
+                    tries,
+                });
+                Ok(Settled::Again(Box::new(p)))
+            }
+            Err(e) => {
+                // The transcript goes back to the first reply; the error is reported.
+                self.keep_first(first, &first_context, tries);
+                Err(e)
+            }
+        }
+    }
+
+    /// Put the first attempt back as the reply (the transcript's last message) and
+    /// return it with every attempt recorded. The cache keeps the prefix the context
+    /// shares with the first attempt's.
+    fn keep_first(&mut self, mut first: Turn, first_context: &[u32], tries: Vec<Attempt>) -> Turn {
+        first.tries = tries;
+        let keep = self
+            .context
+            .iter()
+            .zip(first_context)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.context.truncate(keep);
+        self.cache.truncate(keep);
+        let content = format!(
+            "{}{}",
+            first.lead.as_deref().unwrap_or_default(),
+            first.generation.text
+        );
+        if let Some(m) = self.messages.last_mut() {
+            *m = json!({"role": "assistant", "content": content});
+        }
+        first
     }
 
     /// `send`, step by step: append the user message and prefill.
@@ -316,6 +500,8 @@ impl<'e> Session<'e> {
         opts: &GenerateOptions,
         now_unix: i64,
     ) -> Result<PendingTurn<'e>> {
+        // A new reply: attempts of an earlier one that was never settled are over.
+        self.retrying = None;
         let Some(lead) = self.lead_for_reply() else {
             return self.begin(opts, now_unix, false);
         };
@@ -324,7 +510,7 @@ impl<'e> Session<'e> {
         self.messages
             .push(json!({"role": "assistant", "content": lead}));
         let opts = GenerateOptions {
-            end_at_question: true,
+            end_at: clarify::reply_end(&lead),
             ..opts.clone()
         };
         match self.begin(&opts, now_unix, true) {
@@ -529,6 +715,7 @@ impl<'e> Session<'e> {
             reply,
             policy: p.policy,
             lead: p.lead,
+            tries: Vec::new(),
             fitted: p.fitted,
         }
     }

@@ -1,0 +1,288 @@
+//! Did the model's question ask for what the note asked it to? The policy's own check
+//! on its clarifying reply, which decides whether to try again with another lead
+//! (`Decision::retry_leads`, `Session::settle`).
+//!
+//! A question passes when it names one of the missing pieces in a word the user did not
+//! write: a word of the piece as the note put it (`Piece::ask`, "the city or area"), or
+//! one of the slot's few other names (`other_names`: "where", "location"). "Could you
+//! tell me where she lives now?" for "Where does she live now?" names nothing: every
+//! word of it is the user's. A text asked for must be asked for as itself: "paste the
+//! essay", not "paste the title of the essay".
+//!
+//! This is the policy checking its own instruction, not the evaluation's judge:
+//! `slm eval clarify` scores replies with its own rubric (cli/src/score.rs), which
+//! shares no code with this one, so the policy cannot grade itself. The check errs on
+//! the strict side: a question it misses costs one more short generation, and when no
+//! attempt passes, the first reply is kept.
+
+use super::{Decision, Slot};
+
+/// Words of a note's request that name nothing on their own.
+#[rustfmt::skip]
+const FILLER: &[&str] = &[
+    "for", "the", "a", "an", "and", "or", "to", "of", "in", "it", "is", "are", "be", "being",
+    "should", "have", "itself", "what", "who", "which", "most", "me", "my", "use", "with",
+    "that", "this", "you", "your", "i", "at", "on", "by", "as", "into", "in", "question",
+];
+
+/// Other words that name a slot's piece, beside the note's own.
+fn other_names(slot: Slot) -> &'static [&'static str] {
+    match slot {
+        Slot::Text => &["text", "code", "content"],
+        Slot::TargetLanguage => &["language"],
+        Slot::ProgrammingLanguage => &["language", "framework", "runtime"],
+        Slot::Location => &[
+            "city",
+            "area",
+            "location",
+            "located",
+            "where",
+            "town",
+            "neighborhood",
+            "neighbourhood",
+            "region",
+            "country",
+            "postcode",
+            "zip",
+        ],
+        Slot::Schema => &[
+            "fields",
+            "keys",
+            "structure",
+            "schema",
+            "properties",
+            "attributes",
+        ],
+        Slot::Quantity => &[
+            "how much",
+            "how many",
+            "how long",
+            "how far",
+            "amount",
+            "number",
+            "price",
+            "cost",
+            "total",
+            "distance",
+            "dimensions",
+            "length",
+            "width",
+            "height",
+            "size",
+            "weight",
+            "hours",
+            "rate",
+        ],
+        Slot::DateTime => &["date", "time", "when", "day"],
+        Slot::Criteria => &[
+            "matters",
+            "criteria",
+            "budget",
+            "prefer",
+            "preferences",
+            "looking for",
+            "use it for",
+            "purpose",
+            "important",
+            "priorities",
+            "needs",
+            "goals",
+            "requirements",
+        ],
+        Slot::Items => &["options", "compared", "comparing", "choices"],
+        Slot::Referent => &["refers", "referring", "mean"],
+        Slot::LiveData => &[],
+    }
+}
+
+/// Words that end the noun phrase after "paste the" ("paste the essay you wrote").
+#[rustfmt::skip]
+const PHRASE_ENDS: &[&str] = &[
+    "to", "you", "that", "which", "for", "in", "into", "here", "so", "and", "or", "from",
+    "with", "of", "i", "please", "itself", "below", "again", "as",
+];
+
+/// The sentence the lead starts: what the model wrote up to its first "?", "!",
+/// line break, or full stop before a space. What follows it is not the request ("…
+/// which park you're looking for. Please provide more context.").
+fn lead_sentence(wrote: &str) -> &str {
+    let mut chars = wrote.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let ends = match c {
+            '?' | '!' | '\n' => true,
+            '.' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
+            _ => false,
+        };
+        if ends {
+            return &wrote[..i + c.len_utf8()];
+        }
+    }
+    wrote
+}
+
+/// Lowercase words: letters and digits, split at everything else ("where's" is
+/// "where" and "s").
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The same word up to an ending: "refers" and "referring", "option" and "options",
+/// "compared" and "comparing". Both words share all but their last two letters, and at
+/// least four ("area" is not "are").
+fn same_word(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let n = a.len().min(b.len()).saturating_sub(2).max(4);
+    a.len() >= n && b.len() >= n && a.as_bytes()[..n] == b.as_bytes()[..n]
+}
+
+/// Does `phrase` (one or more words) occur in `ws` at `i`?
+fn phrase_at(ws: &[String], i: usize, phrase: &[String]) -> bool {
+    phrase.len() <= ws.len() - i
+        && phrase.iter().zip(&ws[i..]).all(|(p, w)| {
+            if phrase.len() == 1 {
+                same_word(p, w)
+            } else {
+                p == w
+            }
+        })
+}
+
+/// The attempt a clarifying reply keeps, of attempts that named a piece or not
+/// (`named`, in order): the first that did, or else the first.
+pub fn kept_attempt(named: &[bool]) -> usize {
+    named.iter().position(|n| *n).unwrap_or(0)
+}
+
+impl Decision {
+    /// The lead of the next attempt at the clarifying reply, after attempts that named
+    /// a piece or not (`named`, in order): the decision's lead first, then
+    /// `retry_leads` while no attempt has named a piece. None once one has, or when the
+    /// leads are spent.
+    pub fn next_lead(&self, named: &[bool]) -> Option<&str> {
+        match named.len() {
+            0 => self.lead.as_deref(),
+            _ if named.contains(&true) => None,
+            n => self.retry_leads.get(n - 1).map(String::as_str),
+        }
+    }
+
+    /// Does a clarifying reply (`lead`, then what the model `wrote` after it) ask for
+    /// one of the missing pieces, in words the user's `prompt` does not have? The
+    /// lead's own words do not count. Always true for a decision that asks for nothing
+    /// (live data alone).
+    pub fn reply_names_a_piece(&self, prompt: &str, lead: &str, wrote: &str) -> bool {
+        let asks: Vec<_> = self
+            .pieces
+            .iter()
+            .filter(|p| p.slot != Slot::LiveData)
+            .collect();
+        if asks.is_empty() {
+            return true;
+        }
+        let user = words(prompt);
+        let said = |w: &String| user.iter().any(|u| same_word(u, w));
+        let ws = words(lead_sentence(wrote));
+        asks.iter().any(|piece| {
+            let own: Vec<String> = words(&piece.ask)
+                .into_iter()
+                .filter(|w| !FILLER.contains(&w.as_str()))
+                .collect();
+            if piece.slot == Slot::Text {
+                return asks_for_the_text(lead, &ws, &own);
+            }
+            let names: Vec<Vec<String>> = own
+                .iter()
+                .map(|w| vec![w.clone()])
+                .chain(other_names(piece.slot).iter().map(|p| words(p)))
+                .filter(|p| p.len() > 1 || !said(&p[0]))
+                .collect();
+            (0..ws.len()).any(|i| !said(&ws[i]) && names.iter().any(|n| phrase_at(&ws, i, n)))
+        })
+    }
+}
+
+/// The text is asked for as itself: after the paste lead, the noun phrase that follows
+/// (up to three words) holds the text's noun ("the essay", "your code"); with another
+/// lead, "paste", "share", "send" or "provide" is followed by one.
+fn asks_for_the_text(lead: &str, ws: &[String], own: &[String]) -> bool {
+    let nouns: Vec<String> = own
+        .iter()
+        .cloned()
+        .chain(other_names(Slot::Text).iter().map(|w| w.to_string()))
+        .collect();
+    let phrase_names_it = |from: usize| {
+        ws[from.min(ws.len())..]
+            .iter()
+            .take_while(|w| !PHRASE_ENDS.contains(&w.as_str()))
+            .take(3)
+            .any(|w| nouns.iter().any(|n| same_word(n, w)))
+    };
+    let pasting = words(lead).last().is_some_and(|w| w == "paste");
+    (pasting && phrase_names_it(0))
+        || ws.iter().enumerate().any(|(i, w)| {
+            ["paste", "share", "send", "provide"].contains(&w.as_str()) && phrase_names_it(i + 1)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{assess, retry_leads, Decision, LEAD_ASK, LEAD_LIVE, LEAD_NEED, LEAD_PASTE};
+    use serde_json::json;
+
+    /// Every lead a clarifying reply can start with.
+    fn leads() -> Vec<&'static str> {
+        let mut v = vec![LEAD_NEED, LEAD_ASK, LEAD_PASTE];
+        v.extend(retry_leads(LEAD_NEED));
+        v.extend(retry_leads(LEAD_PASTE));
+        v
+    }
+
+    fn decision(prompt: &str) -> Decision {
+        let d = assess(&[json!({"role": "user", "content": prompt})]);
+        assert!(d.clarify, "{prompt}");
+        d
+    }
+
+    /// Replies Qwen2.5-Coder-0.5B wrote (eval/results), and whether each asks for the
+    /// missing piece.
+    #[test]
+    fn a_question_passes_when_it_names_a_piece_the_user_did_not() {
+        for (prompt, reply, named) in [
+            ("Where can I get a good haircut?", "To help with that, I need to know what specific haircut you're looking for.", false),
+            ("Where can I get a good haircut?", "First, could you tell me where you are located?", true),
+            ("Where does she live now?", "Could you tell me where she lives now?", false),
+            ("How old is she?", "To help with that, I need to know more about the context or information you're looking for.", false),
+            ("How old is she?", "First, could you tell me who \"she\" refers to?", true),
+            ("How old is she?", "To answer that, I need to know the name of the person you're referring to.", true),
+            ("How many calories do I burn running?", "Could you tell me how many calories you burn running?", false),
+            ("How many calories do I burn running?", "To answer that, I need to know the distance you run.", true),
+            ("Book a flight to Rome for me.", "Could you tell me the destination city?", false),
+            ("Book a flight to Rome for me.", "First, could you tell me what date and time you're interested in?", true),
+            ("Can you structure my notes into JSON?", "Could you tell me what kind of notes you would like to structure?", false),
+            ("Review my pull request and tell me what to improve.", "Could you paste the first part of your pull request?", false),
+            ("Proofread my essay.", "Could you paste your essay here?", true),
+            ("Summarize the book.", "Could you paste the title of the book you would like me to summarize?", false),
+            ("Is renting better than buying?", "Could you tell me what matters most in choosing between renting and buying?", true),
+            ("Which programming language is the best?", "To help with that, I need to know which programming language you're interested in.", false),
+            // Only the sentence the lead starts is the request.
+            ("What is the best restaurant?", "To help with that, I need to know which restaurant you're looking for. Please tell me the city.", false),
+            ("Where does she live now?", "To help with that, I need to know where she lives now.\n\nDo you mean your sister?", false),
+        ] {
+            let d = decision(prompt);
+            let lead = leads().into_iter().find(|l| reply.starts_with(*l)).expect("a lead");
+            let wrote = &reply[lead.len()..];
+            assert_eq!(d.reply_names_a_piece(prompt, lead, wrote), named, "{prompt} → {reply}");
+        }
+    }
+
+    #[test]
+    fn live_data_alone_asks_for_nothing_so_any_reply_passes() {
+        let d = decision("What time is it?");
+        assert!(d.reply_names_a_piece("What time is it?", LEAD_LIVE, " the current time."));
+    }
+}
