@@ -1423,6 +1423,28 @@ fn eval_set(name: &str) -> String {
     format!("{}/../eval/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The prompt `slm tokenize` renders for one user message with the policy's note
+/// appended (as the policy appends it), ending with the assistant opener.
+fn noted_prompt(m: &Path, user: &str, note: &str) -> String {
+    let noted = tmp("clarify-noted.json");
+    let content = format!("{user}\n\n{note}");
+    std::fs::write(
+        &noted,
+        serde_json::json!([{"role": "user", "content": content}]).to_string(),
+    )
+    .unwrap();
+    let o = slm(&[
+        "--json",
+        "tokenize",
+        m.to_str().unwrap(),
+        "--messages",
+        noted.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tok: Value = serde_json::from_slice(&o.stdout).unwrap();
+    tok["rendered"].as_str().unwrap().to_string()
+}
+
 #[test]
 fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     let m = smol_slm();
@@ -1465,26 +1487,7 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     // The trace's prompt is what the model was given: the message and the note, as
     // `slm tokenize` renders them, then the lead.
     let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
-    let noted = tmp("clarify-noted.json");
-    let content = format!(
-        "Translate this sentence.\n\n{}",
-        p["note"].as_str().unwrap()
-    );
-    std::fs::write(
-        &noted,
-        serde_json::json!([{"role": "user", "content": content}]).to_string(),
-    )
-    .unwrap();
-    let o = slm(&[
-        "--json",
-        "tokenize",
-        m.to_str().unwrap(),
-        "--messages",
-        noted.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let tok: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let rendered = tok["rendered"].as_str().unwrap();
+    let rendered = noted_prompt(&m, "Translate this sentence.", p["note"].as_str().unwrap());
     assert!(rendered.contains("[Clarify first: "));
     assert!(rendered.ends_with("<|im_start|>assistant\n"), "{rendered}");
     let given = format!("{rendered}{lead}");
@@ -1528,25 +1531,11 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
         format!("{lead}{}", v["text"].as_str().unwrap())
     );
     let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
-    let content = format!(
-        "What year did she win the Nobel Prize?\n\n{}",
-        v["policy"]["note"].as_str().unwrap()
+    let note = v["policy"]["note"].as_str().unwrap();
+    let given = format!(
+        "{}{lead}",
+        noted_prompt(&m, "What year did she win the Nobel Prize?", note)
     );
-    std::fs::write(
-        &noted,
-        serde_json::json!([{"role": "user", "content": content}]).to_string(),
-    )
-    .unwrap();
-    let o = slm(&[
-        "--json",
-        "tokenize",
-        m.to_str().unwrap(),
-        "--messages",
-        noted.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let tok: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let given = format!("{}{lead}", tok["rendered"].as_str().unwrap());
     assert_eq!(
         t["prompt"]["rendered_sha256"],
         slm_runtime::format::layout::sha256_hex(given.as_bytes()),

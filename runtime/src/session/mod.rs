@@ -409,6 +409,7 @@ impl<'e> Session<'e> {
                 false => clarify::kept_attempt(&named),
             };
             tries[k].kept = true;
+            // `keep_first` marks the first kept when it puts it back.
             return Ok(Settled::Done(Box::new(match first {
                 Some((first, context)) if k == 0 => self.keep_first(first, &context, tries),
                 _ => {
@@ -452,7 +453,15 @@ impl<'e> Session<'e> {
     /// Put the first attempt back as the reply (the transcript's last message) and
     /// return it with every attempt recorded. The cache keeps the prefix the context
     /// shares with the first attempt's.
-    fn keep_first(&mut self, mut first: Turn, first_context: &[u32], tries: Vec<Attempt>) -> Turn {
+    fn keep_first(
+        &mut self,
+        mut first: Turn,
+        first_context: &[u32],
+        mut tries: Vec<Attempt>,
+    ) -> Turn {
+        for (i, a) in tries.iter_mut().enumerate() {
+            a.kept = i == 0;
+        }
         first.tries = tries;
         let keep = self
             .context
