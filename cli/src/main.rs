@@ -1101,12 +1101,16 @@ fn run(cli: Cli) -> Result<()> {
                     stdout_write(b"\n")?;
                     eprintln!("[no question named a missing piece: the first is kept]");
                 }
-                let all: Vec<Value> = attempts
+                // Recorded as a session records them (`Turn::tries`).
+                let all: Vec<slm_runtime::session::Attempt> = attempts
                     .iter()
                     .zip(&named)
                     .enumerate()
-                    .map(|(i, ((lead, ..), n))| {
-                        json!({"lead": lead, "text": attempts[i].3.text, "names_a_piece": n, "kept": i == k})
+                    .map(|(i, ((lead, .., g), n))| slm_runtime::session::Attempt {
+                        lead: lead.clone(),
+                        text: g.text.clone(),
+                        names_a_piece: *n,
+                        kept: i == k,
                     })
                     .collect();
                 tries = Some(all);
