@@ -82,7 +82,7 @@ def check_labels():
     # What each label answers, and the batches (docs/behaviour.md, "The rubric").
     kinds = {
         "useful clarification": (
-            "calibration", "after calibration", "lead", "before-lead", "lead-per-kind", "retry", "retry-final",
+            "calibration", "after calibration", "lead", "before-lead", "lead-per-kind", "retry", "retry-final", "place-note-final", "retry-final-now",
         ),
         "false clarification": ("calibration", "after calibration"),
         "fabrication": ("fabrication-calibration", "fabrication-fresh"),

@@ -216,6 +216,18 @@ pub struct BehaviourGate {
     pub loops: f64,
     /// Chat preset: replies that end by themselves (goal ≥ 0.95).
     pub natural_termination: f64,
+    /// The useful-question rate read by hand on a sample of the same replies
+    /// (eval/labels.jsonl), where one was labelled: the scorer reads words and can be
+    /// lenient, so the goal must hold by hand too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub useful_by_hand: Option<HandSample>,
+}
+
+/// Replies labelled by hand: how many of `of` were useful.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HandSample {
+    pub useful: u32,
+    pub of: u32,
 }
 
 impl BehaviourGate {
@@ -242,11 +254,23 @@ impl BehaviourGate {
     pub fn misses(&self) -> Vec<String> {
         let pct = |x: f64| format!("{:.0}%", 100.0 * x);
         let mut v = Vec::new();
-        if self.useful_clarification < 0.95 {
-            v.push(format!(
+        let hand = self
+            .useful_by_hand
+            .filter(|h| h.of > 0)
+            .map(|h| (h, h.useful as f64 / h.of as f64));
+        match hand {
+            Some((h, rate)) if rate < 0.95 => v.push(format!(
+                "asks a useful question on {} of underspecified prompts by its scorer but {} ({} of {}) read by hand (goal 95%)",
+                pct(self.useful_clarification),
+                pct(rate),
+                h.useful,
+                h.of
+            )),
+            _ if self.useful_clarification < 0.95 => v.push(format!(
                 "asks a useful question on {} of underspecified prompts (goal 95%)",
                 pct(self.useful_clarification)
-            ));
+            )),
+            _ => {}
         }
         if self.false_clarification > 0.05 {
             v.push(format!(
@@ -733,7 +757,9 @@ pub struct ModelCard {
 
 #[cfg(test)]
 mod tests {
-    use super::{BehaviourGate, Command, ErrorKind, Event, Operation, Reply, Request, Stage};
+    use super::{
+        BehaviourGate, Command, ErrorKind, Event, HandSample, Operation, Reply, Request, Stage,
+    };
 
     /// The id travels beside the command's own fields and tag, and comes back.
     #[test]
@@ -822,8 +848,21 @@ mod tests {
             fabrication: 0.0,
             loops: 0.0,
             natural_termination: 0.95,
+            useful_by_hand: None,
         };
         assert!(pass.summary().0);
+        // The scorer's figure passes; the hand-read sample does not.
+        let by_hand = BehaviourGate {
+            useful_clarification: 0.972,
+            useful_by_hand: Some(HandSample { useful: 72, of: 78 }),
+            ..pass.clone()
+        };
+        let (ok, text) = by_hand.summary();
+        assert!(!ok);
+        assert!(
+            text.contains("asks a useful question on 97% of underspecified prompts by its scorer but 92% (72 of 78) read by hand (goal 95%)"),
+            "{text}"
+        );
         assert!(pass.misses().is_empty());
         let fail = BehaviourGate {
             useful_clarification: 0.155,

@@ -232,10 +232,11 @@ enum EvalCmd {
 }
 
 /// The flags a replay bundle sets itself (`--replay` refuses them).
-const REPLAY_SETS: [&str; 20] = [
+const REPLAY_SETS: [&str; 21] = [
     "messages",
     "tools",
     "no_generation_prompt",
+    "continue_final_message",
     "now",
     "max_tokens",
     "preset",
@@ -426,6 +427,10 @@ struct ChatArgs {
     /// Do not append the assistant turn opener.
     #[arg(long)]
     no_generation_prompt: bool,
+    /// Leave the final message (the assistant's) open, so that the model continues
+    /// its text, as transformers' continue_final_message renders it.
+    #[arg(long)]
+    continue_final_message: bool,
     /// Unix time for templates that call strftime_now (default: now).
     #[arg(long)]
     now: Option<i64>,
@@ -440,6 +445,7 @@ impl OptChatArgs {
                 .ok_or_else(|| SlmError::Invalid("--messages is required (or --replay)".into()))?,
             tools: self.tools,
             no_generation_prompt: self.no_generation_prompt,
+            continue_final_message: self.continue_final_message,
             now: self.now,
         })
     }
@@ -453,6 +459,8 @@ struct OptChatArgs {
     tools: Option<PathBuf>,
     #[arg(long)]
     no_generation_prompt: bool,
+    #[arg(long)]
+    continue_final_message: bool,
     #[arg(long)]
     now: Option<i64>,
 }
@@ -517,6 +525,9 @@ fn render(text: &TextSide, chat: &ChatArgs) -> Result<String> {
 
 /// `render` with the messages given as JSON text (the file's, or the policy's edit).
 fn render_messages(text: &TextSide, chat: &ChatArgs, messages: &str) -> Result<String> {
+    if chat.continue_final_message {
+        return render_continued(text, chat, messages);
+    }
     let m = slm_runtime::template::parse_json(messages)
         .map_err(|e| SlmError::Invalid(format!("{}: {e}", chat.messages.display())))?;
     let t = chat.tools.as_deref().map(read_template_json).transpose()?;
@@ -524,6 +535,30 @@ fn render_messages(text: &TextSide, chat: &ChatArgs, messages: &str) -> Result<S
         m,
         t,
         !chat.no_generation_prompt,
+        chat.now.unwrap_or_else(now_unix),
+    )
+}
+
+/// `render_messages` with the final message left open for the model to continue
+/// (`--continue-final-message`): it must be the assistant's, as in transformers.
+fn render_continued(text: &TextSide, chat: &ChatArgs, messages: &str) -> Result<String> {
+    let list: Vec<Value> = serde_json::from_str(messages).map_err(|e| {
+        SlmError::Invalid(format!(
+            "{}: expected a list of messages: {e}",
+            chat.messages.display()
+        ))
+    })?;
+    if list.last().map(|m| &m["role"]) != Some(&json!("assistant")) {
+        return Err(SlmError::Invalid(format!(
+            "{}: --continue-final-message needs the last message to be the assistant's",
+            chat.messages.display()
+        )));
+    }
+    let tools = chat.tools.as_deref().map(read_json_file).transpose()?;
+    text.render_prompt(
+        &list,
+        tools.as_ref(),
+        true,
         chat.now.unwrap_or_else(now_unix),
     )
 }

@@ -67,7 +67,7 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
         &[
             "field", "fields", "key", "keys", "property", "properties", "structure", "schema",
             "attribute", "attributes", "include", "information", "data", "format", "details",
-            "what should", "which",
+            "what should", "which", "look like",
         ],
     ),
     (
@@ -319,11 +319,11 @@ fn structured(text: &str) -> bool {
 }
 
 /// The question asks for the thing itself ("tell me the code", "paste your essay", "tell
-/// me which language you want", "I need to know your salary"): a slot's word the user
-/// wrote, asked for by name, is still asked for.
+/// me which language you want", "I need to know your salary", "tell me what the options
+/// are"): a slot's word the user wrote, asked for by name, is still asked for.
 fn asks_for(q: &str, word: &str) -> bool {
     REQUEST_VERBS.iter().any(|v| {
-        ["the", "your", "which", "what"]
+        ["the", "your", "which", "what", "what the"]
             .iter()
             .any(|d| has_word(q, &format!("{v} {d} {word}")))
     })
@@ -385,13 +385,32 @@ fn asks_who_it_is(q: &str, prompt: &str) -> bool {
     })
 }
 
+/// The slot's word is asked back in the user's voice ("could you tell me where I
+/// live?", "my city or area"): the question asks the user about the assistant.
+fn users_voice(q: &str, word: &str) -> bool {
+    let ws: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let first = word.split(' ').next().unwrap_or(word);
+    let n = word.split(' ').count();
+    (0..ws.len()).any(|i| {
+        ws[i] == first
+            && has_word(&ws[i..(i + n).min(ws.len())].join(" "), word)
+            && (ws[i.saturating_sub(3)..i].contains(&"my")
+                || ws.get(i + n).is_some_and(|w| ["i", "i'm"].contains(w))
+                || (i > 0 && ws[i - 1] == "i"))
+    })
+}
+
 /// Requests that name no piece: removed from a question before its slot words are read.
 #[rustfmt::skip]
 const GENERIC: &[&str] = &[
     "more context", "some context", "the context", "clarify your request", "clarify your question",
     "clarify the request", "clarify what you", "your request", "your question", "more details",
     "more detail", "more information", "more info", "additional information", "additional details",
-    "further details", "further information",
+    "further details", "further information", "information you're looking for",
+    "information you are looking for", "details you're looking for", "details you are looking for",
 ];
 
 /// Score a reply to `prompt`, whose missing slots are `missing` (empty for controls).
@@ -421,9 +440,11 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
                 .iter()
                 .find(|(slot, _)| slot == m)
                 .is_some_and(|(_, words)| {
-                    words
-                        .iter()
-                        .any(|w| has_word(&q, w) && (!has_word(&prompt, w) || asks_for(&q, w)))
+                    words.iter().any(|w| {
+                        has_word(&q, w)
+                            && (!has_word(&prompt, w) || asks_for(&q, w))
+                            && !users_voice(&q, w)
+                    })
                 })
                 || (m == "text" && asks_for_the_users_text(&q, &prompt))
                 || (m == "referent" && asks_who_it_is(&q, &prompt))
@@ -516,6 +537,33 @@ mod tests {
         assert!(s.invented && !s.asks);
         let s = score("What is your location?", &l, "");
         assert!(s.useful(false, true));
+        // The options the user wrote of, asked for by name.
+        let s = score(
+            "First, could you tell me what the options are?",
+            &slots(&["items"]),
+            "Compare the two options.",
+        );
+        assert!(s.targets);
+        // "What information you're looking for" names no criteria.
+        let s = score(
+            "To help with that, I need to know what specific information you're looking for.",
+            &slots(&["items", "criteria"]),
+            "Which one is better?",
+        );
+        assert!(!s.targets);
+        // The user's own voice asked back asks for nothing.
+        let s = score(
+            "Could you tell me where I live?",
+            &l,
+            "Best bookstore nearby?",
+        );
+        assert!(!s.targets);
+        let s = score(
+            "First, could you tell me my city or area?",
+            &l,
+            "Best bookstore nearby?",
+        );
+        assert!(!s.targets);
         let s = score(
             "I don't have real-time weather data. Which city are you in?",
             &l,

@@ -302,6 +302,62 @@ fn the_catalog_states_the_measured_behaviour_gate() {
                 "{id}: the card says {field} {card}, eval/results says {measured:.4}"
             );
         }
+        // The hand-read figure is the labels (eval/labels.jsonl) of the committed
+        // replies in the every-ninth-prompt samples of final replies: a label counts
+        // only while its text is the reply the results hold.
+        const FINAL_SAMPLES: [&str; 3] = ["retry-final", "retry-final-now", "place-note-final"];
+        let replies =
+            std::fs::read_to_string(repo.join(format!("eval/results/{id}.replies.jsonl"))).unwrap();
+        let committed: std::collections::HashMap<(String, String), String> = replies
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["policy"] == true)
+            .map(|r| {
+                let key = (
+                    r["file"].as_str().unwrap().to_string(),
+                    r["id"].as_str().unwrap().to_string(),
+                );
+                (key, r["text"].as_str().unwrap().to_string())
+            })
+            .collect();
+        let mut hand = std::collections::BTreeMap::new();
+        for l in std::fs::read_to_string(repo.join("eval/labels.jsonl"))
+            .unwrap()
+            .lines()
+        {
+            let r: Value = serde_json::from_str(l).unwrap();
+            let key = (
+                r["file"].as_str().unwrap().to_string(),
+                r["id"].as_str().unwrap().to_string(),
+            );
+            if r["model"] == id
+                && r["label_means"] == "useful clarification"
+                && FINAL_SAMPLES.contains(&r["batch"].as_str().unwrap_or(""))
+                && committed.get(&key).map(String::as_str) == r["text"].as_str()
+            {
+                hand.insert(key, r["label"].as_bool().unwrap());
+            }
+        }
+        let useful = hand.values().filter(|l| **l).count();
+        match b.get("useful_by_hand") {
+            Some(h) => {
+                assert_eq!(
+                    h["of"].as_u64().unwrap() as usize,
+                    hand.len(),
+                    "{id}: hand sample size"
+                );
+                assert_eq!(
+                    h["useful"].as_u64().unwrap() as usize,
+                    useful,
+                    "{id}: hand useful"
+                );
+            }
+            None => assert!(
+                hand.is_empty(),
+                "{id}: {} labels of its final replies, not on the card",
+                hand.len()
+            ),
+        }
         checked += 1;
     }
     assert_eq!(checked, 2, "both catalog models carry their gate");
@@ -398,6 +454,61 @@ fn render_is_byte_identical_to_transformers() {
             case["rendered_no_generation_prompt"].as_str().unwrap()
         );
     }
+}
+
+/// `--continue-final-message` leaves the assistant's message open, as transformers'
+/// continue_final_message: the closed render (byte-identical to transformers, above)
+/// cut after the message's text. The model then continues that text. A final message
+/// that is not the assistant's is refused.
+#[test]
+fn render_continues_the_final_message() {
+    let mut case = golden_case("multi_turn_system");
+    let lead = "To help with that, I need to know";
+    case["messages"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"role": "assistant", "content": lead}));
+    let m = write_messages("continued", &case);
+    let render = |flag: &str| {
+        let o = slm(&[
+            "render",
+            smol_slm().to_str().unwrap(),
+            "--messages",
+            m.to_str().unwrap(),
+            flag,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let closed = render("--no-generation-prompt");
+    let open = render("--continue-final-message");
+    let end = closed.rfind(lead).unwrap() + lead.len();
+    assert_eq!(open, closed[..end]);
+    assert!(closed.len() > open.len(), "the closed render ends the turn");
+    let o = slm(&[
+        "--json",
+        "generate",
+        smol_slm().to_str().unwrap(),
+        "--messages",
+        m.to_str().unwrap(),
+        "--continue-final-message",
+        "--max-tokens",
+        "8",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The reply goes on from the lead instead of ending the closed turn.
+    assert!(!g["ids"].as_array().unwrap().is_empty(), "{g}");
+    let user_last = write_messages("user-last", &golden_case("multi_turn_system"));
+    let o = slm(&[
+        "render",
+        smol_slm().to_str().unwrap(),
+        "--messages",
+        user_last.to_str().unwrap(),
+        "--continue-final-message",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("assistant"), "{}", stderr(&o));
 }
 
 #[test]

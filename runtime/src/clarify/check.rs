@@ -22,7 +22,7 @@ use super::{Decision, Slot};
 const FILLER: &[&str] = &[
     "for", "the", "a", "an", "and", "or", "to", "of", "in", "it", "is", "are", "be", "being",
     "should", "have", "itself", "what", "who", "which", "most", "me", "my", "use", "with",
-    "that", "this", "you", "your", "i", "at", "on", "by", "as", "into", "in", "question",
+    "that", "this", "you", "your", "i", "am", "at", "on", "by", "as", "into", "in", "question",
 ];
 
 /// Other words that name a slot's piece, beside the note's own.
@@ -44,6 +44,9 @@ fn other_names(slot: Slot) -> &'static [&'static str] {
             "country",
             "postcode",
             "zip",
+            "where you are",
+            "where you re",
+            "where you live",
         ],
         Slot::Schema => &[
             "fields",
@@ -93,6 +96,25 @@ fn other_names(slot: Slot) -> &'static [&'static str] {
         Slot::Referent => &["refers", "referring", "mean"],
         Slot::LiveData => &[],
     }
+}
+
+/// Requests that name nothing, whatever words they hold: "what specific information
+/// you're looking for" asks for no criteria though "looking for" names them elsewhere
+/// ("what you're looking for in a laptop").
+const GENERIC: &[&str] = &[
+    "information you re looking for",
+    "information you are looking for",
+    "details you re looking for",
+    "details you are looking for",
+];
+
+/// Is `ws[i]` inside one of the `GENERIC` requests?
+fn in_generic(ws: &[String], i: usize) -> bool {
+    GENERIC.iter().any(|g| {
+        let g = words(g);
+        (i.saturating_sub(g.len() - 1)..=i)
+            .any(|s| s + g.len() <= ws.len() && ws[s..s + g.len()] == g[..])
+    })
 }
 
 /// Words that end the noun phrase after "paste the" ("paste the essay you wrote").
@@ -186,7 +208,12 @@ impl Decision {
         }
         let user = words(prompt);
         let said = |w: &String| user.iter().any(|u| same_word(u, w));
-        let ws = words(lead_sentence(wrote));
+        // After the live lead, the limitation comes first and the question ends the
+        // reply (`reply_end`): the whole reply is read.
+        let ws = match lead {
+            super::LEAD_LIVE => words(wrote),
+            _ => words(lead_sentence(wrote)),
+        };
         asks.iter().any(|piece| {
             let own: Vec<String> = words(&piece.ask)
                 .into_iter()
@@ -199,11 +226,44 @@ impl Decision {
                 .iter()
                 .map(|w| vec![w.clone()])
                 .chain(other_names(piece.slot).iter().map(|p| words(p)))
-                .filter(|p| p.len() > 1 || !said(&p[0]))
                 .collect();
-            (0..ws.len()).any(|i| !said(&ws[i]) && names.iter().any(|n| phrase_at(&ws, i, n)))
+            // A phrase counts unless the user wrote it whole ("where you are" after
+            // "a coffee shop where I can work"); a word, unless the user wrote it.
+            let users = |n: &[String]| match n.len() {
+                1 => said(&n[0]),
+                _ => (0..user.len()).any(|j| phrase_at(&user, j, n)),
+            };
+            (0..ws.len()).any(|i| {
+                names.iter().any(|n| {
+                    phrase_at(&ws, i, n)
+                        && !in_generic(&ws, i)
+                        && (!users(n) || by_name(&ws, i))
+                        && !users_voice(&ws, i, n.len())
+                })
+            })
         })
     }
+}
+
+/// The word at `ws[i]` is asked for by name, as the lead's object: "I need to know the
+/// distance" for "…if it covered the distance in 2 hours" asks for the distance,
+/// though the user wrote the word. "Could you tell me how many tiles…" is the user's
+/// question asked back.
+fn by_name(ws: &[String], i: usize) -> bool {
+    i > 0
+        && ["the", "your"].contains(&ws[i - 1].as_str())
+        && ws[..i - 1]
+            .iter()
+            .all(|w| ["what", "is", "s"].contains(&w.as_str()))
+}
+
+/// The piece named at `ws[i..i + len]` is the user's own, asked back in the user's
+/// voice: "my city or area", "where I live". After a note that asks "for my location",
+/// Qwen wrote "Could you tell me where I live?", which asks the user for the
+/// assistant's place.
+fn users_voice(ws: &[String], i: usize, len: usize) -> bool {
+    ws[i.saturating_sub(3)..i].iter().any(|w| w == "my")
+        || ws.get(i + len).is_some_and(|w| w == "i")
 }
 
 /// The text is asked for as itself: after the paste lead, the noun phrase that follows
@@ -255,6 +315,15 @@ mod tests {
         for (prompt, reply, named) in [
             ("Where can I get a good haircut?", "To help with that, I need to know what specific haircut you're looking for.", false),
             ("Where can I get a good haircut?", "First, could you tell me where you are located?", true),
+            ("Best bookstore nearby?", "Could you tell me where I live?", false),
+            ("Best bookstore nearby?", "First, could you tell me my city or area?", false),
+            ("Best bookstore nearby?", "First, could you tell me where you live?", true),
+            ("Suggest a coffee shop where I can work.", "To help with that, I need to know where you are.", true),
+            ("What's the average speed if it covered the distance in 2 hours?", "To answer that, I need to know the distance.", true),
+            ("What's the average speed if it covered the distance in 2 hours?", "To help with that, I need to know the distance covered in 2 hours.", true),
+            ("how many tiles do i need for my kitchen floor", "Could you tell me how many tiles are needed for your kitchen floor?", false),
+            ("Which one is better?", "To help with that, I need to know what specific information you're looking for.", false),
+            ("Which laptop should I get?", "To help with that, I need to know what you're looking for in a laptop.", true),
             ("Where does she live now?", "Could you tell me where she lives now?", false),
             ("How old is she?", "To help with that, I need to know more about the context or information you're looking for.", false),
             ("How old is she?", "First, could you tell me who \"she\" refers to?", true),
@@ -280,9 +349,25 @@ mod tests {
         }
     }
 
+    /// Qwen's replies to a live question about "they" (eval/results).
+    #[test]
+    fn a_live_reply_is_read_to_its_question() {
+        let p = "Did they win the game last night?";
+        let d = decision(p);
+        assert_eq!(d.lead.as_deref(), Some(LEAD_LIVE));
+        assert_eq!(d.retry_leads, [super::super::LEAD_LIVE_ASK]);
+        let asks_nothing =
+            " the current results. Can you please provide me with the relevant information?";
+        assert!(!d.reply_names_a_piece(p, LEAD_LIVE, asks_nothing));
+        let asks_who = " the result. Could you tell me who \"they\" refers to?";
+        assert!(d.reply_names_a_piece(p, LEAD_LIVE, asks_who));
+        assert!(d.reply_names_a_piece(p, super::super::LEAD_LIVE_ASK, " who \"they\" refers to?"));
+    }
+
     #[test]
     fn live_data_alone_asks_for_nothing_so_any_reply_passes() {
         let d = decision("What time is it?");
+        assert!(d.retry_leads.is_empty());
         assert!(d.reply_names_a_piece("What time is it?", LEAD_LIVE, " the current time."));
     }
 }

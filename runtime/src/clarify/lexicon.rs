@@ -144,6 +144,7 @@ pub const TEXT_VERBS: &[(&str, &str)] = &[
     ("put", "json"),
     ("output", "json"),
     ("return", "json"),
+    ("pull", "json"),
 ];
 
 /// Objects that point at a text the message would have to carry.
@@ -176,7 +177,7 @@ pub const TEXT_NOUNS: &[&str] = &[
     "information", "details", "pull request", "pr", "commit", "diff", "patch", "changes", "css",
     "stylesheet", "blog", "thread", "repo", "repository", "codebase", "project", "app", "website",
     "site", "menu", "sign", "label", "flyer", "poster", "brochure", "leaflet", "card", "invitation",
-    "results", "terms", "agreement", "policy", "wording", "lines", "sentence",
+    "results", "terms", "agreement", "policy", "wording", "lines", "sentence", "invoice", "receipt",
 ];
 
 /// Words that carry no content: what is left of a request without them is the

@@ -174,12 +174,23 @@ fn is_text_noun(w: &str) -> bool {
 fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
     (0..m.len()).find_map(|i| {
         let d = m.w[i].as_str();
+        // "the email I got": a text the user has, however it is introduced.
+        let possessed = |after: usize| {
+            m.w.get(after..after + 2).is_some_and(|p| {
+                p[0] == "i"
+                    && ["got", "received", "wrote", "have", "was", "just", "drafted"]
+                        .contains(&p[1].as_str())
+            })
+        };
+        let pointer = m.w.get(i..i + 2).is_some_and(|p| {
+            ["the following", "the attached", "the above", "the below"]
+                .contains(&p.join(" ").as_str())
+        });
+        // A bare "the" counts when `definite`, or when the text is the user's.
+        let the = d == "the" && !pointer && !definite;
         let opens = ["this", "that", "these", "those", "my", "our"].contains(&d)
-            || (definite && d == "the")
-            || m.w.get(i..i + 2).is_some_and(|p| {
-                ["the following", "the attached", "the above", "the below"]
-                    .contains(&p.join(" ").as_str())
-            });
+            || d == "the"
+            || pointer;
         if !opens {
             return None;
         }
@@ -190,7 +201,8 @@ fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
                 None if is_text_noun(&m.w[k]) => (m.w[k].trim_end_matches("'s").to_string(), k + 1),
                 None => return None,
             };
-            (!identified_after(m, after)).then_some(noun)
+            (!identified_after(m, after) && (!the || possessed(after)))
+                .then_some(noun)
         })
     })
 }
@@ -289,10 +301,21 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .any(|(i, x)| LANGUAGES.contains(&x.as_str()) && ruled_out(i));
     if !ctx.has_text() {
         let content = m.content(&[FILLER, LANGUAGES, TEXT_NOUNS, POSSESSIVE]);
-        let text_given = !content.is_empty()
-            && deictic_object(m, verb.unwrap_or(0), 1).is_none()
-            && mentions_absent_text(m, false).is_none()
-            && !(lang_for && m.any(THING_PRONOUNS).is_some());
+        // "how to say hello, thank you and where's the toilet. can you translate those":
+        // the words after "say" are the text, and "those" points back at them.
+        let said = say.and_then(|s| m.find(s).map(|i| i + s.split(' ').count()));
+        let said_words = said.is_some_and(|k| {
+            m.w.get(k).is_some_and(|w| {
+                !THING_PRONOUNS.contains(&w.as_str())
+                    && !["something", "a", "the", "my", "our", "in", "to", "into"]
+                        .contains(&w.as_str())
+            })
+        });
+        let text_given = said_words
+            || (!content.is_empty()
+                && deictic_object(m, verb.unwrap_or(0), 1).is_none()
+                && mentions_absent_text(m, false).is_none()
+                && !(lang_for && m.any(THING_PRONOUNS).is_some()));
         if !text_given && (verb.is_some() || say.is_some() || lang_for) {
             out.push(finding(
                 "translate",
@@ -616,7 +639,8 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "having",
         ])
         .is_some()
-        || ctx.all.contains('{');
+        || ctx.all.contains('{')
+        || extracts_named_fields(m);
     let vague = m
         .any(&[
             "any fields", "appropriate fields", "the usual fields", "it needs",
@@ -632,6 +656,26 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         0.75,
         "asks for JSON but names no fields or schema",
     ));
+}
+
+/// "Pull the names and phone numbers out of the email": what is extracted names the
+/// JSON's fields. "Extract the data from it" names none.
+#[rustfmt::skip]
+fn extracts_named_fields(m: &Words) -> bool {
+    const VAGUE: &[&str] = &[
+        "the", "all", "any", "data", "info", "information", "details", "everything", "it", "them",
+        "stuff", "text", "content", "fields", "relevant", "important", "useful", "out", "key",
+        "main",
+    ];
+    ["extract", "pull"].iter().any(|v| {
+        m.find(v).is_some_and(|i| {
+            let end = ["out", "from"]
+                .iter()
+                .filter_map(|e| m.find_from(e, i + 1))
+                .min();
+            end.is_some_and(|e| m.w[i + 1..e].iter().any(|w| !VAGUE.contains(&w.as_str())))
+        })
+    })
 }
 
 /// A calculation with a number missing.
@@ -739,8 +783,17 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         if given >= need {
             return;
         }
-        what = "the dimensions";
-        why = format!("a measure of a shape with {given} of the {need} numbers it needs");
+        // A speed or a trip needs a distance and a time, not a shape's dimensions.
+        let motion = m.any(&["speed", "trip", "journey"]).is_some();
+        let time = m.any(&["hour", "hours", "minute", "minutes", "mins", "seconds"]);
+        let length = m.any(&["km", "kilometres", "kilometers", "miles", "mile", "metres", "meters"]);
+        what = match (motion, time.is_some(), length.is_some()) {
+            (false, _, _) => "the dimensions",
+            (true, true, false) => "the distance",
+            (true, false, true) => "the time it took",
+            (true, _, _) => "the distance and the time",
+        };
+        why = format!("a measure of a shape or trip with {given} of the {need} numbers it needs");
     } else if m
         .any(&["an hour", "per hour", "hourly", "a day", "per day"])
         .is_some()
@@ -887,7 +940,17 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let Some(cue) = m.any(COMPARE_CUES) else {
         return;
     };
-    let deictic_items = m.any(DEICTIC_ITEMS);
+    // "they said afternoons work best for them": "them" are people who were named.
+    let people = m
+        .any(&[
+            "they said", "they told", "they want", "they prefer", "they like", "client", "clients",
+            "customer", "boss", "colleague", "colleagues", "friends", "family", "team",
+        ])
+        .is_some();
+    let deictic_items = DEICTIC_ITEMS
+        .iter()
+        .copied()
+        .find(|d| m.has(d) && !(people && ["them", "either"].contains(d)));
     // "between React and Svelte" names them; "between the two" does not.
     let between_named = m.find("between").is_some_and(|i| {
         m.w.get(i + 1).is_some_and(|x| {
@@ -1201,6 +1264,17 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 #[rustfmt::skip]
 fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.payload {
+        return;
+    }
+    // "port my script to Go; it scrapes a weather site every hour": a program that
+    // fetches the data, not a question about it.
+    if m
+        .any(&[
+            "script", "scraper", "scrapes", "scrape", "program", "code", "function", "app", "api",
+            "port",
+        ])
+        .is_some()
+    {
         return;
     }
     // "When does the farmers market open?": opening hours are live too.

@@ -97,6 +97,31 @@ fn underspecified_prompts_name_their_missing_slot() {
             "how do i say 'good luck' to my coworker? he doesn't speak english",
             &["target_language"],
         ),
+        // The phrases after "say" are the text; "those" points back at them.
+        (
+            "I need to know how to say good morning and see you soon. Can you translate those?",
+            &["target_language"],
+        ),
+        // A text the user received, introduced with "the"; the extracted things name
+        // the fields.
+        (
+            "Pull the dates and amounts out of the invoice I received and give me JSON.",
+            &["text"],
+        ),
+        // A program that reads the weather is not a question about the weather.
+        (
+            "Port my script to Rust, it checks the weather every morning.",
+            &["text"],
+        ),
+        // "them" are the people who said so, not options.
+        (
+            "Set up a call with the supplier, they said mornings work best for them.",
+            &["date_time"],
+        ),
+        (
+            "What was my average speed if I drove for 3 hours?",
+            &["quantity"],
+        ),
     ] {
         let got = slots(text, &[]);
         if got != want {
@@ -118,6 +143,8 @@ fn clear_prompts_stay_silent() {
         "Summarize the plot of Hamlet.",
         "Explain recursion in one paragraph.",
         "Write a Python function that checks whether a number is prime.",
+        "Write a Python script that downloads today's weather forecast.",
+        "Extract the names and emails from this: Ann <ann@x.org>, Bo <bo@y.org>. Give me JSON.",
         "Write a haiku about autumn.",
         "What is the best restaurant in Lyon for a family dinner?",
         "What's a good recipe for pizza dough?",
