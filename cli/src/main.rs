@@ -554,9 +554,15 @@ fn render_continued(text: &TextSide, chat: &ChatArgs, messages: &str) -> Result<
             chat.messages.display()
         )));
     }
+    render_open(text, chat, &list)
+}
+
+/// Render `list` (+ the tools of `--tools`) with its final message, the assistant's,
+/// left open, as transformers' `continue_final_message` renders it.
+fn render_open(text: &TextSide, chat: &ChatArgs, list: &[Value]) -> Result<String> {
     let tools = chat.tools.as_deref().map(read_json_file).transpose()?;
     text.render_prompt(
-        &list,
+        list,
         tools.as_ref(),
         true,
         chat.now.unwrap_or_else(now_unix),
@@ -604,11 +610,9 @@ fn attempt_prompt(
     messages: &[Value],
     lead: &str,
 ) -> Result<(String, Vec<u32>)> {
-    let tools = chat.tools.as_deref().map(read_json_file).transpose()?;
     let mut list = messages.to_vec();
     list.push(json!({"role": "assistant", "content": lead}));
-    let now = chat.now.unwrap_or_else(now_unix);
-    let r = text.render_prompt(&list, tools.as_ref(), true, now)?;
+    let r = render_open(text, chat, &list)?;
     let ids = text.encode_rendered(&r)?;
     Ok((r, ids))
 }

@@ -16,6 +16,7 @@
 //! attempt passes, the first reply is kept.
 
 use super::{Decision, Slot};
+use crate::engine::first_sentence_end;
 
 /// Words of a note's request that name nothing on their own.
 #[rustfmt::skip]
@@ -124,22 +125,12 @@ const PHRASE_ENDS: &[&str] = &[
     "with", "of", "i", "please", "itself", "below", "again", "as",
 ];
 
-/// The sentence the lead starts: what the model wrote up to its first "?", "!",
-/// line break, or full stop before a space. What follows it is not the request ("…
-/// which park you're looking for. Please provide more context.").
+/// The sentence the lead starts: what the model wrote up to the end of its first
+/// sentence (`engine::first_sentence_end`, where a clarifying reply also stops). What
+/// follows it is not the request ("… which park you're looking for. Please provide
+/// more context.").
 fn lead_sentence(wrote: &str) -> &str {
-    let mut chars = wrote.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let ends = match c {
-            '?' | '!' | '\n' => true,
-            '.' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
-            _ => false,
-        };
-        if ends {
-            return &wrote[..i + c.len_utf8()];
-        }
-    }
-    wrote
+    first_sentence_end(wrote).map_or(wrote, |at| &wrote[..at])
 }
 
 /// Lowercase words: letters and digits, split at everything else ("where's" is
