@@ -83,6 +83,7 @@ def check_labels():
     kinds = {
         "useful clarification": (
             "calibration", "after calibration", "lead", "before-lead", "lead-per-kind", "retry", "retry-final", "place-note-final", "retry-final-now",
+            "names-final-now", "seventh-final",
         ),
         "false clarification": ("calibration", "after calibration"),
         "fabrication": ("fabrication-calibration", "fabrication-fresh"),

@@ -93,14 +93,15 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
             "prefer", "preference", "use it for", "purpose", "your needs", "need it for",
             "budget", "care about", "goal", "goals", "requirements", "requirement",
             "preferences", "based on", "factor", "factors", "for what", "what kind", "what type",
-            "use case", "interested in", "interests",
+            "use case", "interested in", "interests", "trying to solve", "trying to build",
+            "trying to achieve", "trying to do", "is about",
         ],
     ),
     (
         "items",
         &[
             "which", "what options", "option", "options", "compare", "comparing", "choices", "two",
-            "both", "them", "models", "products", "specify", "what are", "referring",
+            "both", "them", "models", "products", "specify", "what are", "referring", "names",
         ],
     ),
     (
@@ -403,6 +404,34 @@ fn users_voice(q: &str, word: &str) -> bool {
     })
 }
 
+/// The question asks which option wins ("which database would be the best fit for my
+/// project?", "if Rust or Go is more suitable for…"): the user's own question back, so
+/// it asks for neither the options nor the criteria, whatever words it holds. A verdict
+/// word counts within ten words after "which", "whether" or "if", up to a new clause
+/// ("which criteria you're asking about when deciding whether renting is better" asks
+/// for the criteria), and not after "deciding" or "choosing".
+fn asks_which_wins(q: &str) -> bool {
+    #[rustfmt::skip]
+    const VERDICT: &[&str] = &[
+        "better", "best", "worse", "worst", "faster", "slower", "cheaper", "superior",
+        "preferable", "popular", "suitable", "suited", "wins", "win", "winner", "worth",
+    ];
+    const CLAUSE: &[&str] = &["when", "while", "deciding", "choosing", "decide", "choose"];
+    let ws: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    ws.iter().enumerate().any(|(i, w)| {
+        ["which", "whether", "if"].contains(w)
+            && (i == 0 || !CLAUSE.contains(&ws[i - 1]))
+            && ws[i + 1..]
+                .iter()
+                .take(10)
+                .take_while(|x| !CLAUSE.contains(x))
+                .any(|x| VERDICT.contains(x))
+    })
+}
+
 /// Requests that name no piece: removed from a question before its slot words are read.
 #[rustfmt::skip]
 const GENERIC: &[&str] = &[
@@ -435,7 +464,11 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
         for g in GENERIC {
             q = q.replace(g, " ");
         }
+        let verdict = asks_which_wins(&q);
         missing.iter().any(|m| {
+            if verdict && (m == "items" || m == "criteria") {
+                return false;
+            }
             SLOT_WORDS
                 .iter()
                 .find(|(slot, _)| slot == m)
@@ -542,6 +575,35 @@ mod tests {
             "First, could you tell me what the options are?",
             &slots(&["items"]),
             "Compare the two options.",
+        );
+        assert!(s.targets);
+        // The options asked for by their names, in the user's word for them.
+        let s = score(
+            "To help with that, I need to know the names of the phones you would like me to compare.",
+            &slots(&["items"]),
+            "Compare the two phones for me, I can't decide.",
+        );
+        assert!(s.targets);
+        // Which option wins, asked back, asks for neither the options nor the criteria;
+        // a verdict inside "when deciding whether …" is the criteria's subject.
+        for q in [
+            "Could you tell me which Python library is more suitable for data science compared to the other?",
+            "Could you tell me which database would be the best fit for my project?",
+        ] {
+            let s = score(q, &slots(&["items", "criteria"]), "Which one wins?");
+            assert!(!s.targets, "{q}");
+        }
+        let s = score(
+            "To answer that, I need to know which criteria you're asking about when deciding whether renting is better than buying.",
+            &slots(&["criteria"]),
+            "Is renting better than buying?",
+        );
+        assert!(s.targets);
+        // The problem to solve is the criterion of a choice of tool.
+        let s = score(
+            "To help with that, I need to know what specific problem you're trying to solve.",
+            &slots(&["criteria"]),
+            "Rust or Go, which should I pick?",
         );
         assert!(s.targets);
         // "What information you're looking for" names no criteria.

@@ -305,7 +305,13 @@ fn the_catalog_states_the_measured_behaviour_gate() {
         // The hand-read figure is the labels (eval/labels.jsonl) of the committed
         // replies in the every-ninth-prompt samples of final replies: a label counts
         // only while its text is the reply the results hold.
-        const FINAL_SAMPLES: [&str; 3] = ["retry-final", "retry-final-now", "place-note-final"];
+        const FINAL_SAMPLES: [&str; 5] = [
+            "retry-final",
+            "retry-final-now",
+            "place-note-final",
+            "names-final-now",
+            "seventh-final",
+        ];
         let replies =
             std::fs::read_to_string(repo.join(format!("eval/results/{id}.replies.jsonl"))).unwrap();
         let committed: std::collections::HashMap<(String, String), String> = replies

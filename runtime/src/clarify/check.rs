@@ -92,8 +92,14 @@ fn other_names(slot: Slot) -> &'static [&'static str] {
             "needs",
             "goals",
             "requirements",
+            "trying to solve",
+            "trying to build",
+            "trying to do",
+            "trying to achieve",
+            "use case",
+            "is about",
         ],
-        Slot::Items => &["options", "compared", "comparing", "choices"],
+        Slot::Items => &["options", "compared", "comparing", "choices", "names"],
         Slot::Referent => &["refers", "referring", "mean"],
         Slot::LiveData => &[],
     }
@@ -115,6 +121,35 @@ fn in_generic(ws: &[String], i: usize) -> bool {
         let g = words(g);
         (i.saturating_sub(g.len() - 1)..=i)
             .any(|s| s + g.len() <= ws.len() && ws[s..s + g.len()] == g[..])
+    })
+}
+
+/// Words of a verdict: a question about the options or the criteria that asks which
+/// (or whether) one is better asks the user's question back ("which option is more popular among data
+/// scientists?", "which of the two options is best suited for your situation?")
+/// instead of asking for them.
+#[rustfmt::skip]
+const VERDICTS: &[&str] = &[
+    "better", "best", "worse", "worst", "faster", "slower", "cheaper", "superior", "preferable",
+    "popular", "suitable", "suited", "wins", "win", "winner", "worth",
+];
+
+/// Words that start a new clause: a verdict after them is not the question's own
+/// ("which criteria matter to you when deciding whether renting is better").
+const CLAUSE_STARTS: &[&str] = &["when", "while", "deciding", "choosing", "decide", "choose"];
+
+/// A "which", "whether" or "if" with a verdict (`VERDICTS`) within its next ten words,
+/// before a new clause: the question asks which option wins.
+fn asks_which_wins(ws: &[String]) -> bool {
+    let is = |w: &String, list: &[&str]| list.contains(&w.as_str());
+    ws.iter().enumerate().any(|(i, w)| {
+        is(w, &["which", "whether", "if"])
+            && (i == 0 || !is(&ws[i - 1], CLAUSE_STARTS))
+            && ws[i + 1..]
+                .iter()
+                .take(10)
+                .take_while(|x| !is(x, CLAUSE_STARTS))
+                .any(|x| is(x, VERDICTS))
     })
 }
 
@@ -205,13 +240,20 @@ impl Decision {
             super::LEAD_LIVE => words(wrote),
             _ => words(lead_sentence(wrote)),
         };
+        let verdict = asks_which_wins(&ws);
         asks.iter().any(|piece| {
+            if verdict && matches!(piece.slot, Slot::Items | Slot::Criteria) {
+                return false;
+            }
             let own: Vec<String> = words(&piece.ask)
                 .into_iter()
                 .filter(|w| !FILLER.contains(&w.as_str()))
                 .collect();
             if piece.slot == Slot::Text {
                 return asks_for_the_text(lead, &ws, &own);
+            }
+            if piece.slot == Slot::Referent && names_the_answer(&ws, &user) {
+                return false;
             }
             let names: Vec<Vec<String>> = own
                 .iter()
@@ -241,11 +283,47 @@ impl Decision {
 /// though the user wrote the word. "Could you tell me how many tiles…" is the user's
 /// question asked back.
 fn by_name(ws: &[String], i: usize) -> bool {
-    i > 0
-        && ["the", "your"].contains(&ws[i - 1].as_str())
-        && ws[..i - 1]
+    // "your current salary": one word that says which of it may come between.
+    let d = match i.checked_sub(1).map(|j| ws[j].as_str()) {
+        Some(w) if WHICH_OF_IT.contains(&w) => i - 1,
+        _ => i,
+    };
+    d > 0
+        && ["the", "your"].contains(&ws[d - 1].as_str())
+        && ws[..d - 1]
             .iter()
             .all(|w| ["what", "is", "s"].contains(&w.as_str()))
+}
+
+/// Words between "your" and a thing asked for by name that say which of it: "your
+/// current salary", "the exact distance".
+#[rustfmt::skip]
+const WHICH_OF_IT: &[&str] = &[
+    "current", "exact", "total", "annual", "monthly", "weekly", "yearly", "actual", "full",
+    "approximate", "usual",
+];
+
+/// A referent asked for as the answer: for "Where was that filmed?", "which specific
+/// location you're referring to" asks where, not what "that" is. The kinds of answer
+/// each question word wants.
+const ANSWER_NOUNS: &[(&str, &[&str])] = &[
+    (
+        "where",
+        &["location", "place", "city", "area", "country", "address"],
+    ),
+    ("when", &["date", "time", "day", "year"]),
+];
+
+/// Does the reply (`ws`) name the kind of answer the prompt's question word wants
+/// (`ANSWER_NOUNS`)? The prompt's first word is its question word.
+fn names_the_answer(ws: &[String], user: &[String]) -> bool {
+    let Some(q) = user.first() else {
+        return false;
+    };
+    ANSWER_NOUNS
+        .iter()
+        .find(|(w, _)| w == q)
+        .is_some_and(|(_, nouns)| ws.iter().any(|w| nouns.iter().any(|n| same_word(n, w))))
 }
 
 /// The piece named at `ws[i..i + len]` is the user's own, asked back in the user's
@@ -328,6 +406,18 @@ mod tests {
             ("Proofread my essay.", "Could you paste your essay here?", true),
             ("Summarize the book.", "Could you paste the title of the book you would like me to summarize?", false),
             ("Is renting better than buying?", "Could you tell me what matters most in choosing between renting and buying?", true),
+            // The options asked for by the user's word for them, and the question back.
+            ("Compare the two offers I got and tell me which to take", "To help with that, I need to know the names of the offers you received.", true),
+            ("python vs the other one for data science, which wins", "Could you tell me which option is more popular among data scientists?", false),
+            ("Which one is better?", "To answer that, I need to know which of the two options you're referring to is best suited for your specific situation or task.", false),
+            ("what's the best laptop", "To help with that, I need to know what matters most to you in the best laptop.", true),
+            ("Is renting better than buying?", "To answer that, I need to know which criteria you're asking about when deciding whether renting is better than buying.", true),
+            ("Which database should I use for my project?", "First, could you tell me what your project is about?", true),
+            // A word the user wrote, asked for by name after a word that says which.
+            ("What's the average speed if it covered the distance in 2 hours?", "To help with that, I need to know the exact distance.", true),
+            ("how many tiles do i need for my kitchen floor", "To help with that, I need to know the current tiles.", false),
+            ("Where was that filmed?", "To help with that, I need to know which specific location you're referring to.", false),
+            ("Where was that filmed?", "To help with that, I need to know which movie you're referring to.", true),
             ("Which programming language is the best?", "To help with that, I need to know which programming language you're interested in.", false),
             // Only the sentence the lead starts is the request.
             ("What is the best restaurant?", "To help with that, I need to know which restaurant you're looking for. Please tell me the city.", false),

@@ -363,13 +363,16 @@ fn ask_for(f: &Finding, live: bool) -> String {
         }
         Slot::TargetLanguage => "for the language to translate into".into(),
         Slot::ProgrammingLanguage => "for the programming language to use".into(),
+        // "the trip (where from and where to)": a route, not where the user is.
+        Slot::Location if thing.starts_with("the trip") => format!("for {thing}"),
         Slot::Location if live => "for the city or area".into(),
         Slot::Location => "for my location (my city or area)".into(),
         Slot::Schema => "for the fields the JSON should have".into(),
         Slot::Quantity => format!("for {thing}"),
         Slot::DateTime => "for the date and time".into(),
         Slot::Criteria => "for what matters most in the choice".into(),
-        Slot::Items => "for the options being compared".into(),
+        // "the phones being compared" → "for the names of the phones being compared".
+        Slot::Items => format!("for the names of {thing}"),
         // `who "he" is` → `who "he" refers to`; `which movie "it" is` stays.
         Slot::Referent => match thing.strip_suffix(" is").or(thing.strip_suffix(" are")) {
             Some(t) if !t.starts_with("which ") => format!("{t} refers to"),

@@ -22,6 +22,7 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     math(&m, &ctx, &mut out);
     scheduling(&m, &ctx, &mut out);
     comparison(&m, &ctx, &mut out);
+    trip(&m, &ctx, &mut out);
     // A "this" already reported as a missing text is not also a missing referent.
     if !out.iter().any(|f| f.slot == Slot::Text) {
         referent(&m, &ctx, &mut out);
@@ -984,12 +985,16 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .is_some()
         && !delimited_payload(m.raw)
         && !ctx.earlier_text;
+    let items = match items_noun(m) {
+        Some(noun) => format!("the {noun} being compared"),
+        None => "the options being compared".to_string(),
+    };
     if !items_named && (!ctx.has_text() || numbered_only) {
         if let Some(d) = deictic_items {
             out.push(finding(
                 "comparison",
                 Slot::Items,
-                "the options being compared",
+                items,
                 0.9,
                 format!("\"{d}\" with no options named"),
             ));
@@ -1001,7 +1006,7 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             out.push(finding(
                 "comparison",
                 Slot::Items,
-                "the options being compared",
+                items,
                 0.8,
                 "asks to compare but names nothing to compare",
             ));
@@ -1041,6 +1046,134 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             format!("\"{cue}\" with no criteria for the verdict"),
         ));
     }
+}
+
+/// The cost or the time of a trip compared between ways to travel ("is it cheaper to
+/// drive or take the train?") with no trip named: the answer turns on where from and
+/// where to. Silent where another rule has spoken, where a place, a distance or a
+/// number is given ("… from Manchester to London"), or where the question is about
+/// travel in general.
+#[rustfmt::skip]
+fn trip(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.payload || !out.is_empty() {
+        return;
+    }
+    let Some(measure) = m.any(&[
+        "cheaper", "cheapest", "faster", "fastest", "quicker", "quickest", "more expensive",
+        "take longer", "costs more", "costs less",
+    ]) else {
+        return;
+    };
+    const MODES: &[&[&str]] = &[
+        &["drive", "driving", "car"], &["train", "rail"], &["fly", "flying", "flight", "plane"],
+        &["bus", "coach"], &["ferry", "boat"], &["cycle", "cycling", "bike"], &["walk", "walking"],
+        &["taxi", "uber", "cab"],
+    ];
+    let modes = MODES.iter().filter(|ws| m.any(ws).is_some()).count();
+    if modes < 2 || m.any(&["or", "vs", "versus", "than"]).is_none() {
+        return;
+    }
+    // "Why is flying usually cheaper than the train?" asks about travel in general.
+    let general = m
+        .any(&["why", "usually", "generally", "in general", "typically", "on average"])
+        .is_some();
+    if general || ctx.words().has_place() || m.has("from") || m.numbers() > 0 || m.measures() > 0
+    {
+        return;
+    }
+    out.push(finding(
+        "comparison",
+        Slot::Location,
+        "the trip (where from and where to)",
+        0.75,
+        format!("compares ways to travel by \"{measure}\" with no trip named"),
+    ));
+}
+
+/// The user's own name for the options a comparison points at, plural: "the two
+/// offers I got" → "offers", "these three laptops" → "laptops", "the two job offers"
+/// → "job offers", "the tile options" → "tile options". A plural noun (`plural`)
+/// right after "these", "those", "both" or a number up to five (one more number and
+/// one word before the noun may come between), or a word before "options" or
+/// "choices" after "the". None where the options have no name ("compare them", "which
+/// is faster?"). The note asks for their names in the user's word: asked "for the
+/// options being compared", Qwen asked "which phone you're referring to" or "what
+/// you're asking"; asked for "the names of the phones being compared", for the names.
+fn items_noun(m: &Words) -> Option<String> {
+    const POINTERS: &[&str] = &["these", "those", "both", "two", "three", "four", "five"];
+    let w = &m.w;
+    let at = |i: usize| w.get(i).map(String::as_str).unwrap_or("");
+    for i in 0..w.len() {
+        if POINTERS.contains(&at(i)) {
+            let mut j = i + 1;
+            if POINTERS[3..].contains(&at(j)) {
+                j += 1;
+            }
+            if plural(at(j)) {
+                return Some(at(j).to_string());
+            }
+            if !FUNCTION_WORDS.contains(&at(j)) && plural(at(j + 1)) {
+                return Some(format!("{} {}", at(j), at(j + 1)));
+            }
+        }
+        if at(i) == "the"
+            && ["options", "choices"].contains(&at(i + 2))
+            && !POINTERS.contains(&at(i + 1))
+            && !FUNCTION_WORDS.contains(&at(i + 1))
+        {
+            return Some(format!("{} {}", at(i + 1), at(i + 2)));
+        }
+    }
+    None
+}
+
+/// Words that join or point, never the modifier of a noun ("both of them").
+const FUNCTION_WORDS: &[&str] = &[
+    "of", "and", "or", "the", "a", "an", "are", "is", "were", "was", "to", "for", "in", "on",
+    "with", "my", "your", "our", "their", "you", "i", "we", "they", "that", "which", "have",
+];
+
+/// A plural noun, by its ending: "offers", "laptops", "apartments"; not "this", "does",
+/// "class", "pros", or the "ones" that name nothing.
+fn plural(word: &str) -> bool {
+    const NOT: &[&str] = &[
+        "this",
+        "these",
+        "those",
+        "does",
+        "was",
+        "has",
+        "its",
+        "is",
+        "pros",
+        "cons",
+        "yes",
+        "always",
+        "plus",
+        "less",
+        "unless",
+        "thus",
+        "perhaps",
+        "ones",
+        "options",
+        "sometimes",
+        "seems",
+        "looks",
+        "sounds",
+        "costs",
+        "works",
+        "wins",
+        "runs",
+        "goes",
+        "makes",
+    ];
+    word.len() >= 4
+        && word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("'s")
+        && word.chars().all(|c| c.is_ascii_alphabetic())
+        && !NOT.contains(&word)
 }
 
 /// A pick of something chosen by taste, use or budget ("recommend me a book", "which

@@ -122,6 +122,9 @@ fn underspecified_prompts_name_their_missing_slot() {
             "What was my average speed if I drove for 3 hours?",
             &["quantity"],
         ),
+        // A trip's cost or time between ways to travel turns on the trip.
+        ("Would flying be quicker than the bus?", &["location"]),
+        ("is taking a taxi or walking cheaper", &["location"]),
     ] {
         let got = slots(text, &[]);
         if got != want {
@@ -154,6 +157,10 @@ fn clear_prompts_stay_silent() {
         "How long does it take light to reach Earth from the Sun?",
         "Schedule a meeting with Anna on Tuesday at 3pm.",
         "Is Python or Java better for Android development?",
+        "Is it faster to fly or take the train from Paris to Lyon?",
+        "Is cycling or driving better for the environment?",
+        "Why is flying cheaper than the train in Europe?",
+        "Is driving usually cheaper than the train?",
         "What is the capital of Japan?",
         "Is it safe to eat raw eggs?",
         "Python's GIL: what is it?",
@@ -295,4 +302,44 @@ fn hostile_messages_get_a_decision_not_a_panic() {
     let mut m = vec![json!({"role": "user", "content": 42})];
     assert!(!apply(&mut m).clarify, "a non-text content is left alone");
     assert_eq!(m[0]["content"], 42);
+}
+
+/// Options the user points at are asked for in the user's own word for them, by name.
+#[test]
+fn options_are_asked_for_by_the_users_word() {
+    for (text, want) in [
+        (
+            "Compare these two bikes for me.",
+            "for the names of the bikes being compared",
+        ),
+        (
+            "Rank those movies from best to worst.",
+            "for the names of the movies being compared",
+        ),
+        (
+            "Compare the two insurance plans.",
+            "for the names of the insurance plans being compared",
+        ),
+        (
+            "Which is cheaper?",
+            "for the names of the options being compared",
+        ),
+        (
+            "Compare both of them.",
+            "for the names of the options being compared",
+        ),
+        (
+            "Compare the two options.",
+            "for the names of the options being compared",
+        ),
+    ] {
+        let d = decide(assess_text(text, &[]));
+        let items: Vec<&str> = d
+            .pieces
+            .iter()
+            .filter(|p| p.slot == Slot::Items)
+            .map(|p| p.ask.as_str())
+            .collect();
+        assert_eq!(items, [want], "{text}");
+    }
 }
