@@ -83,7 +83,7 @@ def check_labels():
     kinds = {
         "useful clarification": (
             "calibration", "after calibration", "lead", "before-lead", "lead-per-kind", "retry", "retry-final", "place-note-final", "retry-final-now",
-            "names-final-now", "seventh-final",
+            "names-final-now", "eighth-final", "reminder-final-now", "kind-final-now", "first-final", "generic-final-now", "sixth-final",
         ),
         "false clarification": ("calibration", "after calibration"),
         "fabrication": ("fabrication-calibration", "fabrication-fresh"),

@@ -235,9 +235,17 @@ impl BehaviourGate {
     pub fn summary(&self) -> (bool, String) {
         let misses = self.misses();
         if misses.is_empty() {
+            // The hand-read figure, where there is one, is the stricter reading.
+            let hand = match self.useful_by_hand.filter(|h| h.of > 0) {
+                Some(h) => format!(
+                    "; {} of {} of its questions read by hand were useful",
+                    h.useful, h.of
+                ),
+                None => String::new(),
+            };
             (
                 true,
-                "Behaviour gate: passes (asks instead of inventing, does not loop).".into(),
+                format!("Behaviour gate: passes (asks instead of inventing, does not loop{hand})."),
             )
         } else {
             (
@@ -864,6 +872,20 @@ mod tests {
             "{text}"
         );
         assert!(pass.misses().is_empty());
+        let by_hand_too = BehaviourGate {
+            useful_by_hand: Some(HandSample {
+                useful: 188,
+                of: 196,
+            }),
+            ..pass.clone()
+        };
+        assert_eq!(
+            by_hand_too.summary(),
+            (
+                true,
+                "Behaviour gate: passes (asks instead of inventing, does not loop; 188 of 196 of its questions read by hand were useful).".to_string()
+            )
+        );
         let fail = BehaviourGate {
             useful_clarification: 0.155,
             fabrication: 0.457,

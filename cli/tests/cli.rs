@@ -305,12 +305,17 @@ fn the_catalog_states_the_measured_behaviour_gate() {
         // The hand-read figure is the labels (eval/labels.jsonl) of the committed
         // replies in the every-ninth-prompt samples of final replies: a label counts
         // only while its text is the reply the results hold.
-        const FINAL_SAMPLES: [&str; 5] = [
+        const FINAL_SAMPLES: [&str; 10] = [
             "retry-final",
             "retry-final-now",
             "place-note-final",
             "names-final-now",
-            "seventh-final",
+            "eighth-final",
+            "reminder-final-now",
+            "kind-final-now",
+            "first-final",
+            "generic-final-now",
+            "sixth-final",
         ];
         let replies =
             std::fs::read_to_string(repo.join(format!("eval/results/{id}.replies.jsonl"))).unwrap();

@@ -113,6 +113,10 @@ const GENERIC: &[&str] = &[
     "information you are looking for",
     "details you re looking for",
     "details you are looking for",
+    "information you re referring to",
+    "information you are referring to",
+    "context you re referring to",
+    "context you are referring to",
 ];
 
 /// Is `ws[i]` inside one of the `GENERIC` requests?
@@ -267,12 +271,17 @@ impl Decision {
                 _ => (0..user.len()).any(|j| phrase_at(&user, j, n)),
             };
             (0..ws.len()).any(|i| {
-                names.iter().any(|n| {
+                let named = names.iter().any(|n| {
                     phrase_at(&ws, i, n)
                         && !in_generic(&ws, i)
                         && (!users(n) || by_name(&ws, i))
                         && !users_voice(&ws, i, n.len())
-                })
+                });
+                named
+                    || (piece.slot == Slot::Quantity
+                        && by_name(&ws, i)
+                        && !ws[..i].iter().any(|w| w == "what")
+                        && owned_by_the_user(&user, &ws[i]))
             })
         })
     }
@@ -293,6 +302,16 @@ fn by_name(ws: &[String], i: usize) -> bool {
         && ws[..d - 1]
             .iter()
             .all(|w| ["what", "is", "s"].contains(&w.as_str()))
+}
+
+/// The user wrote "my" (and at most one more word) before `w`: "my salary", "my
+/// monthly rent". A number missing from the user's own thing is asked for as that thing:
+/// "I need to know your current salary" for "Convert my salary to hourly"; "what your
+/// goal is" asks what it is, not how much.
+fn owned_by_the_user(user: &[String], w: &str) -> bool {
+    (0..user.len()).any(|j| {
+        user[j] == w && ((j >= 1 && user[j - 1] == "my") || (j >= 2 && user[j - 2] == "my"))
+    })
 }
 
 /// Words between "your" and a thing asked for by name that say which of it: "your
@@ -396,6 +415,7 @@ mod tests {
             ("Where does she live now?", "Could you tell me where she lives now?", false),
             ("How old is she?", "To help with that, I need to know more about the context or information you're looking for.", false),
             ("How old is she?", "First, could you tell me who \"she\" refers to?", true),
+            ("What did he say?", "To help with that, I need to know the context or information you're referring to.", false),
             ("How old is she?", "To answer that, I need to know the name of the person you're referring to.", true),
             ("How many calories do I burn running?", "Could you tell me how many calories you burn running?", false),
             ("How many calories do I burn running?", "To answer that, I need to know the distance you run.", true),
@@ -413,6 +433,10 @@ mod tests {
             ("what's the best laptop", "To help with that, I need to know what matters most to you in the best laptop.", true),
             ("Is renting better than buying?", "To answer that, I need to know which criteria you're asking about when deciding whether renting is better than buying.", true),
             ("Which database should I use for my project?", "First, could you tell me what your project is about?", true),
+            // The user's own thing whose number is missing, asked for by name.
+            ("Convert my salary to hourly, I work full time.", "To help with that, I need to know your current salary and your working hours.", true),
+            ("Convert my salary to hourly, I work full time.", "To help with that, I need to know your job.", false),
+            ("How long until I reach my goal if I save 200 a month?", "To help with that, I need to know what your goal is.", false),
             // A word the user wrote, asked for by name after a word that says which.
             ("What's the average speed if it covered the distance in 2 hours?", "To help with that, I need to know the exact distance.", true),
             ("how many tiles do i need for my kitchen floor", "To help with that, I need to know the current tiles.", false),

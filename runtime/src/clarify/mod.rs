@@ -369,7 +369,8 @@ fn ask_for(f: &Finding, live: bool) -> String {
         Slot::Location => "for my location (my city or area)".into(),
         Slot::Schema => "for the fields the JSON should have".into(),
         Slot::Quantity => format!("for {thing}"),
-        Slot::DateTime => "for the date and time".into(),
+        // "the date and time of the reminder": whose time it is.
+        Slot::DateTime => format!("for {thing}"),
         Slot::Criteria => "for what matters most in the choice".into(),
         // "the phones being compared" → "for the names of the phones being compared".
         Slot::Items => format!("for the names of {thing}"),

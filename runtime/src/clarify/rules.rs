@@ -789,6 +789,11 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         let time = m.any(&["hour", "hours", "minute", "minutes", "mins", "seconds"]);
         let length = m.any(&["km", "kilometres", "kilometers", "miles", "mile", "metres", "meters"]);
         what = match (motion, time.is_some(), length.is_some()) {
+            // A circle's one dimension has a name: asked for "the dimensions", Qwen asked
+            // "what specific information you're looking for about the circle's dimensions".
+            (false, _, _) if m.any(&["circle", "circular", "sphere", "disc", "disk"]).is_some() => {
+                "the radius or the diameter"
+            }
             (false, _, _) => "the dimensions",
             (true, true, false) => "the distance",
             (true, false, true) => "the time it took",
@@ -823,7 +828,11 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             ])
             .is_some())
     {
-        what = "the numbers to use";
+        // How long a sum takes to double turns on its growth rate alone.
+        what = match m.any(&["double", "doubles", "triple", "triples"]) {
+            Some(_) => "the yearly interest or growth rate",
+            None => "the numbers to use",
+        };
         why = format!("asks to {cue} but gives no numbers");
     } else if numbers == 0
         && deictic
@@ -926,10 +935,17 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.words().has_date() && !vague {
         return;
     }
+    // A reminder's own time: asked for "the date and time", Qwen asked for "the date and
+    // time of your appointment" to "set a reminder to call the dentist".
+    let what = match m.any(&["alarm", "wake me", "remind", "reminder", "reminders"]) {
+        Some("alarm") | Some("wake me") => "the date and time of the alarm",
+        Some(_) => "the date and time of the reminder",
+        None => "the date and time",
+    };
     out.push(finding(
         "scheduling",
         Slot::DateTime,
-        "the date and time",
+        what,
         0.8,
         format!("\"{cue}\" with no date or time"),
     ));
@@ -1381,10 +1397,15 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             pronoun.then_some(x)
         }) {
             if content.is_empty() {
+                // "Where was that filmed?": the verb says what kind of thing "that" is.
+                let missing = match THING_KINDS.iter().find(|(verbs, _)| m.any(verbs).is_some()) {
+                    Some((_, kind)) => format!("which {kind} \"{p}\" is"),
+                    None => format!("what \"{p}\" refers to"),
+                };
                 out.push(finding(
                     "referent",
                     Slot::Referent,
-                    format!("what \"{p}\" refers to"),
+                    missing,
                     0.85,
                     format!("\"{p}\" refers to nothing in the conversation"),
                 ));
@@ -1392,6 +1413,18 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         }
     }
 }
+
+/// Verbs that say what kind of thing their object is, and the kind: the note asks
+/// "which film or show "that" is" for "Where was that filmed?". Asked what "that"
+/// refers to, Qwen asked "which specific location you're referring to", the answer's
+/// kind, after every lead.
+const THING_KINDS: &[(&[&str], &str)] = &[
+    (&["filmed", "directed"], "film or show"),
+    (&["painted"], "painting"),
+    (&["sung", "sang", "recorded"], "song or record"),
+    (&["wrote", "written", "published"], "book or text"),
+    (&["built"], "building or structure"),
+];
 
 /// Live data: the weather, opening hours, the next train, the time.
 #[rustfmt::skip]

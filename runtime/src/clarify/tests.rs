@@ -343,3 +343,53 @@ fn options_are_asked_for_by_the_users_word() {
         assert_eq!(items, [want], "{text}");
     }
 }
+
+/// A reminder or an alarm is asked for its own time, not the time of what it is about.
+#[test]
+fn a_reminder_is_asked_for_its_own_time() {
+    for (text, want) in [
+        (
+            "Remind me to renew my passport.",
+            "for the date and time of the reminder",
+        ),
+        (
+            "Can you set a reminder for the vet?",
+            "for the date and time of the reminder",
+        ),
+        (
+            "Set an alarm, please.",
+            "for the date and time of the alarm",
+        ),
+        ("Schedule a meeting with Anna.", "for the date and time"),
+    ] {
+        let d = decide(assess_text(text, &[]));
+        let asks: Vec<&str> = d.pieces.iter().map(|p| p.ask.as_str()).collect();
+        assert_eq!(asks, [want], "{text}");
+    }
+}
+
+/// A thing's kind, where the verb says it, is asked for by name.
+#[test]
+fn a_pointed_at_thing_is_asked_for_by_the_kind_its_verb_says() {
+    for (text, want) in [
+        ("Who directed that?", "which film or show \"that\" is"),
+        ("When was it painted?", "which painting \"it\" is"),
+        ("When did that happen?", "what \"that\" refers to"),
+    ] {
+        let d = decide(assess_text(text, &[]));
+        let asks: Vec<&str> = d.pieces.iter().map(|p| p.ask.as_str()).collect();
+        assert_eq!(asks, [want], "{text}");
+    }
+}
+
+/// A circle is asked for its radius, not for "the dimensions".
+#[test]
+fn a_circle_is_asked_for_its_radius() {
+    let d = decide(assess_text(
+        "Calculate the circumference of the circle.",
+        &[],
+    ));
+    assert_eq!(d.missing.as_deref(), Some("the radius or the diameter"));
+    let d = decide(assess_text("Calculate the area of the rectangle.", &[]));
+    assert_eq!(d.missing.as_deref(), Some("the dimensions"));
+}
