@@ -304,92 +304,40 @@ fn hostile_messages_get_a_decision_not_a_panic() {
     assert_eq!(m[0]["content"], 42);
 }
 
-/// Options the user points at are asked for in the user's own word for them, by name.
+/// What the note asks for, piece by piece, in the words the rules found: the user's own
+/// word for the options, a reminder's own time, the kind of thing a verb says, a
+/// circle's radius. A row's slot picks the piece; the others may be asked for too.
 #[test]
-fn options_are_asked_for_by_the_users_word() {
-    for (text, want) in [
-        (
-            "Compare these two bikes for me.",
-            "for the names of the bikes being compared",
-        ),
-        (
-            "Rank those movies from best to worst.",
-            "for the names of the movies being compared",
-        ),
-        (
-            "Compare the two insurance plans.",
-            "for the names of the insurance plans being compared",
-        ),
-        (
-            "Which is cheaper?",
-            "for the names of the options being compared",
-        ),
-        (
-            "Compare both of them.",
-            "for the names of the options being compared",
-        ),
-        (
-            "Compare the two options.",
-            "for the names of the options being compared",
-        ),
+#[rustfmt::skip]
+fn each_piece_is_asked_for_in_the_words_the_rules_found() {
+    for (text, slot, want) in [
+        // Options the user points at, by name, in the user's word for them.
+        ("Compare these two bikes for me.", Slot::Items, "for the names of the bikes being compared"),
+        ("Rank those movies from best to worst.", Slot::Items, "for the names of the movies being compared"),
+        ("Compare the two insurance plans.", Slot::Items, "for the names of the insurance plans being compared"),
+        ("Which is cheaper?", Slot::Items, "for the names of the options being compared"),
+        ("Compare both of them.", Slot::Items, "for the names of the options being compared"),
+        ("Compare the two options.", Slot::Items, "for the names of the options being compared"),
+        // A reminder or an alarm: its own time, not the time of what it is about.
+        ("Remind me to renew my passport.", Slot::DateTime, "for the date and time of the reminder"),
+        ("Can you set a reminder for the vet?", Slot::DateTime, "for the date and time of the reminder"),
+        ("Set an alarm, please.", Slot::DateTime, "for the date and time of the alarm"),
+        ("Schedule a meeting with Anna.", Slot::DateTime, "for the date and time"),
+        // A thing's kind, where the verb says it.
+        ("Who directed that?", Slot::Referent, "which film or show \"that\" is"),
+        ("When was it painted?", Slot::Referent, "which painting \"it\" is"),
+        ("When did that happen?", Slot::Referent, "what \"that\" refers to"),
+        // A circle's one dimension; a rectangle's two.
+        ("Calculate the circumference of the circle.", Slot::Quantity, "for the radius or the diameter"),
+        ("Calculate the area of the rectangle.", Slot::Quantity, "for the dimensions"),
     ] {
         let d = decide(assess_text(text, &[]));
-        let items: Vec<&str> = d
+        let asks: Vec<&str> = d
             .pieces
             .iter()
-            .filter(|p| p.slot == Slot::Items)
+            .filter(|p| p.slot == slot)
             .map(|p| p.ask.as_str())
             .collect();
-        assert_eq!(items, [want], "{text}");
-    }
-}
-
-/// A reminder or an alarm is asked for its own time, not the time of what it is about.
-#[test]
-fn a_reminder_is_asked_for_its_own_time() {
-    for (text, want) in [
-        (
-            "Remind me to renew my passport.",
-            "for the date and time of the reminder",
-        ),
-        (
-            "Can you set a reminder for the vet?",
-            "for the date and time of the reminder",
-        ),
-        (
-            "Set an alarm, please.",
-            "for the date and time of the alarm",
-        ),
-        ("Schedule a meeting with Anna.", "for the date and time"),
-    ] {
-        let d = decide(assess_text(text, &[]));
-        let asks: Vec<&str> = d.pieces.iter().map(|p| p.ask.as_str()).collect();
         assert_eq!(asks, [want], "{text}");
     }
-}
-
-/// A thing's kind, where the verb says it, is asked for by name.
-#[test]
-fn a_pointed_at_thing_is_asked_for_by_the_kind_its_verb_says() {
-    for (text, want) in [
-        ("Who directed that?", "which film or show \"that\" is"),
-        ("When was it painted?", "which painting \"it\" is"),
-        ("When did that happen?", "what \"that\" refers to"),
-    ] {
-        let d = decide(assess_text(text, &[]));
-        let asks: Vec<&str> = d.pieces.iter().map(|p| p.ask.as_str()).collect();
-        assert_eq!(asks, [want], "{text}");
-    }
-}
-
-/// A circle is asked for its radius, not for "the dimensions".
-#[test]
-fn a_circle_is_asked_for_its_radius() {
-    let d = decide(assess_text(
-        "Calculate the circumference of the circle.",
-        &[],
-    ));
-    assert_eq!(d.missing.as_deref(), Some("the radius or the diameter"));
-    let d = decide(assess_text("Calculate the area of the rectangle.", &[]));
-    assert_eq!(d.missing.as_deref(), Some("the dimensions"));
 }
