@@ -94,7 +94,7 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
             "budget", "care about", "goal", "goals", "requirements", "requirement",
             "preferences", "based on", "factor", "factors", "for what", "what kind", "what type",
             "use case", "interested in", "interests", "trying to solve", "trying to build",
-            "trying to achieve", "trying to do", "is about",
+            "trying to achieve", "is about",
         ],
     ),
     (
@@ -409,7 +409,8 @@ fn users_voice(q: &str, word: &str) -> bool {
 /// it asks for neither the options nor the criteria, whatever words it holds. A verdict
 /// word counts within ten words after "which", "whether" or "if", up to a new clause
 /// ("which criteria you're asking about when deciding whether renting is better" asks
-/// for the criteria), and not after "deciding" or "choosing".
+/// for the criteria), and not right after one of its words ("when", "while", "deciding",
+/// "choosing", "decide", "choose"). Words after "so" or "then" are the assistant's plan.
 fn asks_which_wins(q: &str) -> bool {
     #[rustfmt::skip]
     const VERDICT: &[&str] = &[
@@ -421,6 +422,11 @@ fn asks_which_wins(q: &str) -> bool {
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
         .collect();
+    // "…your budget, so I can find which laptop is best": the plan, not the question.
+    let ws = &ws[..ws
+        .iter()
+        .position(|w| ["so", "then"].contains(w))
+        .unwrap_or(ws.len())];
     ws.iter().enumerate().any(|(i, w)| {
         ["which", "whether", "if"].contains(w)
             && (i == 0 || !CLAUSE.contains(&ws[i - 1]))
@@ -435,6 +441,8 @@ fn asks_which_wins(q: &str) -> bool {
 /// Requests that name no piece: removed from a question before its slot words are read.
 #[rustfmt::skip]
 const GENERIC: &[&str] = &[
+    // Before "your question": "what your question is about" asks for nothing.
+    "question is about", "request is about", "what this is about", "what it is about",
     "more context", "some context", "the context", "clarify your request", "clarify your question",
     "clarify the request", "clarify what you", "your request", "your question", "more details",
     "more detail", "more information", "more info", "additional information", "additional details",
@@ -599,6 +607,20 @@ mod tests {
             "Is renting better than buying?",
         );
         assert!(s.targets);
+        // The assistant's plan after "so" is not the question; "what your question is
+        // about" is generic.
+        let s = score(
+            "Could you tell me your budget, so I can find which laptop is best for you?",
+            &slots(&["criteria"]),
+            "Which laptop should I get?",
+        );
+        assert!(s.targets);
+        let s = score(
+            "Could you tell me what your question is about?",
+            &slots(&["criteria"]),
+            "Which laptop should I get?",
+        );
+        assert!(!s.targets);
         // The problem to solve is the criterion of a choice of tool.
         let s = score(
             "To help with that, I need to know what specific problem you're trying to solve.",

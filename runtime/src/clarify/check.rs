@@ -94,7 +94,6 @@ fn other_names(slot: Slot) -> &'static [&'static str] {
             "requirements",
             "trying to solve",
             "trying to build",
-            "trying to do",
             "trying to achieve",
             "use case",
             "is about",
@@ -117,6 +116,10 @@ const GENERIC: &[&str] = &[
     "information you are referring to",
     "context you re referring to",
     "context you are referring to",
+    "question is about",
+    "request is about",
+    "this is about",
+    "it is about",
 ];
 
 /// Is `ws[i]` inside one of the `GENERIC` requests?
@@ -143,9 +146,15 @@ const VERDICTS: &[&str] = &[
 const CLAUSE_STARTS: &[&str] = &["when", "while", "deciding", "choosing", "decide", "choose"];
 
 /// A "which", "whether" or "if" with a verdict (`VERDICTS`) within its next ten words,
-/// before a new clause: the question asks which option wins.
+/// before a new clause: the question asks which option wins. What follows "so" or
+/// "then" is the assistant's own plan ("your budget, so I can find which laptop is
+/// best"), not its question.
 fn asks_which_wins(ws: &[String]) -> bool {
     let is = |w: &String, list: &[&str]| list.contains(&w.as_str());
+    let ws = &ws[..ws
+        .iter()
+        .position(|w| is(w, &["so", "then"]))
+        .unwrap_or(ws.len())];
     ws.iter().enumerate().any(|(i, w)| {
         is(w, &["which", "whether", "if"])
             && (i == 0 || !is(&ws[i - 1], CLAUSE_STARTS))
@@ -304,14 +313,21 @@ fn by_name(ws: &[String], i: usize) -> bool {
             .all(|w| ["what", "is", "s"].contains(&w.as_str()))
 }
 
-/// The user wrote "my" (and at most one more word) before `w`: "my salary", "my
-/// monthly rent". A number missing from the user's own thing is asked for as that thing:
+/// The user wrote "my" (and at most one more word) before `w`, a thing that is an amount:
+/// "my salary", "my monthly rent". A number missing from the user's own thing is asked for as that thing:
 /// "I need to know your current salary" for "Convert my salary to hourly"; "what your
 /// goal is" asks what it is, not how much.
 fn owned_by_the_user(user: &[String], w: &str) -> bool {
-    (0..user.len()).any(|j| {
-        user[j] == w && ((j >= 1 && user[j - 1] == "my") || (j >= 2 && user[j - 2] == "my"))
-    })
+    // Things that are amounts by nature: "your kitchen floor" asks for no number.
+    #[rustfmt::skip]
+    const AMOUNTS: &[&str] = &[
+        "salary", "income", "savings", "budget", "rent", "wage", "wages", "pay", "paycheck",
+        "loan", "mortgage", "debt", "bill", "earnings", "pension", "allowance",
+    ];
+    AMOUNTS.contains(&w)
+        && (0..user.len()).any(|j| {
+            user[j] == w && ((j >= 1 && user[j - 1] == "my") || (j >= 2 && user[j - 2] == "my"))
+        })
 }
 
 /// Words between "your" and a thing asked for by name that say which of it: "your
@@ -437,6 +453,10 @@ mod tests {
             ("Convert my salary to hourly, I work full time.", "To help with that, I need to know your current salary and your working hours.", true),
             ("Convert my salary to hourly, I work full time.", "To help with that, I need to know your job.", false),
             ("How long until I reach my goal if I save 200 a month?", "To help with that, I need to know what your goal is.", false),
+            ("how many tiles do i need for my kitchen floor", "To help with that, I need to know your kitchen floor.", false),
+            // The assistant's plan after "so" is not its question.
+            ("Which laptop should I get?", "Could you tell me your budget, so I can find which laptop is best for you?", true),
+            ("Which laptop should I get?", "Could you tell me what your question is about?", false),
             // A word the user wrote, asked for by name after a word that says which.
             ("What's the average speed if it covered the distance in 2 hours?", "To help with that, I need to know the exact distance.", true),
             ("how many tiles do i need for my kitchen floor", "To help with that, I need to know the current tiles.", false),

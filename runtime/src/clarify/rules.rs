@@ -829,10 +829,11 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             .is_some())
     {
         // How long a sum takes to double turns on its growth rate alone.
-        what = match m.any(&["double", "doubles", "triple", "triples"]) {
-            Some(_) => "the yearly interest or growth rate",
-            None => "the numbers to use",
-        };
+        let grows = m.any(&["double", "doubles", "triple", "triples"]).is_some()
+            && m
+                .any(&["savings", "money", "investment", "investments", "portfolio", "deposit", "interest"])
+                .is_some();
+        what = if grows { "the yearly interest or growth rate" } else { "the numbers to use" };
         why = format!("asks to {cue} but gives no numbers");
     } else if numbers == 0
         && deictic
@@ -1066,9 +1067,9 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 
 /// The cost or the time of a trip compared between ways to travel ("is it cheaper to
 /// drive or take the train?") with no trip named: the answer turns on where from and
-/// where to. Silent where another rule has spoken, where a place, a distance or a
-/// number is given ("… from Manchester to London"), or where the question is about
-/// travel in general.
+/// where to. Only for a trip of the user's ("is it…", "should I…"); silent where another
+/// rule has spoken, where a place, a distance or a number is given ("… from Manchester
+/// to London"), or where the question is about travel in general.
 #[rustfmt::skip]
 fn trip(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.payload || !out.is_empty() {
@@ -1087,6 +1088,11 @@ fn trip(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     ];
     let modes = MODES.iter().filter(|ws| m.any(ws).is_some()).count();
     if modes < 2 || m.any(&["or", "vs", "versus", "than"]).is_none() {
+        return;
+    }
+    // A trip of the user's: "is it cheaper to drive…", "should I fly or…". "Is cycling
+    // faster than walking?" compares the ways in general.
+    if m.any(&["is it", "would it", "will it", "should i", "should we", "for me", "for us"]).is_none() {
         return;
     }
     // "Why is flying usually cheaper than the train?" asks about travel in general.
@@ -1120,7 +1126,12 @@ fn items_noun(m: &Words) -> Option<String> {
     let w = &m.w;
     let at = |i: usize| w.get(i).map(String::as_str).unwrap_or("");
     for i in 0..w.len() {
-        if POINTERS.contains(&at(i)) {
+        // "the two offers", "these three laptops"; not "for two adults".
+        let pointer = POINTERS[..3].contains(&at(i))
+            || (POINTERS[3..].contains(&at(i))
+                && i > 0
+                && ["the", "my", "our", "these", "those", "both"].contains(&at(i - 1)));
+        if pointer {
             let mut j = i + 1;
             if POINTERS[3..].contains(&at(j)) {
                 j += 1;
@@ -1153,6 +1164,31 @@ const FUNCTION_WORDS: &[&str] = &[
 /// "class", "pros", or the "ones" that name nothing.
 fn plural(word: &str) -> bool {
     const NOT: &[&str] = &[
+        "thanks",
+        "performs",
+        "lasts",
+        "uses",
+        "needs",
+        "tastes",
+        "feels",
+        "handles",
+        "scales",
+        "matters",
+        "means",
+        "comes",
+        "gets",
+        "gives",
+        "takes",
+        "pays",
+        "adults",
+        "kids",
+        "people",
+        "years",
+        "days",
+        "hours",
+        "minutes",
+        "weeks",
+        "months",
         "this",
         "these",
         "those",

@@ -123,8 +123,8 @@ fn underspecified_prompts_name_their_missing_slot() {
             &["quantity"],
         ),
         // A trip's cost or time between ways to travel turns on the trip.
-        ("Would flying be quicker than the bus?", &["location"]),
-        ("is taking a taxi or walking cheaper", &["location"]),
+        ("Would it be quicker to fly or take the bus?", &["location"]),
+        ("should i take a taxi or walk, which is cheaper", &["location"]),
     ] {
         let got = slots(text, &[]);
         if got != want {
@@ -159,6 +159,8 @@ fn clear_prompts_stay_silent() {
         "Is Python or Java better for Android development?",
         "Is it faster to fly or take the train from Paris to Lyon?",
         "Is cycling or driving better for the environment?",
+        "Is cycling faster than walking?",
+        "Is a plane faster than a train?",
         "Why is flying cheaper than the train in Europe?",
         "Is driving usually cheaper than the train?",
         "What is the capital of Japan?",
@@ -318,6 +320,8 @@ fn each_piece_is_asked_for_in_the_words_the_rules_found() {
         ("Which is cheaper?", Slot::Items, "for the names of the options being compared"),
         ("Compare both of them.", Slot::Items, "for the names of the options being compared"),
         ("Compare the two options.", Slot::Items, "for the names of the options being compared"),
+        ("Which of these two performs better?", Slot::Items, "for the names of the options being compared"),
+        ("Compare both, thanks.", Slot::Items, "for the names of the options being compared"),
         // A reminder or an alarm: its own time, not the time of what it is about.
         ("Remind me to renew my passport.", Slot::DateTime, "for the date and time of the reminder"),
         ("Can you set a reminder for the vet?", Slot::DateTime, "for the date and time of the reminder"),
