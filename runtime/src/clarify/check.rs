@@ -268,8 +268,15 @@ impl Decision {
             if piece.slot == Slot::Referent && names_the_answer(&ws, &user) {
                 return false;
             }
+            // A quantity's names include the user's own amounts ("my salary"): a word the
+            // user wrote, so it counts only when asked for by name ("your current salary").
+            let amounts = match piece.slot {
+                Slot::Quantity => users_amounts(&user),
+                _ => Vec::new(),
+            };
             let names: Vec<Vec<String>> = own
                 .iter()
+                .chain(&amounts)
                 .map(|w| vec![w.clone()])
                 .chain(other_names(piece.slot).iter().map(|p| words(p)))
                 .collect();
@@ -280,17 +287,12 @@ impl Decision {
                 _ => (0..user.len()).any(|j| phrase_at(&user, j, n)),
             };
             (0..ws.len()).any(|i| {
-                let named = names.iter().any(|n| {
+                names.iter().any(|n| {
                     phrase_at(&ws, i, n)
                         && !in_generic(&ws, i)
                         && (!users(n) || by_name(&ws, i))
                         && !users_voice(&ws, i, n.len())
-                });
-                named
-                    || (piece.slot == Slot::Quantity
-                        && by_name(&ws, i)
-                        && !ws[..i].iter().any(|w| w == "what")
-                        && owned_by_the_user(&user, &ws[i]))
+                })
             })
         })
     }
@@ -313,21 +315,22 @@ fn by_name(ws: &[String], i: usize) -> bool {
             .all(|w| ["what", "is", "s"].contains(&w.as_str()))
 }
 
-/// The user wrote "my" (and at most one more word) before `w`, a thing that is an amount:
-/// "my salary", "my monthly rent". A number missing from the user's own thing is asked for as that thing:
-/// "I need to know your current salary" for "Convert my salary to hourly"; "what your
-/// goal is" asks what it is, not how much.
-fn owned_by_the_user(user: &[String], w: &str) -> bool {
-    // Things that are amounts by nature: "your kitchen floor" asks for no number.
+/// The amounts the user calls their own: a word of `AMOUNTS` with "my" one or two
+/// words before it ("my salary", "my monthly rent"). A number missing from the user's
+/// own thing is asked for as that thing: "I need to know your current salary" for
+/// "Convert my salary to hourly". "Your kitchen floor" asks for no number, and "what
+/// your goal is" asks what, not how much.
+fn users_amounts(user: &[String]) -> Vec<String> {
     #[rustfmt::skip]
     const AMOUNTS: &[&str] = &[
         "salary", "income", "savings", "budget", "rent", "wage", "wages", "pay", "paycheck",
         "loan", "mortgage", "debt", "bill", "earnings", "pension", "allowance",
     ];
-    AMOUNTS.contains(&w)
-        && (0..user.len()).any(|j| {
-            user[j] == w && ((j >= 1 && user[j - 1] == "my") || (j >= 2 && user[j - 2] == "my"))
-        })
+    (0..user.len())
+        .filter(|&j| AMOUNTS.contains(&user[j].as_str()))
+        .filter(|&j| user[j.saturating_sub(2)..j].iter().any(|w| w == "my"))
+        .map(|j| user[j].clone())
+        .collect()
 }
 
 /// Words between "your" and a thing asked for by name that say which of it: "your

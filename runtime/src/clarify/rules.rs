@@ -1122,20 +1122,22 @@ fn trip(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 /// options being compared", Qwen asked "which phone you're referring to" or "what
 /// you're asking"; asked for "the names of the phones being compared", for the names.
 fn items_noun(m: &Words) -> Option<String> {
-    const POINTERS: &[&str] = &["these", "those", "both", "two", "three", "four", "five"];
+    const POINTERS: &[&str] = &["these", "those", "both"];
+    const NUMBERS: &[&str] = &["two", "three", "four", "five"];
     let w = &m.w;
     let at = |i: usize| w.get(i).map(String::as_str).unwrap_or("");
     for i in 0..w.len() {
         // "the two offers", "these three laptops"; not "for two adults".
-        let pointer = POINTERS[..3].contains(&at(i))
-            || (POINTERS[3..].contains(&at(i))
+        let pointer = POINTERS.contains(&at(i))
+            || (NUMBERS.contains(&at(i))
                 && i > 0
                 && ["the", "my", "our", "these", "those", "both"].contains(&at(i - 1)));
         if pointer {
-            let mut j = i + 1;
-            if POINTERS[3..].contains(&at(j)) {
-                j += 1;
-            }
+            let j = if NUMBERS.contains(&at(i + 1)) {
+                i + 2
+            } else {
+                i + 1
+            };
             if plural(at(j)) {
                 return Some(at(j).to_string());
             }
@@ -1146,6 +1148,7 @@ fn items_noun(m: &Words) -> Option<String> {
         if at(i) == "the"
             && ["options", "choices"].contains(&at(i + 2))
             && !POINTERS.contains(&at(i + 1))
+            && !NUMBERS.contains(&at(i + 1))
             && !FUNCTION_WORDS.contains(&at(i + 1))
         {
             return Some(format!("{} {}", at(i + 1), at(i + 2)));
@@ -1162,68 +1165,23 @@ const FUNCTION_WORDS: &[&str] = &[
 
 /// A plural noun, by its ending: "offers", "laptops", "apartments"; not "this", "does",
 /// "class", "pros", or the "ones" that name nothing.
+#[rustfmt::skip]
 fn plural(word: &str) -> bool {
+    // Words of four letters or more that end in a lone "s" and are no plural noun (or,
+    // like "options", name nothing beyond the default).
     const NOT: &[&str] = &[
-        "thanks",
-        "performs",
-        "lasts",
-        "uses",
-        "needs",
-        "tastes",
-        "feels",
-        "handles",
-        "scales",
-        "matters",
-        "means",
-        "comes",
-        "gets",
-        "gives",
-        "takes",
-        "pays",
-        "adults",
-        "kids",
-        "people",
-        "years",
-        "days",
-        "hours",
-        "minutes",
-        "weeks",
-        "months",
-        "this",
-        "these",
-        "those",
-        "does",
-        "was",
-        "has",
-        "its",
-        "is",
-        "pros",
-        "cons",
-        "yes",
-        "always",
-        "plus",
-        "less",
-        "unless",
-        "thus",
-        "perhaps",
-        "ones",
-        "options",
-        "sometimes",
-        "seems",
-        "looks",
-        "sounds",
-        "costs",
-        "works",
-        "wins",
-        "runs",
-        "goes",
-        "makes",
+        "this", "these", "those", "does", "pros", "cons", "always", "perhaps", "sometimes",
+        "ones", "options", "thanks", "adults", "kids", "years", "days", "hours", "minutes",
+        "weeks", "months",
+        // Verbs in the third person: "which of these two performs better?"
+        "performs", "lasts", "uses", "needs", "tastes", "feels", "handles", "scales", "matters",
+        "means", "comes", "gets", "gives", "takes", "pays", "seems", "looks", "sounds", "costs",
+        "works", "wins", "runs", "goes", "makes",
     ];
     word.len() >= 4
         && word.ends_with('s')
         && !word.ends_with("ss")
         && !word.ends_with("us")
-        && !word.ends_with("'s")
         && word.chars().all(|c| c.is_ascii_alphabetic())
         && !NOT.contains(&word)
 }
