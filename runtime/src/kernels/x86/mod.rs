@@ -113,10 +113,18 @@ static AMX: Kernels = Kernels {
     dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
     weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
-    rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
-    // avx512::rows8 takes these only.
-    rows8_dtypes: super::WIDE_DTYPES,
+    // avx512::rows8 takes WIDE_DTYPES; AVX-VNNI's the other interleaved types, so
+    // that q4_1 and q5 rows decode 8 at a time and prefill in token tiles here too
+    // (the tile products take q8_0 and q4_0 only).
+    rows8: Some(|d, w, x, out| unsafe {
+        if super::WIDE_DTYPES.contains(&d) {
+            avx512::rows8(d, w, x, out)
+        } else {
+            vnni::rows8(d, w, x, out)
+        }
+    }),
     rows8_spread: true,
+    rows8_narrow: Some(|d, w, x, out| unsafe { vnni::rows8(d, w, x, out) }),
     gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
         super::amx::gemm(d, w, il, rows, cols, x, y)
     }),
