@@ -35,6 +35,7 @@ pub use wasm::f16x8_to_f32_simd;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+use crate::parallel::Threads;
 use crate::quant::{DType, QK};
 use std::marker::PhantomData;
 use std::sync::OnceLock;
@@ -196,6 +197,12 @@ impl Q8Act {
 
     /// `quantize` at a given precision (13, or 8: see `act_bits`).
     pub fn quantize_bits(&mut self, x: &[f32], cols: usize, bits: u32) {
+        self.quantize_on(x, cols, bits, &Threads::one());
+    }
+
+    /// `quantize_bits` with the rows split over `threads` (a batch's rows are
+    /// quantized independently, so the split changes no result).
+    pub fn quantize_on(&mut self, x: &[f32], cols: usize, bits: u32, threads: &Threads) {
         debug_assert_eq!(cols % QK, 0);
         debug_assert_eq!(x.len() % cols.max(1), 0);
         let nb = x.len() / QK;
@@ -203,40 +210,43 @@ impl Q8Act {
         self.rows = x.len() / cols.max(1);
         self.packed = [false; 2];
         self.spread_ready = false;
+        self.wide = bits != 8;
         self.d.resize(nb, 0.0);
         self.s.resize(nb, 0);
         self.hi.resize(nb * QK, 0);
         self.lo.resize(nb * QK, 0);
-        let max = if bits == 8 { DIGITS_MAX } else { ACT_MAX };
-        (active().quantize)(
-            &x[..nb * QK],
-            max,
-            &mut self.d,
-            &mut self.hi,
-            &mut self.lo,
-            &mut self.s,
-        );
-        self.wide = bits != 8;
         self.v.resize(nb * QK, 0);
-        if self.wide {
-            for ((v, &h), &l) in self.v.iter_mut().zip(self.hi.iter()).zip(self.lo.iter()) {
-                *v = (ACT_BASE * h as i32 + l as i32) as i16;
-            }
-        } else {
-            for (v, &h) in self.v.iter_mut().zip(self.hi.iter()) {
-                *v = h as i16;
-            }
-            // The values become hi on a 255 times coarser scale; Σx follows them.
-            for ((s, d), hi) in self
-                .s
-                .iter_mut()
-                .zip(self.d.iter_mut())
-                .zip(self.hi.chunks_exact(QK))
-            {
-                *s = hi.iter().map(|&h| h as i32).sum::<i32>();
-                *d *= ACT_BASE as f32;
-            }
+        let max = if bits == 8 { DIGITS_MAX } else { ACT_MAX };
+        let wide = self.wide;
+        if threads.count() == 1 {
+            // No hand-off (and no allocation) for one thread: decode's case.
+            let x = &x[..nb * QK];
+            let (d, s, hi, lo, v) = (
+                &mut self.d,
+                &mut self.s,
+                &mut self.hi,
+                &mut self.lo,
+                &mut self.v,
+            );
+            return quantize_rows(x, max, wide, d, s, hi, lo, v);
         }
+        // Rows per part: a few parts a thread, so that a late thread takes fewer.
+        let per = self
+            .rows
+            .div_ceil(PARTS_PER_THREAD * threads.count())
+            .max(1);
+        let (row_blocks, row_vals) = (per * cols / QK, per * cols);
+        let parts: Vec<_> = x[..nb * QK]
+            .chunks(row_vals.max(1))
+            .zip(self.d.chunks_mut(row_blocks.max(1)))
+            .zip(self.s.chunks_mut(row_blocks.max(1)))
+            .zip(self.hi.chunks_mut(row_vals.max(1)))
+            .zip(self.lo.chunks_mut(row_vals.max(1)))
+            .zip(self.v.chunks_mut(row_vals.max(1)))
+            .collect();
+        threads.run_each(parts, |_, (((((x, d), s), hi), lo), v)| {
+            quantize_rows(x, max, wide, d, s, hi, lo, v)
+        });
     }
 
     /// Rows quantized.
@@ -267,6 +277,11 @@ impl Q8Act {
     /// 16 rows `cols` apart. The padding rows are zeros or an earlier call's (the
     /// kernel ignores their results).
     pub fn pack_tiles(&mut self, dtypes: impl IntoIterator<Item = DType>) {
+        self.pack_tiles_on(dtypes, &Threads::one());
+    }
+
+    /// `pack_tiles` with the tiles split over `threads`.
+    pub fn pack_tiles_on(&mut self, dtypes: impl IntoIterator<Item = DType>, threads: &Threads) {
         let mut want = [false; 2];
         for d in dtypes {
             if let Some(f) = tile_form(d, self.wide) {
@@ -274,14 +289,22 @@ impl Q8Act {
             }
         }
         if want != [false; 2] {
-            self.pack_forms(want);
+            self.pack_forms_on(want, threads);
         }
     }
 
     /// `pack_tiles` for the forms `want` (indexed by `TileForm`).
+    #[cfg(test)]
     pub(crate) fn pack_forms(&mut self, want: [bool; 2]) {
+        self.pack_forms_on(want, &Threads::one());
+    }
+
+    /// `pack_forms` with the tiles of token rows split over `threads` (each tile's
+    /// layout is written from its own rows alone).
+    pub(crate) fn pack_forms_on(&mut self, want: [bool; 2], threads: &Threads) {
         let (n, cols, nb) = (self.rows, self.cols, self.cols / QK);
-        let padded = n.next_multiple_of(GEMM_TILE);
+        let tiles = n.div_ceil(GEMM_TILE);
+        let padded = tiles * GEMM_TILE;
         let (digits, bf16) = (
             want[TileForm::Digits as usize],
             want[TileForm::Bf16 as usize],
@@ -299,26 +322,60 @@ impl Q8Act {
             self.tiled_bf16
                 .resize(grow(padded * cols * 2, self.tiled_bf16.len()), 0);
         }
-        for t in 0..n {
-            let (tile, r) = (t / GEMM_TILE, t % GEMM_TILE);
-            for b in 0..nb {
-                self.tiled_d[(tile * nb + b) * GEMM_TILE + r] = self.d[t * nb + b];
-                let src = t * cols + QK * b;
-                if digits {
-                    let at = ((tile * nb + b) * planes * GEMM_TILE + r) * QK;
-                    self.tiled[at..at + QK].copy_from_slice(&self.hi[src..src + QK]);
-                    if self.wide {
-                        let at = at + GEMM_TILE * QK;
-                        self.tiled[at..at + QK].copy_from_slice(&self.lo[src..src + QK]);
+        // Each tile's part of the three buffers (empty where a form is not wanted).
+        let (tile_d, tile_digits, tile_bf16) = (
+            GEMM_TILE * nb,
+            GEMM_TILE * cols * planes,
+            GEMM_TILE * cols * 2,
+        );
+        let ds = self.tiled_d[..padded * nb].chunks_mut(tile_d);
+        let mut digit_parts: Vec<&mut [i8]> = if digits {
+            self.tiled[..padded * cols * planes]
+                .chunks_mut(tile_digits)
+                .collect()
+        } else {
+            (0..tiles).map(|_| &mut [][..]).collect()
+        };
+        let mut bf16_parts_: Vec<&mut [u16]> = if bf16 {
+            self.tiled_bf16[..padded * cols * 2]
+                .chunks_mut(tile_bf16)
+                .collect()
+        } else {
+            (0..tiles).map(|_| &mut [][..]).collect()
+        };
+        let parts: Vec<_> = ds
+            .zip(digit_parts.drain(..))
+            .zip(bf16_parts_.drain(..))
+            .collect();
+        let (d, hi, lo, v, wide) = (
+            &self.d[..],
+            &self.hi[..],
+            &self.lo[..],
+            &self.v[..],
+            self.wide,
+        );
+        threads.run_each(parts, |tile, ((td, tdig), tbf)| {
+            for r in 0..GEMM_TILE.min(n - tile * GEMM_TILE) {
+                let t = tile * GEMM_TILE + r;
+                for b in 0..nb {
+                    td[b * GEMM_TILE + r] = d[t * nb + b];
+                    let src = t * cols + QK * b;
+                    if digits {
+                        let at = (b * planes * GEMM_TILE + r) * QK;
+                        tdig[at..at + QK].copy_from_slice(&hi[src..src + QK]);
+                        if wide {
+                            let at = at + GEMM_TILE * QK;
+                            tdig[at..at + QK].copy_from_slice(&lo[src..src + QK]);
+                        }
+                    }
+                    if bf16 {
+                        let at = (b * 2 * GEMM_TILE + r) * QK;
+                        let (h, l) = tbf[at..].split_at_mut(GEMM_TILE * QK);
+                        bf16_parts(&v[src..src + QK], &mut h[..QK], &mut l[..QK]);
                     }
                 }
-                if bf16 {
-                    let at = ((tile * nb + b) * 2 * GEMM_TILE + r) * QK;
-                    let (h, l) = self.tiled_bf16[at..].split_at_mut(GEMM_TILE * QK);
-                    bf16_parts(&self.v[src..src + QK], &mut h[..QK], &mut l[..QK]);
-                }
             }
-        }
+        });
         self.packed = want;
     }
 
@@ -359,6 +416,40 @@ impl Q8Act {
             } else {
                 &[]
             },
+        }
+    }
+}
+
+/// Parts of a batch per thread where its glue is split (`Q8Act::quantize_on`,
+/// `pack_forms_on`): a thread that the machine delays takes fewer.
+const PARTS_PER_THREAD: usize = 2;
+
+/// Quantize whole rows into their parts of a `Q8Act`'s buffers: the blocks' scales
+/// `d` and sums `s`, the digits and the values (see `Q8Act`).
+#[allow(clippy::too_many_arguments, reason = "one slice per buffer of `Q8Act`")]
+fn quantize_rows(
+    x: &[f32],
+    max: i32,
+    wide: bool,
+    d: &mut [f32],
+    s: &mut [i32],
+    hi: &mut [i8],
+    lo: &mut [i8],
+    v: &mut [i16],
+) {
+    (active().quantize)(x, max, d, hi, lo, s);
+    if wide {
+        for ((v, &h), &l) in v.iter_mut().zip(hi.iter()).zip(lo.iter()) {
+            *v = (ACT_BASE * h as i32 + l as i32) as i16;
+        }
+    } else {
+        for (v, &h) in v.iter_mut().zip(hi.iter()) {
+            *v = h as i16;
+        }
+        // The values become hi on a 255 times coarser scale; Σx follows them.
+        for ((s, d), hi) in s.iter_mut().zip(d.iter_mut()).zip(hi.chunks_exact(QK)) {
+            *s = hi.iter().map(|&h| h as i32).sum::<i32>();
+            *d *= ACT_BASE as f32;
         }
     }
 }

@@ -128,6 +128,52 @@ fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
     }
 }
 
+/// `f(a_row, b_row)` for each of the `n` tokens of two batch buffers (`da` and `db`
+/// values a token), the tokens split into a few ranges a thread.
+fn by_tokens(
+    t: &Threads,
+    n: usize,
+    a: &mut [f32],
+    da: usize,
+    b: &mut [f32],
+    db: usize,
+    f: impl Fn(&mut [f32], &mut [f32]) + Sync,
+) {
+    by_tokens_at(t, n, a, da, b, db, |_, a, b| f(a, b))
+}
+
+/// `by_tokens` with the token index: `f(i, a_row, b_row)` for each token i (when
+/// one thread or one token, all on the calling thread without a hand-off).
+fn by_tokens_at(
+    t: &Threads,
+    n: usize,
+    a: &mut [f32],
+    da: usize,
+    b: &mut [f32],
+    db: usize,
+    f: impl Fn(usize, &mut [f32], &mut [f32]) + Sync,
+) {
+    let (a, b) = (&mut a[..n * da], &mut b[..n * db]);
+    let each = |i0: usize, a: &mut [f32], b: &mut [f32]| {
+        for (j, (a, b)) in a
+            .chunks_exact_mut(da)
+            .zip(b.chunks_exact_mut(db))
+            .enumerate()
+        {
+            f(i0 + j, a, b)
+        }
+    };
+    if t.count() == 1 || n < 2 {
+        return each(0, a, b);
+    }
+    let per = n.div_ceil(GLUE_PARTS_PER_THREAD * t.count());
+    let parts: Vec<_> = a.chunks_mut(per * da).zip(b.chunks_mut(per * db)).collect();
+    t.run_each(parts, |p, (a, b)| each(p * per, a, b));
+}
+
+/// Token ranges a thread in `by_tokens`: a thread that the machine delays takes fewer.
+const GLUE_PARTS_PER_THREAD: usize = 2;
+
 #[inline]
 fn add_bias(x: &mut [f32], b: &Option<Vec<f32>>) {
     if let Some(b) = b {
@@ -570,37 +616,37 @@ impl Model {
             );
         }
 
+        // The glue between the products works token by token, so it is split over the
+        // threads by tokens (`by_tokens`), which changes no result.
+        if let Some(l) = self.layers.first() {
+            by_tokens(t, n, x, h, xn, h, |x, xn| {
+                rms_norm(x, &l.attn_norm, eps, xn)
+            });
+        }
         for (li, l) in self.layers.iter().enumerate() {
-            for i in 0..n {
-                rms_norm(
-                    &x[i * h..(i + 1) * h],
-                    &l.attn_norm,
-                    eps,
-                    &mut xn[i * h..(i + 1) * h],
-                );
-            }
             matmul_group(
                 &mut [(&l.wq, &mut *q), (&l.wk, &mut *k), (&l.wv, &mut *v)],
                 xn,
                 n,
                 t,
             );
+            {
+                let (cos, sin) = (&*cos, &*sin);
+                by_tokens_at(t, n, q, qd, k, kvd, |i, qi, ki| {
+                    add_bias(qi, &l.bq);
+                    add_bias(ki, &l.bk);
+                    let (c, sn) = (
+                        &cos[i * half..(i + 1) * half],
+                        &sin[i * half..(i + 1) * half],
+                    );
+                    self.rope.apply(qi, hd, c, sn);
+                    self.rope.apply(ki, hd, c, sn);
+                });
+            }
             for i in 0..n {
-                let (qi, ki, vi) = (
-                    &mut q[i * qd..(i + 1) * qd],
-                    &mut k[i * kvd..(i + 1) * kvd],
-                    &mut v[i * kvd..(i + 1) * kvd],
-                );
-                add_bias(qi, &l.bq);
-                add_bias(ki, &l.bk);
+                let vi = &mut v[i * kvd..(i + 1) * kvd];
                 add_bias(vi, &l.bv);
-                let (c, sn) = (
-                    &cos[i * half..(i + 1) * half],
-                    &sin[i * half..(i + 1) * half],
-                );
-                self.rope.apply(qi, hd, c, sn);
-                self.rope.apply(ki, hd, c, sn);
-                cache.store(li, p0 + i, ki, vi);
+                cache.store(li, p0 + i, &k[i * kvd..(i + 1) * kvd], vi);
             }
             // Tokens i0.. of `att_part` (whole tokens), every KV head.
             let cache_r = &*cache;
@@ -637,30 +683,35 @@ impl Model {
                 });
             }
             l.wo.matmul(att, n, xn, t);
-            for (a, d) in x.iter_mut().zip(xn.iter()) {
-                *a += d;
-            }
-            for i in 0..n {
-                rms_norm(
-                    &x[i * h..(i + 1) * h],
-                    &l.ffn_norm,
-                    eps,
-                    &mut xn[i * h..(i + 1) * h],
-                );
-            }
+            // The residual, then the FFN's norm of it.
+            by_tokens(t, n, x, h, xn, h, |x, xn| {
+                for (a, d) in x.iter_mut().zip(xn.iter()) {
+                    *a += d;
+                }
+                rms_norm(x, &l.ffn_norm, eps, xn);
+            });
             matmul_group(
                 &mut [(&l.w_gate, &mut *gate), (&l.w_up, &mut *up)],
                 xn,
                 n,
                 t,
             );
-            for (g, u) in gate.iter_mut().zip(up.iter()) {
-                *g = *g / (1.0 + crate::model::exp(-*g)) * u;
-            }
+            by_tokens(t, n, gate, inter, up, inter, |gate, up| {
+                for (g, u) in gate.iter_mut().zip(up.iter()) {
+                    *g = *g / (1.0 + crate::model::exp(-*g)) * u;
+                }
+            });
             l.w_down.matmul(gate, n, xn, t);
-            for (a, d) in x.iter_mut().zip(xn.iter()) {
-                *a += d;
-            }
+            // The residual, then the next layer's attention norm of it.
+            let next = self.layers.get(li + 1);
+            by_tokens(t, n, x, h, xn, h, |x, xn| {
+                for (a, d) in x.iter_mut().zip(xn.iter()) {
+                    *a += d;
+                }
+                if let Some(next) = next {
+                    rms_norm(x, &next.attn_norm, eps, xn);
+                }
+            });
         }
         cache.len = p0 + n;
         if want_logits {

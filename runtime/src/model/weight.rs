@@ -329,11 +329,14 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
     BUFFERS.with(|b| {
         let b = &mut *b.borrow_mut();
         let quantized = group.iter().any(|(w, _)| k.qdot(w.dtype).is_some());
+        // A batch's rows are quantized and packed on every thread (decode's one row
+        // is not worth a hand-off).
+        let glue = if n > 1 { threads } else { &Threads::one() };
         if quantized {
-            b.act.quantize(x, cols);
+            b.act.quantize_on(x, cols, kernels::act_bits(), glue);
         }
         if n > 1 && quantized && k.gemm.is_some() {
-            b.act.pack_tiles(group.iter().map(|(w, _)| w.dtype));
+            b.act.pack_tiles_on(group.iter().map(|(w, _)| w.dtype), glue);
         }
         // Once for the group, before any thread takes rows.
         if n == 1 && quantized && k.decode_spread() {
