@@ -787,10 +787,16 @@ fn matvec_and_matmul_agree_across_threads() {
             DType::Q8_0,
             DType::Q4_0,
             DType::Q4_1,
+            DType::Q5_0,
         ] {
-            let wf: Vec<f32> = (0..rows * cols).map(|_| rng.f()).collect();
             let mut bytes = Vec::new();
-            quant::quantize(dtype, &wf, &mut bytes).unwrap();
+            if dtype == DType::Q5_0 {
+                // No quantizer writes q5_0 (a GGUF's blocks are copied): random blocks.
+                (0..rows).for_each(|_| bytes.extend(weight_row(&mut rng, dtype, cols)));
+            } else {
+                let wf: Vec<f32> = (0..rows * cols).map(|_| rng.f()).collect();
+                quant::quantize(dtype, &wf, &mut bytes).unwrap();
+            }
             // The weight may rewrite its bytes (`interleave8`): keep the rows as stored.
             let stored = bytes.clone();
             let w = Weight::new(dtype, rows, cols, bytes).unwrap();

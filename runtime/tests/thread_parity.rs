@@ -46,7 +46,10 @@ fn prompt_and_decode_logits_are_the_same_bits_on_one_and_two_threads() {
                 a[differ.unwrap()],
                 b[differ.unwrap()]
             );
-            assert!(a.iter().any(|&v| v != 0.0), "{quant} {what}: logits were computed");
+            assert!(
+                a.iter().any(|&v| v != 0.0),
+                "{quant} {what}: logits were computed"
+            );
         }
     }
 }

@@ -1,5 +1,5 @@
-//! Batched q8_0/q4_0 matrix products on Intel AMX tiles (`tdpbssd`, `tdpbf16ps`), for
-//! prefill.
+//! Batched q8_0/q4_0/q5_0 matrix products on Intel AMX tiles (`tdpbssd`, `tdpbf16ps`),
+//! for prefill (q5_0 in the bf16 form only: `kernels::tile_form`).
 //!
 //! One `tdpbssd` multiplies a 16-token × 32-byte tile of activation digits (one block
 //! of 16 tokens, as `Q8Act::pack_tiles` lays them out) by an 8 × 64-byte tile of
@@ -168,7 +168,8 @@ impl TileConfig {
 
 /// W[r] · x[t] into row r, token t of `y` for the whole 16-row tiles of `w` (`rows`
 /// rows of `row_bytes`); returns how many rows it did (the rest is left to the dot
-/// kernels). Only q8_0 and q4_0. `x` must be packed in tiles
+/// kernels). Only the types `tile_form` gives a form (q8_0, q4_0; q5_0 as bf16), else
+/// 0. `x` must be packed in tiles
 /// (`Q8Act::pack_tiles`).
 ///
 /// # Safety
@@ -188,17 +189,19 @@ pub(super) unsafe fn gemm(
     // Safety: the caller keeps this function's `# Safety` contract, which
     // is all that the operations below rely on.
     unsafe {
-        if !matches!(dtype, DType::Q8_0 | DType::Q4_0) || rows < TILE {
+        // 13-bit activations (two bf16 planes, or two digit planes without AMX-BF16) or
+        // 8-bit ones (the high digits only); q5_0 has the bf16 form only.
+        let wide = x.wide();
+        let Some(form) = tile_form(dtype, wide) else {
+            return 0;
+        };
+        if rows < TILE {
             return 0;
         }
         let nb = cols / QK;
         let n = x.rows();
         let tiles = n.div_ceil(TILE);
         let row_bytes = w.len() / rows;
-        // 13-bit activations (two bf16 planes, or two digit planes without AMX-BF16) or
-        // 8-bit ones (the high digits only).
-        let wide = x.wide();
-        let form = tile_form(dtype, wide).expect("q8_0 and q4_0 have a tile form");
         let mode = match (form, wide) {
             (TileForm::Bf16, _) => BF16,
             (TileForm::Digits, true) => WIDE,
@@ -548,12 +551,17 @@ fn decode_row_as<T, const G: usize>(
     }
 }
 
-/// Weight j of a stored q8_0 or q4_0 block (q4_0: nibble − 8; byte j holds weights j
-/// and j + 16).
+/// Weight j of a stored q8_0, q4_0 or q5_0 block (q4_0: nibble − 8, byte j holds
+/// weights j and j + 16; q5_0: the same nibbles with bit j of `qh` on top, − 16).
 #[inline(always)]
 fn stored_weight(dtype: DType, blk: &[u8], j: usize) -> i32 {
     match dtype {
         DType::Q8_0 => blk[2 + j] as i8 as i32,
+        DType::Q5_0 => {
+            let qh = u32::from_le_bytes([blk[2], blk[3], blk[4], blk[5]]);
+            let nib = (blk[6 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32;
+            (nib | (((qh >> j) & 1) as i32) << 4) - 16
+        }
         _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
     }
 }
@@ -667,7 +675,24 @@ const BF16_OF_NIBBLE: __m256i = {
     unsafe { std::mem::transmute::<[u16; 16], __m256i>(t) }
 };
 
-/// A q8_0 or q4_0 row r (0..16) of a row tile, as stored, into the bf16 weight
+/// Lane n: the bf16 bits of the q5_0 weight n − 16, for `vpermt2w` (two halves).
+const BF16_OF_Q5: [__m256i; 2] = {
+    let mut t = [[0u16; 16]; 2];
+    let mut n = 0;
+    while n < 32 {
+        t[n / 16][n % 16] = super::bf16_of(n as i32 - 16);
+        n += 1;
+    }
+    // Safety: 16 u16 are the 32 bytes of a __m256i.
+    unsafe {
+        [
+            std::mem::transmute::<[u16; 16], __m256i>(t[0]),
+            std::mem::transmute::<[u16; 16], __m256i>(t[1]),
+        ]
+    }
+};
+
+/// A q8_0, q4_0 or q5_0 row r (0..16) of a row tile, as stored, into the bf16 weight
 /// operand (weight j of block b at [b][j / 2][r][j % 2]) and its scales into `dw`
 /// ([block][row]); as `decode_row`.
 #[inline(always)]
@@ -714,6 +739,67 @@ unsafe fn decode_group_bf16(
                     }
                     return;
                 }
+                let m = _mm_set1_epi8(0x0f);
+                if dtype == DType::Q5_0 {
+                    // Chunks 0 and 1 hold each row's qh, low and high 16 bits; chunks
+                    // 2..10 its nibble pairs as q4_0's chunks 0..8. Weight j of row r
+                    // is nibble + 16·bit j of qh, looked up as the bf16 of that − 16.
+                    // Each row's half of qh, twice (the two weights of a pair).
+                    let twice = |c: usize| {
+                        let v = _mm256_cvtepu16_epi32(_mm_loadu_si128(
+                            blk.as_ptr().add(16 + 16 * c) as *const __m128i,
+                        ));
+                        _mm256_or_si256(v, _mm256_slli_epi32::<16>(v))
+                    };
+                    let (lo, hi) = (twice(0), twice(1));
+                    let one = _mm256_set1_epi16(1);
+                    let put = |out: &mut [u16], k: usize, nibbles: __m128i, qh: __m256i, c: i16| {
+                        // Bits 2c and 2c + 1 of the half for the pair's two weights.
+                        let shift = _mm256_setr_epi16(
+                            c,
+                            c + 1,
+                            c,
+                            c + 1,
+                            c,
+                            c + 1,
+                            c,
+                            c + 1,
+                            c,
+                            c + 1,
+                            c,
+                            c + 1,
+                            c,
+                            c + 1,
+                            c,
+                            c + 1,
+                        );
+                        let bit = _mm256_and_si256(_mm256_srlv_epi16(qh, shift), one);
+                        let idx = _mm256_or_si256(
+                            _mm256_cvtepu8_epi16(nibbles),
+                            _mm256_slli_epi16::<4>(bit),
+                        );
+                        let bf = _mm256_permutex2var_epi16(BF16_OF_Q5[0], idx, BF16_OF_Q5[1]);
+                        _mm256_storeu_si256(
+                            out.as_mut_ptr().add(32 * k + 16 * h) as *mut __m256i,
+                            bf,
+                        );
+                    };
+                    for c in 0..8 {
+                        let v = _mm_loadu_si128(blk.as_ptr().add(48 + 16 * c) as *const __m128i);
+                        let bits = 2 * c as i16;
+                        // Weights 2c, 2c + 1 (low nibbles, qh bits 2c..) and 2c + 16,
+                        // 2c + 17 (high nibbles, bits 2c.. of qh's high half).
+                        put(out, c, _mm_and_si128(v, m), lo, bits);
+                        put(
+                            out,
+                            c + 8,
+                            _mm_and_si128(_mm_srli_epi16::<4>(v), m),
+                            hi,
+                            bits,
+                        );
+                    }
+                    return;
+                }
                 // 16 nibbles, each looked up as the bf16 of nibble − 8, into columns
                 // 8h..8h + 8 of pair row k (one permute instead of three conversions).
                 let put = |out: &mut [u16], k: usize, nibbles: __m128i| {
@@ -721,7 +807,6 @@ unsafe fn decode_group_bf16(
                         _mm256_permutexvar_epi16(_mm256_cvtepu8_epi16(nibbles), BF16_OF_NIBBLE);
                     _mm256_storeu_si256(out.as_mut_ptr().add(32 * k + 16 * h) as *mut __m256i, bf);
                 };
-                let m = _mm_set1_epi8(0x0f);
                 for c in 0..8 {
                     let v = _mm_loadu_si128(blk.as_ptr().add(16 + 16 * c) as *const __m128i);
                     put(out, c, _mm_and_si128(v, m));
@@ -775,7 +860,18 @@ mod tests {
         fn new(dtype: DType, cols: usize, interleaved: bool, f: &mut impl FnMut() -> f32) -> Self {
             let wf: Vec<f32> = (0..TILE * cols).map(|_| f()).collect();
             let mut stored = Vec::new();
-            quant::quantize(dtype, &wf, &mut stored).unwrap();
+            if dtype == DType::Q5_0 {
+                // No quantizer writes q5_0: q8_0 blocks' scales, and payload bytes
+                // from the values (every qh bit and nibble pattern occurs).
+                quant::quantize(DType::Q8_0, &wf, &mut stored).unwrap();
+                let q8 = std::mem::take(&mut stored);
+                for (i, b) in q8.chunks_exact(34).enumerate() {
+                    stored.extend_from_slice(&b[..2]);
+                    stored.extend((0..20).map(|k| b[2 + k] ^ b[12 + k] ^ (i * 37 + k) as u8));
+                }
+            } else {
+                quant::quantize(dtype, &wf, &mut stored).unwrap();
+            }
             if dtype == DType::Q8_0 {
                 // A weight of −128, which a file may hold though our quantizer never
                 // writes it: row 1, block 0, weight 5.
@@ -807,6 +903,7 @@ mod tests {
             let blk = self.block(r, b);
             match self.dtype {
                 DType::Q8_0 => blk[2 + j] as i8 as i32,
+                DType::Q5_0 => quant::q5_quants(&blk[2..22])[j] as i32 - 16,
                 _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
             }
         }
@@ -914,7 +1011,7 @@ mod tests {
         let nb = cols / QK;
         let mut f = values(11);
         let bf = |u: u16| f32::from_bits((u as u32) << 16) as f64;
-        for (dtype, interleaved) in [DType::Q8_0, DType::Q4_0]
+        for (dtype, interleaved) in [DType::Q8_0, DType::Q4_0, DType::Q5_0]
             .into_iter()
             .flat_map(|d| [(d, false), (d, true)])
         {

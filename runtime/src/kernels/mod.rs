@@ -483,6 +483,10 @@ pub fn tile_form(dtype: DType, wide: bool) -> Option<TileForm> {
     match dtype {
         DType::Q8_0 | DType::Q4_0 if wide && bf16_tiles() => Some(TileForm::Bf16),
         DType::Q8_0 | DType::Q4_0 => Some(TileForm::Digits),
+        // q5_0's weights (−16..=15) have 8 significant bits at most, and its blocks'
+        // partial sums stay below 32·16·(3840 + 128) < 2²⁴: the bf16 form's bound holds.
+        // It has no digit form (the bf16 one is every AMX CPU's).
+        DType::Q5_0 if wide && bf16_tiles() => Some(TileForm::Bf16),
         _ => None,
     }
 }
@@ -1013,7 +1017,8 @@ pub struct Kernels {
     pub dot_q5_k: QDot,
     pub dot_q6_k: QDot,
     pub quantize: Quantize,
-    /// A batched q8_0/q4_0 product for prefill, where the CPU has one (AMX).
+    /// A batched product for prefill of the types `tile_form` names, where the CPU
+    /// has one (AMX).
     pub gemm: Option<Gemm>,
     /// q8_0/q4_0 rows in the `interleave8` layout, 8 at a time, where a path has it.
     pub rows8: Option<Rows8>,

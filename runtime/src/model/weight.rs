@@ -336,7 +336,8 @@ pub fn matmul_group(group: &mut [(&Weight, &mut [f32])], x: &[f32], n: usize, th
             b.act.quantize_on(x, cols, kernels::act_bits(), glue);
         }
         if n > 1 && quantized && k.gemm.is_some() {
-            b.act.pack_tiles_on(group.iter().map(|(w, _)| w.dtype), glue);
+            b.act
+                .pack_tiles_on(group.iter().map(|(w, _)| w.dtype), glue);
         }
         // Once for the group, before any thread takes rows.
         if n == 1 && quantized && k.decode_spread() {
