@@ -128,23 +128,10 @@ fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
     }
 }
 
-/// `f(a_row, b_row)` for each of the `n` tokens of two batch buffers (`da` and `db`
-/// values a token), the tokens split into a few ranges a thread.
+/// `f(i, a_row, b_row)` for each token i of the `n` tokens of two batch buffers (`da`
+/// and `db` values a token), the tokens split into a few ranges a thread (when one
+/// thread or one token, all on the calling thread without a hand-off).
 fn by_tokens(
-    t: &Threads,
-    n: usize,
-    a: &mut [f32],
-    da: usize,
-    b: &mut [f32],
-    db: usize,
-    f: impl Fn(&mut [f32], &mut [f32]) + Sync,
-) {
-    by_tokens_at(t, n, a, da, b, db, |_, a, b| f(a, b))
-}
-
-/// `by_tokens` with the token index: `f(i, a_row, b_row)` for each token i (when
-/// one thread or one token, all on the calling thread without a hand-off).
-fn by_tokens_at(
     t: &Threads,
     n: usize,
     a: &mut [f32],
@@ -619,7 +606,7 @@ impl Model {
         // The glue between the products works token by token, so it is split over the
         // threads by tokens (`by_tokens`), which changes no result.
         if let Some(l) = self.layers.first() {
-            by_tokens(t, n, x, h, xn, h, |x, xn| {
+            by_tokens(t, n, x, h, xn, h, |_, x, xn| {
                 rms_norm(x, &l.attn_norm, eps, xn)
             });
         }
@@ -632,7 +619,7 @@ impl Model {
             );
             {
                 let (cos, sin) = (&*cos, &*sin);
-                by_tokens_at(t, n, q, qd, k, kvd, |i, qi, ki| {
+                by_tokens(t, n, q, qd, k, kvd, |i, qi, ki| {
                     add_bias(qi, &l.bq);
                     add_bias(ki, &l.bk);
                     let (c, sn) = (
@@ -684,7 +671,7 @@ impl Model {
             }
             l.wo.matmul(att, n, xn, t);
             // The residual, then the FFN's norm of it.
-            by_tokens(t, n, x, h, xn, h, |x, xn| {
+            by_tokens(t, n, x, h, xn, h, |_, x, xn| {
                 for (a, d) in x.iter_mut().zip(xn.iter()) {
                     *a += d;
                 }
@@ -696,7 +683,7 @@ impl Model {
                 n,
                 t,
             );
-            by_tokens(t, n, gate, inter, up, inter, |gate, up| {
+            by_tokens(t, n, gate, inter, up, inter, |_, gate, up| {
                 for (g, u) in gate.iter_mut().zip(up.iter()) {
                     *g = *g / (1.0 + crate::model::exp(-*g)) * u;
                 }
@@ -704,7 +691,7 @@ impl Model {
             l.w_down.matmul(gate, n, xn, t);
             // The residual, then the next layer's attention norm of it.
             let next = self.layers.get(li + 1);
-            by_tokens(t, n, x, h, xn, h, |x, xn| {
+            by_tokens(t, n, x, h, xn, h, |_, x, xn| {
                 for (a, d) in x.iter_mut().zip(xn.iter()) {
                     *a += d;
                 }
