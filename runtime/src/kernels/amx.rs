@@ -1,5 +1,6 @@
-//! Batched q8_0/q4_0/q5_0 matrix products on Intel AMX tiles (`tdpbssd`, `tdpbf16ps`),
-//! for prefill (q5_0 in the bf16 form only: `kernels::tile_form`).
+//! Batched q8_0/q4_0/q4_1/q5_0 matrix products on Intel AMX tiles (`tdpbssd`,
+//! `tdpbf16ps`), for prefill (q5_0 in the bf16 form only: `kernels::tile_form`; q4_1's
+//! offset terms in a pass of their own, `offset_sums`).
 //!
 //! One `tdpbssd` multiplies a 16-token × 32-byte tile of activation digits (one block
 //! of 16 tokens, as `Q8Act::pack_tiles` lays them out) by an 8 × 64-byte tile of
@@ -231,8 +232,9 @@ pub(super) unsafe fn gemm(
         } else {
             wt_i8.resize(nb * WBLOCK, 0);
         }
-        let mut dw = Lines::default();
-        dw.resize(nb * TILE, 0f32);
+        let offsets = dtype == DType::Q4_1;
+        let mut sc = TileScales::new(nb, offsets);
+        assert!(!offsets || x.tiled_s.len() >= padded * nb);
         // Two blocks' 16 × 16 sums, each as [high digits, low digits].
         let mut c = OnLines([[[0i32; TILE * TILE]; 2]; 2]);
         let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
@@ -249,17 +251,17 @@ pub(super) unsafe fn gemm(
                 for (h, g) in tile_rows.chunks_exact(GROUP * row_bytes).enumerate() {
                     // This function's features include the decoders'.
                     if mode == BF16 {
-                        decode_group_bf16(dtype, g, nb, h, &mut wt_bf16, &mut dw)
+                        decode_group_bf16(dtype, g, nb, h, &mut wt_bf16, &mut sc)
                     } else {
-                        decode_group(dtype, g, nb, h, &mut wt_i8, &mut dw)
+                        decode_group(dtype, g, nb, h, &mut wt_i8, &mut sc)
                     }
                 }
             } else {
                 for (r, row) in tile_rows.chunks_exact(row_bytes).enumerate() {
                     if mode == BF16 {
-                        decode_row_bf16(dtype, row, r, &mut wt_bf16, &mut dw);
+                        decode_row_bf16(dtype, row, r, &mut wt_bf16, &mut sc);
                     } else {
-                        decode_row(dtype, row, r, &mut wt_i8, &mut dw);
+                        decode_row(dtype, row, r, &mut wt_i8, &mut sc);
                     }
                 }
             }
@@ -269,11 +271,17 @@ pub(super) unsafe fn gemm(
                 bytes_of(&wt_i8)
             };
             for tt in 0..tiles {
-                let sums = match mode {
-                    BF16 => tile::<BF16>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
-                    WIDE => tile::<WIDE>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
-                    _ => tile::<NARROW>(wt, &dw, x, tt, &order, &mut c.0, &mut lanes.0),
+                let mut sums = match mode {
+                    BF16 => tile::<BF16>(wt, &sc.d, x, tt, &order, &mut c.0, &mut lanes.0),
+                    WIDE => tile::<WIDE>(wt, &sc.d, x, tt, &order, &mut c.0, &mut lanes.0),
+                    _ => tile::<NARROW>(wt, &sc.d, x, tt, &order, &mut c.0, &mut lanes.0),
                 };
+                if offsets {
+                    let m = offset_sums(&sc.m, x, tt, &order, &mut lanes.0);
+                    for (s, m) in sums.iter_mut().zip(m) {
+                        *s = _mm512_add_ps(*s, m);
+                    }
+                }
                 let t0 = tt * TILE;
                 for (t, v) in sums.iter().enumerate().take(n - t0) {
                     _mm512_storeu_ps(y.span(t0 + t, r0, TILE).as_mut_ptr(), *v);
@@ -282,6 +290,25 @@ pub(super) unsafe fn gemm(
         }
         asm!("tilerelease", options(nostack, nomem));
         done
+    }
+}
+
+/// A decoded row tile's per-block factors, [block][row]: the scales d, and q4_1's
+/// offsets m (empty for the other types).
+#[derive(Default)]
+struct TileScales {
+    d: Lines<f32>,
+    m: Lines<f32>,
+}
+
+impl TileScales {
+    fn new(nb: usize, offsets: bool) -> TileScales {
+        let mut sc = TileScales::default();
+        sc.d.resize(nb * TILE, 0.0);
+        if offsets {
+            sc.m.resize(nb * TILE, 0.0);
+        }
+        sc
     }
 }
 
@@ -397,6 +424,68 @@ unsafe fn tile<const MODE: u8>(
             }
         }
         // `reduce8` per token, a vector of its 16 rows at once.
+        std::array::from_fn(|t| {
+            let l = |k: usize| _mm512_loadu_ps(lanes[k][t].as_ptr());
+            _mm512_add_ps(
+                _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
+                _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
+            )
+        })
+    }
+}
+
+/// q4_1's offset terms of one 16 × 16 output tile, as the scalar reference's second
+/// accumulation: Σx · (m · d_x) per block (Σx of the token's whole values, exact in
+/// f32), added in the same lane-major `order` into `Lanes8` lanes, then `reduce8` per
+/// token. `tile`'s sums plus these are `dot_q4_1`'s `s.finish() + sm.finish()`. No
+/// tile product is involved: the terms need only m ([block][row], `dm`) and the
+/// tokens' scales and sums (`Q8Act::pack_tiles`).
+///
+/// # Safety
+///
+/// The CPU must have `avx512f` (the `#[target_feature]` above): the kernel tables that
+/// hold this, and its callers, are chosen only after detecting it.
+#[target_feature(enable = "avx512f,avx2")]
+unsafe fn offset_sums(
+    dm: &[f32],
+    x: &Q8Act,
+    tt: usize,
+    order: &[usize],
+    lanes: &mut [[[f32; TILE]; TILE]; 8],
+) -> [__m512; TILE] {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let nb = order.len();
+        assert!(dm.len() >= nb * TILE);
+        assert!(x.tiled_d.len() >= (tt + 1) * TILE * nb && x.tiled_s.len() >= (tt + 1) * TILE * nb);
+        let dx = x.tiled_d.as_ptr().add(tt * TILE * nb);
+        let sx = x.tiled_s.as_ptr().add(tt * TILE * nb);
+        let mut acc = [_mm512_setzero_ps(); TILE];
+        for (i, &b) in order.iter().enumerate() {
+            let mb = _mm512_loadu_ps(dm.as_ptr().add(b * TILE));
+            let dxv = _mm512_loadu_ps(dx.add(b * TILE));
+            let sxv = _mm512_loadu_ps(sx.add(b * TILE));
+            let (mut dq, mut sq) = (_mm512_setzero_ps(), _mm512_setzero_ps());
+            each_token!(t => {
+                // Σx · (m · d_x), then added, as `dot_q4_1`'s `sm`; token t's d_x and Σx
+                // spread over the row lanes as in `tile`.
+                if t.is_multiple_of(4) {
+                    dq = _mm512_shuffle_f32x4::<{ (t / 4 * 0x55) as i32 }>(dxv, dxv);
+                    sq = _mm512_shuffle_f32x4::<{ (t / 4 * 0x55) as i32 }>(sxv, sxv);
+                }
+                let scale = _mm512_mul_ps(mb, _mm512_shuffle_ps::<{ (t % 4 * 0x55) as i32 }>(dq, dq));
+                let s = _mm512_shuffle_ps::<{ (t % 4 * 0x55) as i32 }>(sq, sq);
+                acc[t] = _mm512_add_ps(acc[t], _mm512_mul_ps(s, scale));
+            });
+            if i + 1 == nb || order[i + 1] % 8 != b % 8 {
+                let lane = &mut lanes[b % 8];
+                each_token!(t => {
+                    _mm512_storeu_ps(lane[t].as_mut_ptr(), acc[t]);
+                    acc[t] = _mm512_setzero_ps();
+                });
+            }
+        }
         std::array::from_fn(|t| {
             let l = |k: usize| _mm512_loadu_ps(lanes[k][t].as_ptr());
             _mm512_add_ps(
@@ -523,11 +612,11 @@ unsafe fn store(slot: usize, c: &mut [[i32; TILE * TILE]; 2], wide: bool) {
 
 /// Row r (0..16) of a row tile, as stored (not interleaved), into the weight operand
 /// `wt` (weight j of block b at [b][j / 4][r][j % 4]; q4_0: nibble − 8) and its scales
-/// into `dw` ([block][row]). Only for matrices whose row count is not a multiple of 8
+/// into `sc.d` ([block][row]), q4_1's offsets m into `sc.m` likewise. Only for matrices whose row count is not a multiple of 8
 /// (`Weight::new` interleaves all rows or none), so plain.
 #[inline(always)]
-fn decode_row(dtype: DType, row: &[u8], r: usize, wt: &mut [i8], dw: &mut [f32]) {
-    decode_row_as::<_, 4>(dtype, row, r, wt, dw, |v| v as i8);
+fn decode_row(dtype: DType, row: &[u8], r: usize, wt: &mut [i8], sc: &mut TileScales) {
+    decode_row_as::<_, 4>(dtype, row, r, wt, sc, |v| v as i8);
 }
 
 /// `decode_row` for any operand layout that puts `G` consecutive weights of a row side
@@ -539,24 +628,29 @@ fn decode_row_as<T, const G: usize>(
     row: &[u8],
     r: usize,
     wt: &mut [T],
-    dw: &mut [f32],
+    sc: &mut TileScales,
     put: impl Fn(i32) -> T,
 ) {
     let bs = dtype.block().1;
     for (b, blk) in row.chunks_exact(bs).enumerate() {
-        dw[b * TILE + r] = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
+        sc.d[b * TILE + r] = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
+        if dtype == DType::Q4_1 {
+            sc.m[b * TILE + r] = half::f16::from_le_bytes([blk[2], blk[3]]).to_f32();
+        }
         for j in 0..QK {
             wt[b * WBLOCK + j / G * (TILE * G) + G * r + j % G] = put(stored_weight(dtype, blk, j));
         }
     }
 }
 
-/// Weight j of a stored q8_0, q4_0 or q5_0 block (q4_0: nibble − 8, byte j holds
-/// weights j and j + 16; q5_0: the same nibbles with bit j of `qh` on top, − 16).
+/// Weight j of a stored q8_0, q4_0, q4_1 or q5_0 block (q4_0: nibble − 8, byte j
+/// holds weights j and j + 16; q4_1: the nibble itself, after d and m; q5_0: q4_0's
+/// nibbles with bit j of `qh` on top, − 16).
 #[inline(always)]
 fn stored_weight(dtype: DType, blk: &[u8], j: usize) -> i32 {
     match dtype {
         DType::Q8_0 => blk[2 + j] as i8 as i32,
+        DType::Q4_1 => (blk[4 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32,
         DType::Q5_0 => {
             let qh = u32::from_le_bytes([blk[2], blk[3], blk[4], blk[5]]);
             let nib = (blk[6 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32;
@@ -567,7 +661,7 @@ fn stored_weight(dtype: DType, blk: &[u8], j: usize) -> i32 {
 }
 
 /// Group h (rows 8h..8h + 8) of a row tile, in `interleave8` groups, into the weight
-/// operand `wt` and its scales into `dw` (as `decode_row`). Chunk c of a block holds
+/// operand `wt` and its scales into `sc` (as `decode_row`). Chunk c of a block holds
 /// each row's payload bytes 2c and 2c + 1, so interleaving the 16-bit units of chunks
 /// 2k and 2k + 1 gives bytes 4k..4k + 4 of rows 0..4, then of rows 4..8: operand row k.
 ///
@@ -576,11 +670,20 @@ fn stored_weight(dtype: DType, blk: &[u8], j: usize) -> i32 {
 /// The CPU must have AVX2 and F16C (`gemm`, whose features include them, is
 /// the caller).
 #[inline(always)]
-unsafe fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8], dw: &mut [f32]) {
+unsafe fn decode_group(
+    dtype: DType,
+    g: &[u8],
+    nb: usize,
+    h: usize,
+    wt: &mut [i8],
+    sc: &mut TileScales,
+) {
     // Safety: the caller keeps this function's `# Safety` contract, which
     // is all that the operations below rely on.
     unsafe {
-        each_group_block(dtype, g, nb, h, wt, dw, |blk, out| {
+        // q4_0's nibbles are offset by 8, q4_1's not (its m is added in `tile`).
+        let bias = if dtype == DType::Q4_1 { 0 } else { 8 };
+        each_group_block(dtype, g, nb, h, wt, sc, |blk, out| {
             // Sound under the function contract: every load is within `blk` (16 + 16·chunks = bs·8 bytes) and every
             // store within `out` (8 operand rows of 64 bytes); the features are the caller's.
             {
@@ -600,7 +703,7 @@ unsafe fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8
                     DType::Q8_0 => (0..8).for_each(|k| put(out, k, pairs(k))),
                     _ => {
                         for k in 0..4 {
-                            let [a, b] = pairs(k).map(|v| q4_weights(v));
+                            let [a, b] = pairs(k).map(|v| q4_weights(v, bias));
                             put(out, k, [a[0], b[0]]);
                             put(out, k + 4, [a[1], b[1]]);
                         }
@@ -612,8 +715,10 @@ unsafe fn decode_group(dtype: DType, g: &[u8], nb: usize, h: usize, wt: &mut [i8
 }
 
 /// The frame of the group decoders: group h's blocks in turn, each block's 8 row
-/// scales into `dw` ([block][row], rows 8h..8h + 8), then `body(the block's bytes, its
-/// slice of the operand)`.
+/// scales into `sc.d` ([block][row], rows 8h..8h + 8) and, for q4_1, its 8 offsets m
+/// (chunk 0 of its payload) into `sc.m` likewise, then `body(the block's bytes, its
+/// slice of the operand)`. For q4_1 those bytes start 16 later, past the offsets, so
+/// that its nibble chunks sit where q4_0's do.
 ///
 /// # Safety
 ///
@@ -625,55 +730,61 @@ unsafe fn each_group_block<T>(
     nb: usize,
     h: usize,
     wt: &mut [T],
-    dw: &mut [f32],
+    sc: &mut TileScales,
     mut body: impl FnMut(&[u8], &mut [T]),
 ) {
     let bs = dtype.block().1;
-    assert!(g.len() == GROUP * bs * nb && wt.len() >= nb * WBLOCK && dw.len() >= nb * TILE);
-    assert!(h < 2);
+    let offsets = dtype == DType::Q4_1;
+    assert!(g.len() == GROUP * bs * nb && wt.len() >= nb * WBLOCK && sc.d.len() >= nb * TILE);
+    assert!(h < 2 && (!offsets || sc.m.len() >= nb * TILE));
     for b in 0..nb {
         let blk = &g[b * GROUP * bs..(b + 1) * GROUP * bs];
-        // Safety: 8 f16 scales at the start of `blk`, 8 floats within `dw` (checked
-        // above); F16C is the caller's.
+        // Safety: 8 f16 scales at the start of `blk` (and for q4_1 8 offsets right after
+        // them), 8 floats within `sc.d` and `sc.m` (checked above); F16C is the caller's.
         unsafe {
             let scales = _mm256_cvtph_ps(_mm_loadu_si128(blk.as_ptr() as *const __m128i));
-            _mm256_storeu_ps(dw.as_mut_ptr().add(b * TILE + GROUP * h), scales);
+            _mm256_storeu_ps(sc.d.as_mut_ptr().add(b * TILE + GROUP * h), scales);
+            if offsets {
+                let m = _mm256_cvtph_ps(_mm_loadu_si128(blk.as_ptr().add(16) as *const __m128i));
+                _mm256_storeu_ps(sc.m.as_mut_ptr().add(b * TILE + GROUP * h), m);
+            }
         }
-        body(blk, &mut wt[b * WBLOCK..(b + 1) * WBLOCK]);
+        let payload = if offsets { &blk[16..] } else { blk };
+        body(payload, &mut wt[b * WBLOCK..(b + 1) * WBLOCK]);
     }
 }
 
-/// q4_0 nibble bytes as weights (nibble − 8): [low nibbles, high nibbles] (byte j
-/// holds weights j and j + 16).
+/// Nibble bytes as weights (nibble − `bias`: 8 for q4_0, 0 for q4_1): [low nibbles,
+/// high nibbles] (byte j holds weights j and j + 16).
 ///
 /// # Safety
 ///
 /// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
 /// them), on a CPU that has them.
 #[inline(always)]
-unsafe fn q4_weights(v: __m128i) -> [__m128i; 2] {
+unsafe fn q4_weights(v: __m128i, bias: i8) -> [__m128i; 2] {
     // Safety: the caller keeps this function's `# Safety` contract, which
     // is all that the operations below rely on.
     unsafe {
-        let (m, eight) = (_mm_set1_epi8(0x0f), _mm_set1_epi8(8));
+        let (m, bias) = (_mm_set1_epi8(0x0f), _mm_set1_epi8(bias));
         [
-            _mm_sub_epi8(_mm_and_si128(v, m), eight),
-            _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16::<4>(v), m), eight),
+            _mm_sub_epi8(_mm_and_si128(v, m), bias),
+            _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16::<4>(v), m), bias),
         ]
     }
 }
 
-/// Lane n: the bf16 bits of the q4_0 weight n − 8, for `vpermw`.
-const BF16_OF_NIBBLE: __m256i = {
+/// Lane n: the bf16 bits of the weight n − `bias` (8: q4_0; 0: q4_1), for `vpermw`.
+const fn bf16_of_nibble(bias: i32) -> __m256i {
     let mut t = [0u16; 16];
     let mut n = 0;
     while n < 16 {
-        t[n] = super::bf16_of(n as i32 - 8);
+        t[n] = super::bf16_of(n as i32 - bias);
         n += 1;
     }
     // Safety: 16 u16 are the 32 bytes of a __m256i.
     unsafe { std::mem::transmute::<[u16; 16], __m256i>(t) }
-};
+}
 
 /// Lane n: the bf16 bits of the q5_0 weight n − 16, for `vpermt2w` (two halves).
 const BF16_OF_Q5: [__m256i; 2] = {
@@ -692,16 +803,17 @@ const BF16_OF_Q5: [__m256i; 2] = {
     }
 };
 
-/// A q8_0, q4_0 or q5_0 row r (0..16) of a row tile, as stored, into the bf16 weight
-/// operand (weight j of block b at [b][j / 2][r][j % 2]) and its scales into `dw`
-/// ([block][row]); as `decode_row`.
+/// A q8_0, q4_0, q4_1 or q5_0 row r (0..16) of a row tile, as stored, into the bf16
+/// weight operand (weight j of block b at [b][j / 2][r][j % 2]) and its scales into
+/// `sc` ([block][row]), q4_1's offsets too; as `decode_row`.
 #[inline(always)]
-fn decode_row_bf16(dtype: DType, row: &[u8], r: usize, wt: &mut [u16], dw: &mut [f32]) {
-    decode_row_as::<_, 2>(dtype, row, r, wt, dw, super::bf16_of);
+fn decode_row_bf16(dtype: DType, row: &[u8], r: usize, wt: &mut [u16], sc: &mut TileScales) {
+    decode_row_as::<_, 2>(dtype, row, r, wt, sc, super::bf16_of);
 }
 
-/// Group h (rows 8h..8h + 8) of a q8_0 or q4_0 row tile, in `interleave8` groups, into
-/// the bf16 weight operand and its scales into `dw` (as `decode_row_bf16`). Chunk c of
+/// Group h (rows 8h..8h + 8) of a q8_0, q4_0, q4_1 or q5_0 row tile, in `interleave8`
+/// groups, into the bf16 weight operand and its scales (and q4_1's offsets) into `sc`
+/// (as `decode_row_bf16`). Chunk c of
 /// a block holds each row's payload bytes 2c and 2c + 1. For q8_0 those are weights 2c
 /// and 2c + 1 of rows 0..8 in operand order: pair row c. For q4_0 their low nibbles
 /// are (pair row c), and their high nibbles are weights 2c + 16 and 2c + 17 (pair row
@@ -718,12 +830,17 @@ unsafe fn decode_group_bf16(
     nb: usize,
     h: usize,
     wt: &mut [u16],
-    dw: &mut [f32],
+    sc: &mut TileScales,
 ) {
     // Safety: the caller keeps this function's `# Safety` contract, which
     // is all that the operations below rely on.
     unsafe {
-        each_group_block(dtype, g, nb, h, wt, dw, |blk, out| {
+        let nibble_table = if dtype == DType::Q4_1 {
+            const { bf16_of_nibble(0) }
+        } else {
+            const { bf16_of_nibble(8) }
+        };
+        each_group_block(dtype, g, nb, h, wt, sc, |blk, out| {
             // Sound under the function contract: every load is within `blk` (16 + 16·chunks = bs·8 bytes) and every
             // store within `out` (16 pair rows of 16 values); the features are the caller's.
             {
@@ -800,11 +917,11 @@ unsafe fn decode_group_bf16(
                     }
                     return;
                 }
-                // 16 nibbles, each looked up as the bf16 of nibble − 8, into columns
-                // 8h..8h + 8 of pair row k (one permute instead of three conversions).
+                // 16 nibbles, each looked up as the bf16 of its weight (q4_0: nibble − 8,
+                // q4_1: the nibble), into columns 8h..8h + 8 of pair row k (one permute
+                // instead of three conversions).
                 let put = |out: &mut [u16], k: usize, nibbles: __m128i| {
-                    let bf =
-                        _mm256_permutexvar_epi16(_mm256_cvtepu8_epi16(nibbles), BF16_OF_NIBBLE);
+                    let bf = _mm256_permutexvar_epi16(_mm256_cvtepu8_epi16(nibbles), nibble_table);
                     _mm256_storeu_si256(out.as_mut_ptr().add(32 * k + 16 * h) as *mut __m256i, bf);
                 };
                 for c in 0..8 {
@@ -846,7 +963,7 @@ mod tests {
         }
     }
 
-    /// A row tile (16 rows of `cols`) of random q8_0 or q4_0 weights, as stored and as
+    /// A row tile (16 rows of `cols`) of random q8_0, q4_0, q4_1 or q5_0 weights, as stored and as
     /// a model holds it (in `interleave8` groups or not).
     struct RowTile {
         dtype: DType,
@@ -904,41 +1021,53 @@ mod tests {
             match self.dtype {
                 DType::Q8_0 => blk[2 + j] as i8 as i32,
                 DType::Q5_0 => quant::q5_quants(&blk[2..22])[j] as i32 - 16,
+                DType::Q4_1 => (blk[4 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32,
                 _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
             }
         }
 
         /// The weight operand as the code under test decodes it: by `group` (group h's
         /// bytes, h) where the tile is interleaved, by `row` (row r's bytes, r) where
-        /// not; the decoded scales are checked against the stored ones.
+        /// not; the decoded scales (and q4_1's offsets) are checked against the stored
+        /// ones.
         fn decode<T: Copy + Default>(
             &self,
-            group: impl Fn(&[u8], usize, &mut [T], &mut [f32]),
-            row: impl Fn(&[u8], usize, &mut [T], &mut [f32]),
+            group: impl Fn(&[u8], usize, &mut [T], &mut TileScales),
+            row: impl Fn(&[u8], usize, &mut [T], &mut TileScales),
         ) -> Vec<T> {
             let nb = self.row_bytes / self.dtype.block().1;
             let mut wt = vec![T::default(); nb * WBLOCK];
-            let mut dw = vec![0f32; nb * TILE];
+            // Offsets for every type, NaN until written.
+            let mut sc = TileScales::new(nb, true);
+            sc.m.iter_mut().for_each(|m| *m = f32::NAN);
             if self.interleaved {
                 for (h, g) in self.held.chunks_exact(GROUP * self.row_bytes).enumerate() {
-                    group(g, h, &mut wt, &mut dw);
+                    group(g, h, &mut wt, &mut sc);
                 }
             } else {
                 for (r, bytes) in self.held.chunks_exact(self.row_bytes).enumerate() {
-                    row(bytes, r, &mut wt, &mut dw);
+                    row(bytes, r, &mut wt, &mut sc);
                 }
             }
-            self.check_scales(&dw, nb);
+            self.check_scales(&sc.d, &sc.m, nb);
             wt
         }
 
-        /// The decoded scales `dw` ([block][row]) are the stored ones.
-        fn check_scales(&self, dw: &[f32], nb: usize) {
+        /// The decoded scales `dw` ([block][row]) are the stored ones, and so are
+        /// q4_1's offsets `dm` (the other types leave them alone).
+        fn check_scales(&self, dw: &[f32], dm: &[f32], nb: usize) {
             for b in 0..nb {
                 for r in 0..TILE {
                     let blk = self.block(r, b);
                     let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
                     assert_eq!(dw[b * TILE + r], d, "{:?} scale {r} {b}", self.dtype);
+                    let m = dm[b * TILE + r];
+                    if self.dtype == DType::Q4_1 {
+                        let want = half::f16::from_le_bytes([blk[2], blk[3]]).to_f32();
+                        assert_eq!(m, want, "q4_1 offset {r} {b}");
+                    } else {
+                        assert!(m.is_nan(), "{:?} wrote an offset", self.dtype);
+                    }
                 }
             }
         }
@@ -956,13 +1085,13 @@ mod tests {
         let (cols, n) = (96, 20); // 3 blocks; a whole token tile and a partial one
         let nb = cols / QK;
         let mut f = values(7);
-        for dtype in [DType::Q8_0, DType::Q4_0] {
+        for dtype in [DType::Q8_0, DType::Q4_0, DType::Q4_1] {
             for interleaved in [false, true] {
                 let w = RowTile::new(dtype, cols, interleaved, &mut f);
                 let wt = w.decode(
                     // Safety: AVX2 and F16C were just detected.
-                    |g, h, wt, dw| unsafe { decode_group(dtype, g, nb, h, wt, dw) },
-                    |row, r, wt, dw| decode_row(dtype, row, r, wt, dw),
+                    |g, h, wt, sc| unsafe { decode_group(dtype, g, nb, h, wt, sc) },
+                    |row, r, wt, sc| decode_row(dtype, row, r, wt, sc),
                 );
                 let xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();
                 let mut x = Q8Act::default();
@@ -977,6 +1106,8 @@ mod tests {
                         for t in 0..TILE.min(n - tt * TILE) {
                             let d = x.row(tt * TILE + t).d[b];
                             assert_eq!(x.tiled_d[(tt * nb + b) * TILE + t], d, "scale {t} {b}");
+                            let s = x.row(tt * TILE + t).s[b];
+                            assert_eq!(x.tiled_s[(tt * nb + b) * TILE + t], s as f32, "Σx {t} {b}");
                             let v = &x.row(tt * TILE + t).v[QK * b..QK * (b + 1)];
                             for r in 0..TILE {
                                 let want: i32 =
@@ -1011,7 +1142,7 @@ mod tests {
         let nb = cols / QK;
         let mut f = values(11);
         let bf = |u: u16| f32::from_bits((u as u32) << 16) as f64;
-        for (dtype, interleaved) in [DType::Q8_0, DType::Q4_0, DType::Q5_0]
+        for (dtype, interleaved) in [DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0]
             .into_iter()
             .flat_map(|d| [(d, false), (d, true)])
         {
@@ -1021,8 +1152,8 @@ mod tests {
             let w = RowTile::new(dtype, cols, interleaved, &mut f);
             let wt = w.decode(
                 // Safety: the features were just detected.
-                |g, h, wt, dw| unsafe { decode_group_bf16(dtype, g, nb, h, wt, dw) },
-                |row, r, wt, dw| decode_row_bf16(dtype, row, r, wt, dw),
+                |g, h, wt, sc| unsafe { decode_group_bf16(dtype, g, nb, h, wt, sc) },
+                |row, r, wt, sc| decode_row_bf16(dtype, row, r, wt, sc),
             );
             // Extreme values too: ±ACT_MAX and the part boundaries.
             let mut xf: Vec<f32> = (0..n * cols).map(|_| f() * 3.0).collect();

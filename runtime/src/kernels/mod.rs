@@ -91,6 +91,9 @@ pub struct Q8Act {
     /// The scales in tile order, after `pack_tiles`: for each tile of 16 token rows
     /// and each block, the 16 rows' scales.
     pub(crate) tiled_d: Lines<f32>,
+    /// The blocks' Σx as f32 (exact: |Σx| ≤ 32·`ACT_MAX` < 2²⁴) in `tiled_d`'s order,
+    /// after `pack_tiles`: q4_1's offset terms.
+    pub(crate) tiled_s: Lines<f32>,
     /// Whether `tiled` and `tiled_bf16` hold this quantization's values (`pack_tiles`
     /// since the last `quantize`).
     packed: [bool; 2],
@@ -266,7 +269,7 @@ impl Q8Act {
 
     /// Lay the activation out for a tile kernel (`Gemm`) about to multiply it by
     /// weights of the types in `dtypes`, in each form those take (`tile_form`), and
-    /// the scales into `tiled_d`; in whole `GEMM_TILE`s of rows. For each tile of 16
+    /// the scales and sums into `tiled_d` and `tiled_s`; in whole `GEMM_TILE`s of rows. For each tile of 16
     /// token rows and each block:
     /// - `Digits` (`tiled`): the 16 rows' 32 high digits (512 bytes), then their 32
     ///   low digits when 13-bit;
@@ -314,6 +317,8 @@ impl Q8Act {
         let grow = |len: usize, have: usize| len.max(have);
         self.tiled_d
             .resize(grow(padded * nb, self.tiled_d.len()), 0.0);
+        self.tiled_s
+            .resize(grow(padded * nb, self.tiled_s.len()), 0.0);
         if digits {
             self.tiled
                 .resize(grow(padded * cols * planes, self.tiled.len()), 0);
@@ -322,13 +327,15 @@ impl Q8Act {
             self.tiled_bf16
                 .resize(grow(padded * cols * 2, self.tiled_bf16.len()), 0);
         }
-        // Each tile's part of the three buffers (empty where a form is not wanted).
+        // Each tile's part of the four buffers (empty where a form is not wanted).
         let (tile_d, tile_digits, tile_bf16) = (
             GEMM_TILE * nb,
             GEMM_TILE * cols * planes,
             GEMM_TILE * cols * 2,
         );
-        let ds = self.tiled_d[..padded * nb].chunks_mut(tile_d);
+        let ds = self.tiled_d[..padded * nb]
+            .chunks_mut(tile_d)
+            .zip(self.tiled_s[..padded * nb].chunks_mut(tile_d));
         let mut digit_parts: Vec<&mut [i8]> = if digits {
             self.tiled[..padded * cols * planes]
                 .chunks_mut(tile_digits)
@@ -347,18 +354,20 @@ impl Q8Act {
             .zip(digit_parts.drain(..))
             .zip(bf16_parts_.drain(..))
             .collect();
-        let (d, hi, lo, v, wide) = (
+        let (d, s, hi, lo, v, wide) = (
             &self.d[..],
+            &self.s[..],
             &self.hi[..],
             &self.lo[..],
             &self.v[..],
             self.wide,
         );
-        threads.run_each(parts, |tile, ((td, tdig), tbf)| {
+        threads.run_each(parts, |tile, (((td, ts), tdig), tbf)| {
             for r in 0..GEMM_TILE.min(n - tile * GEMM_TILE) {
                 let t = tile * GEMM_TILE + r;
                 for b in 0..nb {
                     td[b * GEMM_TILE + r] = d[t * nb + b];
+                    ts[b * GEMM_TILE + r] = s[t * nb + b] as f32;
                     let src = t * cols + QK * b;
                     if digits {
                         let at = (b * planes * GEMM_TILE + r) * QK;
@@ -471,7 +480,7 @@ pub enum TileForm {
     /// `tdpbf16ps`: both products add into one f32 sum per block, where digits need two
     /// i32 sums and a combination. Exact: every part is an integer of at most 8
     /// significant bits (|256·h| ≤ 3840, |l| ≤ 128), so is every weight (q8_0
-    /// −128..=127, q4_0 −8..=7), and every partial sum of a block is an integer below
+    /// −128..=127, q4_0 −8..=7, q4_1 0..=15, q5_0 −16..=15), and every partial sum of a block is an integer below
     /// 32·128·(3840 + 128) < 2²⁴, so an f32 accumulator rounds nothing, in any order.
     /// (With 16-bit values q8_0's sums approach 2²⁷; that is why `ACT_MAX` is 3825.)
     Bf16 = 1,
@@ -481,8 +490,10 @@ pub enum TileForm {
 /// `wide`), or None where there is no tile kernel for the type.
 pub fn tile_form(dtype: DType, wide: bool) -> Option<TileForm> {
     match dtype {
-        DType::Q8_0 | DType::Q4_0 if wide && bf16_tiles() => Some(TileForm::Bf16),
-        DType::Q8_0 | DType::Q4_0 => Some(TileForm::Digits),
+        // q4_1's weights are its nibbles (0..=15); its offsets m are added apart from
+        // the tile products (`amx::offset_sums`).
+        DType::Q8_0 | DType::Q4_0 | DType::Q4_1 if wide && bf16_tiles() => Some(TileForm::Bf16),
+        DType::Q8_0 | DType::Q4_0 | DType::Q4_1 => Some(TileForm::Digits),
         // q5_0's weights (−16..=15) have 8 significant bits at most, and its blocks'
         // partial sums stay below 32·16·(3840 + 128) < 2²⁴: the bf16 form's bound holds.
         // It has no digit form (the bf16 one is every AMX CPU's).
