@@ -768,12 +768,14 @@ fn matvec_and_matmul_agree_across_threads() {
     // groups of 8); 3 and 37 tokens: a partial tile, and two whole ones plus a partial
     // one; 96 columns: fewer blocks than lanes; 264 × 1024: interleaved and large
     // enough for matvec's thread split (groups of 8 per thread), 8 rows past the
-    // second band's tiles. This is the one test here that sets the global precision
-    // (the others pass theirs).
+    // second band's tiles. The k-quants take the shapes whose columns are whole
+    // super-blocks (517 × 512 for their leftover rows). This is the one test here that
+    // sets the global precision (the others pass theirs).
     for (bits, (rows, cols, n)) in ACT_BITS.into_iter().flat_map(|b| {
         [
-            (517, 576, 3),
+            (517usize, 576usize, 3usize),
             (517, 576, 37),
+            (517, 512, 37),
             (48, 1536, 20),
             (40, 96, 17),
             (264, 1024, 5),
@@ -788,10 +790,17 @@ fn matvec_and_matmul_agree_across_threads() {
             DType::Q4_0,
             DType::Q4_1,
             DType::Q5_0,
+            DType::Q4K,
+            DType::Q5K,
+            DType::Q6K,
         ] {
+            if !cols.is_multiple_of(dtype.block().0) {
+                continue;
+            }
             let mut bytes = Vec::new();
-            if dtype == DType::Q5_0 {
-                // No quantizer writes q5_0 (a GGUF's blocks are copied): random blocks.
+            if quant::quantize(dtype, &[0.0; 256][..dtype.block().0], &mut Vec::new()).is_err() {
+                // No quantizer writes q5_0 or the k-quants (a GGUF's blocks are copied):
+                // random blocks.
                 (0..rows).for_each(|_| bytes.extend(weight_row(&mut rng, dtype, cols)));
             } else {
                 let wf: Vec<f32> = (0..rows * cols).map(|_| rng.f()).collect();

@@ -1,6 +1,8 @@
-//! Batched q8_0/q4_0/q4_1/q5_0 matrix products on Intel AMX tiles (`tdpbssd`,
-//! `tdpbf16ps`), for prefill (q5_0 in the bf16 form only: `kernels::tile_form`; q4_1's
-//! offset terms in a pass of their own, `offset_sums`).
+//! Batched q8_0/q4_0/q4_1/q5_0/q4_k/q5_k/q6_k matrix products on Intel AMX tiles
+//! (`tdpbssd`, `tdpbf16ps`), for prefill (q5_0 and the k-quants in the bf16 form only:
+//! `kernels::tile_form`; q4_1's and the k-quants' offset terms in a pass of their own,
+//! `offset_sums`; a k-quant's 32-weight sub-block is a block here, its scales applied
+//! in the epilogue: `KIND`).
 //!
 //! One `tdpbssd` multiplies a 16-token × 32-byte tile of activation digits (one block
 //! of 16 tokens, as `Q8Act::pack_tiles` lays them out) by an 8 × 64-byte tile of
@@ -225,16 +227,21 @@ pub(super) unsafe fn gemm(
         let done = rows / TILE * TILE;
         // One row tile decoded to the weight operand, [block][k][row][4] bytes (digits) or
         // [block][k / 2][row][2] bf16, and its block scales, [block][row].
+        // (q6_k: two operands per block, one per 16-weight half.)
+        let kind = kind_of(dtype);
+        let halves = if kind == HALVES { 2 } else { 1 };
         let mut wt_i8 = Lines::<i8>::default();
         let mut wt_bf16 = Lines::<u16>::default();
         if mode == BF16 {
-            wt_bf16.resize(nb * WBLOCK, 0);
+            wt_bf16.resize(halves * nb * WBLOCK, 0);
         } else {
             wt_i8.resize(nb * WBLOCK, 0);
         }
-        let offsets = dtype == DType::Q4_1;
-        let mut sc = TileScales::new(nb, offsets);
+        let offsets = matches!(dtype, DType::Q4_1 | DType::Q4K | DType::Q5K);
+        let mut sc = TileScales::new(nb, dtype);
         assert!(!offsets || x.tiled_s.len() >= padded * nb);
+        // The k-quants have the bf16 form only, and are never interleaved.
+        assert!(kind == PLAIN || (mode == BF16 && !interleaved));
         // Two blocks' 16 × 16 sums, each as [high digits, low digits].
         let mut c = OnLines([[[0i32; TILE * TILE]; 2]; 2]);
         let order: Vec<usize> = (0..8.min(nb)).flat_map(|k| (k..nb).step_by(8)).collect();
@@ -258,7 +265,9 @@ pub(super) unsafe fn gemm(
                 }
             } else {
                 for (r, row) in tile_rows.chunks_exact(row_bytes).enumerate() {
-                    if mode == BF16 {
+                    if kind != PLAIN {
+                        decode_row_k(dtype, row, r, &mut wt_bf16, &mut sc);
+                    } else if mode == BF16 {
                         decode_row_bf16(dtype, row, r, &mut wt_bf16, &mut sc);
                     } else {
                         decode_row(dtype, row, r, &mut wt_i8, &mut sc);
@@ -271,15 +280,25 @@ pub(super) unsafe fn gemm(
                 bytes_of(&wt_i8)
             };
             for tt in 0..tiles {
-                let mut sums = match mode {
-                    BF16 => tile::<BF16>(wt, &sc.d, x, tt, &order, &mut c.0, &mut lanes.0),
-                    WIDE => tile::<WIDE>(wt, &sc.d, x, tt, &order, &mut c.0, &mut lanes.0),
-                    _ => tile::<NARROW>(wt, &sc.d, x, tt, &order, &mut c.0, &mut lanes.0),
+                let (c, lanes) = (&mut c.0, &mut lanes.0);
+                let mut sums = match (mode, kind) {
+                    (BF16, SCALED) => tile::<BF16, SCALED>(wt, &sc, x, tt, &order, c, lanes),
+                    (BF16, HALVES) => tile::<BF16, HALVES>(wt, &sc, x, tt, &order, c, lanes),
+                    (BF16, _) => tile::<BF16, PLAIN>(wt, &sc, x, tt, &order, c, lanes),
+                    (WIDE, _) => tile::<WIDE, PLAIN>(wt, &sc, x, tt, &order, c, lanes),
+                    _ => tile::<NARROW, PLAIN>(wt, &sc, x, tt, &order, c, lanes),
                 };
-                if offsets {
-                    let m = offset_sums(&sc.m, x, tt, &order, &mut lanes.0);
+                // The offset terms: q4_1's are added (`dot_q4_1`), the k-quants' mins
+                // subtracted (`dot_k4`).
+                if dtype == DType::Q4_1 {
+                    let m = offset_sums::<false>(&sc, x, tt, &order, lanes);
                     for (s, m) in sums.iter_mut().zip(m) {
                         *s = _mm512_add_ps(*s, m);
+                    }
+                } else if offsets {
+                    let m = offset_sums::<true>(&sc, x, tt, &order, lanes);
+                    for (s, m) in sums.iter_mut().zip(m) {
+                        *s = _mm512_sub_ps(*s, m);
                     }
                 }
                 let t0 = tt * TILE;
@@ -293,22 +312,61 @@ pub(super) unsafe fn gemm(
     }
 }
 
-/// A decoded row tile's per-block factors, [block][row]: the scales d, and q4_1's
-/// offsets m (empty for the other types).
+/// A decoded row tile's per-block factors, [block][row] (a k-quant's block is one of
+/// its 32-weight sub-blocks: block 8k + j is sub-block j of super-block k), each empty
+/// where the type has none:
+/// - `d`: the scale (k-quants: the super-block's d);
+/// - `m`: q4_1's offset m, or a k-quant's dmin;
+/// - `sc`: q4_k's and q5_k's sub-block scale, q6_k's first half's (integers, exact);
+/// - `sc2`: q6_k's second half's scale;
+/// - `mins`: q4_k's and q5_k's sub-block min (an integer, exact).
 #[derive(Default)]
 struct TileScales {
     d: Lines<f32>,
     m: Lines<f32>,
+    sc: Lines<f32>,
+    sc2: Lines<f32>,
+    mins: Lines<f32>,
 }
 
 impl TileScales {
-    fn new(nb: usize, offsets: bool) -> TileScales {
+    fn new(nb: usize, dtype: DType) -> TileScales {
         let mut sc = TileScales::default();
-        sc.d.resize(nb * TILE, 0.0);
-        if offsets {
-            sc.m.resize(nb * TILE, 0.0);
+        let len = nb * TILE;
+        sc.d.resize(len, 0.0);
+        match dtype {
+            DType::Q4_1 => sc.m.resize(len, 0.0),
+            DType::Q4K | DType::Q5K => {
+                sc.m.resize(len, 0.0);
+                sc.sc.resize(len, 0.0);
+                sc.mins.resize(len, 0.0);
+            }
+            DType::Q6K => {
+                sc.sc.resize(len, 0.0);
+                sc.sc2.resize(len, 0.0);
+            }
+            _ => {}
         }
         sc
+    }
+}
+
+/// How `tile` turns a block's exact sum(s) into its term before d·d_x, per type:
+/// - `PLAIN` (q8_0, q4_0, q4_1, q5_0): the sum itself, isum·(d·d_x);
+/// - `SCALED` (q4_k, q5_k): (sc·isum)·(d·d_x), sc·isum rounded to f32 once, as the
+///   scalar's i32 product converted (an f32 product of two exact integers rounds the
+///   same exact value the same way);
+/// - `HALVES` (q6_k): (sc_a·Σ_a + sc_b·Σ_b)·(d·d_x), the two 16-weight halves' sums
+///   from two products, combined in i32 (the scalar's, exact) before one conversion.
+const PLAIN: u8 = 0;
+const SCALED: u8 = 1;
+const HALVES: u8 = 2;
+
+fn kind_of(dtype: DType) -> u8 {
+    match dtype {
+        DType::Q4K | DType::Q5K => SCALED,
+        DType::Q6K => HALVES,
+        _ => PLAIN,
     }
 }
 
@@ -317,6 +375,9 @@ impl TileScales {
 const NARROW: u8 = 0;
 const WIDE: u8 = 1;
 const BF16: u8 = 2;
+/// `product`'s bf16 form for q6_k: two weight operands a block (its halves, each with
+/// the other half's weights zero), into two f32 sum tiles.
+const BF16_HALVES: u8 = 3;
 
 /// The bytes of a buffer of plain numbers.
 fn bytes_of<T: Plain>(x: &[T]) -> &[u8] {
@@ -350,9 +411,9 @@ macro_rules! each_token {
 /// The CPU must have `avx512f`, `avx2`, `f16c` (the `#[target_feature]` above): the kernel
 /// tables that hold this, and its callers, are chosen only after detecting them.
 #[target_feature(enable = "avx512f,avx2,f16c")]
-unsafe fn tile<const MODE: u8>(
+unsafe fn tile<const MODE: u8, const KIND: u8>(
     wt: &[u8],
-    dw: &[f32],
+    sc: &TileScales,
     x: &Q8Act,
     tt: usize,
     order: &[usize],
@@ -363,26 +424,48 @@ unsafe fn tile<const MODE: u8>(
     // is all that the operations below rely on.
     unsafe {
         let nb = order.len();
+        let dw = &sc.d[..];
         assert!(dw.len() >= nb * TILE && x.tiled_d.len() >= (tt + 1) * TILE * nb);
+        match KIND {
+            SCALED => assert!(sc.sc.len() >= nb * TILE),
+            HALVES => assert!(sc.sc.len() >= nb * TILE && sc.sc2.len() >= nb * TILE),
+            _ => {}
+        }
         // The 16 tokens' scales of each block, side by side (`Q8Act::pack_tiles`).
         let dx = x.tiled_d.as_ptr().add(tt * TILE * nb);
         let blk = |i: usize| order[i];
-        product(wt, x, tt, blk(0), 0, MODE);
+        // Two sum tiles a block where there are two planes of digits or two halves.
+        let two = MODE == WIDE || KIND == HALVES;
+        let mode = if KIND == HALVES { BF16_HALVES } else { MODE };
+        product(wt, x, tt, blk(0), 0, mode);
         if nb > 1 {
-            product(wt, x, tt, blk(1), 1, MODE);
+            product(wt, x, tt, blk(1), 1, mode);
         }
-        store(0, &mut c[0], MODE == WIDE);
+        store(0, &mut c[0], two);
         let mut acc = [_mm512_setzero_ps(); TILE];
         for i in 0..nb {
             let b = blk(i);
             if i + 2 < nb {
-                product(wt, x, tt, blk(i + 2), i % 2, MODE);
+                product(wt, x, tt, blk(i + 2), i % 2, mode);
             }
             if i + 1 < nb {
-                store((i + 1) % 2, &mut c[(i + 1) % 2], MODE == WIDE);
+                store((i + 1) % 2, &mut c[(i + 1) % 2], two);
             }
             let cb = &c[i % 2];
             let dwb = _mm512_loadu_ps(dw.as_ptr().add(b * TILE));
+            // The rows' sub-block scales (k-quants), as f32 (`SCALED`) or i32 (`HALVES`).
+            let (scb, sc2b) = match KIND {
+                PLAIN => (_mm512_setzero_ps(), _mm512_setzero_ps()),
+                _ => (
+                    _mm512_loadu_ps(sc.sc.as_ptr().add(b * TILE)),
+                    if KIND == HALVES {
+                        _mm512_loadu_ps(sc.sc2.as_ptr().add(b * TILE))
+                    } else {
+                        _mm512_setzero_ps()
+                    },
+                ),
+            };
+            let (sci, sc2i) = (_mm512_cvtps_epi32(scb), _mm512_cvtps_epi32(sc2b));
             let dxv = _mm512_loadu_ps(dx.add(b * TILE));
             let mut quad = _mm512_setzero_ps();
             each_token!(t => {
@@ -399,7 +482,17 @@ unsafe fn tile<const MODE: u8>(
                 };
                 // 255·h + l: Σw·x, exact in i32 (8-bit: h, on its coarser scale); bf16:
                 // Σw·x itself, the same integer held exactly in f32.
-                let sums = if MODE == BF16 {
+                let sums = if KIND == SCALED {
+                    _mm512_mul_ps(_mm512_castsi512_ps(ld(&cb[0])), scb)
+                } else if KIND == HALVES {
+                    // Each half's sum is an exact integer in f32, so converts exactly.
+                    let a = _mm512_cvtps_epi32(_mm512_castsi512_ps(ld(&cb[0])));
+                    let b = _mm512_cvtps_epi32(_mm512_castsi512_ps(ld(&cb[1])));
+                    _mm512_cvtepi32_ps(_mm512_add_epi32(
+                        _mm512_mullo_epi32(a, sci),
+                        _mm512_mullo_epi32(b, sc2i),
+                    ))
+                } else if MODE == BF16 {
                     _mm512_castsi512_ps(ld(&cb[0]))
                 } else {
                     let h = ld(&cb[0]);
@@ -434,11 +527,17 @@ unsafe fn tile<const MODE: u8>(
     }
 }
 
-/// q4_1's offset terms of one 16 × 16 output tile, as the scalar reference's second
-/// accumulation: Σx · (m · d_x) per block (Σx of the token's whole values, exact in
-/// f32), added in the same lane-major `order` into `Lanes8` lanes, then `reduce8` per
-/// token. `tile`'s sums plus these are `dot_q4_1`'s `s.finish() + sm.finish()`. No
-/// tile product is involved: the terms need only m ([block][row], `dm`) and the
+/// The offset terms of one 16 × 16 output tile, as the scalar reference's second
+/// accumulation, added in the same lane-major `order` into `Lanes8` lanes, then
+/// `reduce8` per token:
+/// - q4_1 (`K4` false): Σx · (m · d_x) per block (Σx of the token's whole values,
+///   exact in f32); `tile`'s sums plus these are `dot_q4_1`'s `s.finish() +
+///   sm.finish()`;
+/// - q4_k and q5_k (`K4`): (min · Σx) · (dmin · d_x) per sub-block, min · Σx exact in
+///   f32 (63 · 32 · 3825 < 2²⁴) as the scalar's i32; `tile`'s sums minus these are
+///   `dot_k4`'s `s.finish() - sm.finish()`.
+///
+/// No tile product is involved: the terms need only the rows' factors (`sc`) and the
 /// tokens' scales and sums (`Q8Act::pack_tiles`).
 ///
 /// # Safety
@@ -446,8 +545,8 @@ unsafe fn tile<const MODE: u8>(
 /// The CPU must have `avx512f` (the `#[target_feature]` above): the kernel tables that
 /// hold this, and its callers, are chosen only after detecting it.
 #[target_feature(enable = "avx512f,avx2")]
-unsafe fn offset_sums(
-    dm: &[f32],
+unsafe fn offset_sums<const K4: bool>(
+    sc: &TileScales,
     x: &Q8Act,
     tt: usize,
     order: &[usize],
@@ -457,13 +556,19 @@ unsafe fn offset_sums(
     // is all that the operations below rely on.
     unsafe {
         let nb = order.len();
-        assert!(dm.len() >= nb * TILE);
+        let dm = &sc.m[..];
+        assert!(dm.len() >= nb * TILE && (!K4 || sc.mins.len() >= nb * TILE));
         assert!(x.tiled_d.len() >= (tt + 1) * TILE * nb && x.tiled_s.len() >= (tt + 1) * TILE * nb);
         let dx = x.tiled_d.as_ptr().add(tt * TILE * nb);
         let sx = x.tiled_s.as_ptr().add(tt * TILE * nb);
         let mut acc = [_mm512_setzero_ps(); TILE];
         for (i, &b) in order.iter().enumerate() {
             let mb = _mm512_loadu_ps(dm.as_ptr().add(b * TILE));
+            let minb = if K4 {
+                _mm512_loadu_ps(sc.mins.as_ptr().add(b * TILE))
+            } else {
+                _mm512_setzero_ps()
+            };
             let dxv = _mm512_loadu_ps(dx.add(b * TILE));
             let sxv = _mm512_loadu_ps(sx.add(b * TILE));
             let (mut dq, mut sq) = (_mm512_setzero_ps(), _mm512_setzero_ps());
@@ -476,6 +581,7 @@ unsafe fn offset_sums(
                 }
                 let scale = _mm512_mul_ps(mb, _mm512_shuffle_ps::<{ (t % 4 * 0x55) as i32 }>(dq, dq));
                 let s = _mm512_shuffle_ps::<{ (t % 4 * 0x55) as i32 }>(sq, sq);
+                let s = if K4 { _mm512_mul_ps(minb, s) } else { s };
                 acc[t] = _mm512_add_ps(acc[t], _mm512_mul_ps(s, scale));
             });
             if i + 1 == nb || order[i + 1] % 8 != b % 8 {
@@ -498,8 +604,8 @@ unsafe fn offset_sums(
 
 /// Start block b's 16 × 16 sums into the sum tiles of `slot` (tmm4 and tmm6, or tmm5
 /// and tmm7): of both digit planes (`WIDE`, only the high one when `NARROW`), or of
-/// both bf16 planes into one f32 tile (`BF16`, tmm4 or tmm5); the weights alternate
-/// between tmm0 and tmm1.
+/// both bf16 planes into one f32 tile (`BF16`, tmm4 or tmm5), or of both halves' bf16
+/// products into two (`BF16_HALVES`); the weights alternate between tmm0 and tmm1.
 ///
 /// # Safety
 ///
@@ -513,7 +619,31 @@ unsafe fn product(wt: &[u8], x: &Q8Act, tt: usize, b: usize, slot: usize, mode: 
         let nb = x.cols() / QK;
         macro_rules! go {
         ($tw:literal, $th:literal, $tl:literal) => {
-            if mode == BF16 {
+            if mode == BF16_HALVES {
+                // As `BF16` below, with the block's two half operands in turn into the
+                // slot's two sum tiles.
+                let at = (tt * nb + b) * 2 * TILE * QK;
+                let tiled = &x.tiled_bf16[..];
+                assert!(wt.len() >= (b + 1) * 4 * WBLOCK && at + 2 * TILE * QK <= tiled.len());
+                asm!(
+                    concat!("tileloadd tmm", $tw, ", [{w} + {s}*1]"),
+                    "tileloaddt1 tmm2, [{h} + {s}*1]",
+                    "tileloaddt1 tmm3, [{l} + {s}*1]",
+                    concat!("tilezero tmm", $th),
+                    concat!("tilezero tmm", $tl),
+                    concat!("tdpbf16ps tmm", $th, ", tmm2, tmm", $tw),
+                    concat!("tdpbf16ps tmm", $th, ", tmm3, tmm", $tw),
+                    concat!("tileloadd tmm", $tw, ", [{w2} + {s}*1]"),
+                    concat!("tdpbf16ps tmm", $tl, ", tmm2, tmm", $tw),
+                    concat!("tdpbf16ps tmm", $tl, ", tmm3, tmm", $tw),
+                    w = in(reg) wt.as_ptr().add(4 * WBLOCK * b),
+                    w2 = in(reg) wt.as_ptr().add(4 * WBLOCK * b + 2 * WBLOCK),
+                    h = in(reg) tiled.as_ptr().add(at),
+                    l = in(reg) tiled.as_ptr().add(at + TILE * QK),
+                    s = in(reg) 64usize,
+                    options(nostack, readonly),
+                )
+            } else if mode == BF16 {
                 // The 16 token rows of block b as 256·h, then as l (`pack_tiles`),
                 // loaded with the hint not to keep them in L1 (`tileloaddt1`): in a pass
                 // over one row tile each serves one product, while the weight tile
@@ -811,6 +941,63 @@ fn decode_row_bf16(dtype: DType, row: &[u8], r: usize, wt: &mut [u16], sc: &mut 
     decode_row_as::<_, 2>(dtype, row, r, wt, sc, super::bf16_of);
 }
 
+/// Row r (0..16) of a q4_k, q5_k or q6_k row tile into the bf16 weight operand (as
+/// `decode_row_bf16`, block 8k + j being sub-block j of super-block k) and its factors
+/// into `sc` (`TileScales`). q6_k's block has two operands, [half][j / 2][r][j % 2],
+/// each holding its 16 weights and zeros for the other half's (never written: the
+/// buffer starts zeroed), so that its two products give the halves' sums.
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F/BW/VL (`gemm`, whose features include them, is the
+/// caller).
+#[inline(always)]
+unsafe fn decode_row_k(dtype: DType, row: &[u8], r: usize, wt: &mut [u16], sc: &mut TileScales) {
+    let bs = dtype.block().1;
+    let q6 = dtype == DType::Q6K;
+    let f16 = |b: &[u8], at: usize| half::f16::from_le_bytes([b[at], b[at + 1]]).to_f32();
+    assert!(r < TILE && wt.len() >= row.len() / bs * 8 * if q6 { 2 } else { 1 } * WBLOCK);
+    // Weights j0..j0 + 16 of `q` (−128..=127, 8 significant bits at most) into
+    // operand `op`'s pair rows j0 / 2.. for row r: each as the top half of its exact
+    // f32, two to a u32, one u32 per pair row (16 u32 = 64 bytes apart).
+    let put = |wt: &mut [u16], op: usize, q: &[i8; 32], j0: usize| {
+        // Safety: the last u32 written is op·WBLOCK + (j0/2 + 7)·32 + 2r (+ 1), within
+        // `wt` (checked above); the features are the caller's.
+        unsafe {
+            let v = _mm_loadu_si128(q.as_ptr().add(j0) as *const __m128i);
+            let f = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v));
+            let bf = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(_mm512_castps_si512(f)));
+            let pair_rows = _mm256_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112);
+            let at = op * WBLOCK + j0 / 2 * (2 * TILE) + 2 * r;
+            _mm256_i32scatter_epi32::<4>(wt.as_mut_ptr().add(at) as *mut i32, pair_rows, bf);
+        }
+    };
+    for (k, blk) in row.chunks_exact(bs).enumerate() {
+        for j in 0..8 {
+            let b = 8 * k + j;
+            let at = b * TILE + r;
+            if q6 {
+                let (q, s) = crate::quant::q6_k_sub(blk, j);
+                sc.d[at] = f16(blk, 208);
+                sc.sc[at] = s[0] as f32;
+                sc.sc2[at] = s[1] as f32;
+                put(wt, 2 * b, &q, 0);
+                put(wt, 2 * b + 1, &q, 16);
+            } else {
+                let (q, s, m) = crate::quant::k4_sub(dtype == DType::Q5K, blk, j);
+                sc.d[at] = f16(blk, 0);
+                sc.m[at] = f16(blk, 2);
+                sc.sc[at] = s as f32;
+                sc.mins[at] = m as f32;
+                // 0..=31: the same bits as i8.
+                let q = q.map(|q| q as i8);
+                put(wt, b, &q, 0);
+                put(wt, b, &q, 16);
+            }
+        }
+    }
+}
+
 /// Group h (rows 8h..8h + 8) of a q8_0, q4_0, q4_1 or q5_0 row tile, in `interleave8`
 /// groups, into the bf16 weight operand and its scales (and q4_1's offsets) into `sc`
 /// (as `decode_row_bf16`). Chunk c of
@@ -1037,8 +1224,8 @@ mod tests {
         ) -> Vec<T> {
             let nb = self.row_bytes / self.dtype.block().1;
             let mut wt = vec![T::default(); nb * WBLOCK];
-            // Offsets for every type, NaN until written.
-            let mut sc = TileScales::new(nb, true);
+            // q4_1's factors (d and m) for every type, m NaN until written.
+            let mut sc = TileScales::new(nb, DType::Q4_1);
             sc.m.iter_mut().for_each(|m| *m = f32::NAN);
             if self.interleaved {
                 for (h, g) in self.held.chunks_exact(GROUP * self.row_bytes).enumerate() {
@@ -1118,6 +1305,83 @@ mod tests {
                                     "{dtype:?} interleaved {interleaved} token {t} row {r} block {b}"
                                 );
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `decode_row_k`'s operand and factors, without AMX: every q4_k, q5_k and q6_k
+    /// weight of a 16-row tile at its place as the bf16 of its value (q6_k's halves in
+    /// their own operands, zeros in the other's), and the scales and mins as the
+    /// blocks hold them (`quant::k4_sub`, `quant::q6_k_sub`, the scalar dots' own
+    /// unpacking).
+    #[test]
+    fn k_quant_operands_hold_the_sub_blocks() {
+        if !(is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl"))
+        {
+            return;
+        }
+        let bf = |u: u16| f32::from_bits((u as u32) << 16);
+        let f16 = |b: &[u8], at: usize| half::f16::from_le_bytes([b[at], b[at + 1]]).to_f32();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut byte = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (seed >> 56) as u8
+        };
+        for dtype in [DType::Q4K, DType::Q5K, DType::Q6K] {
+            let (cols, bs) = (512, dtype.block().1);
+            let row_bytes = cols / 256 * bs;
+            let mut rows: Vec<u8> = (0..TILE * row_bytes).map(|_| byte()).collect();
+            // Finite scales (f16 fields): d and dmin, or q6_k's d.
+            let fields: &[usize] = if dtype == DType::Q6K { &[208] } else { &[0, 2] };
+            for blk in rows.chunks_exact_mut(bs) {
+                for &at in fields {
+                    blk[at + 1] &= 0x3b;
+                }
+            }
+            let q6 = dtype == DType::Q6K;
+            let nb = cols / QK;
+            let mut wt = vec![0u16; nb * WBLOCK * if q6 { 2 } else { 1 }];
+            let mut sc = TileScales::new(nb, dtype);
+            for (r, row) in rows.chunks_exact(row_bytes).enumerate() {
+                // Safety: the features were just detected.
+                unsafe { decode_row_k(dtype, row, r, &mut wt, &mut sc) };
+            }
+            for r in 0..TILE {
+                for b in 0..nb {
+                    let blk = &rows[r * row_bytes + b / 8 * bs..][..bs];
+                    let at = b * TILE + r;
+                    let got =
+                        |op: usize, j: usize| bf(wt[op * WBLOCK + j / 2 * 32 + 2 * r + j % 2]);
+                    if q6 {
+                        let (q, s) = quant::q6_k_sub(blk, b % 8);
+                        assert_eq!(
+                            (sc.d[at], sc.sc[at], sc.sc2[at]),
+                            (f16(blk, 208), s[0] as f32, s[1] as f32)
+                        );
+                        for (j, &q) in q.iter().enumerate() {
+                            let (mine, other) = if j < 16 {
+                                (2 * b, 2 * b + 1)
+                            } else {
+                                (2 * b + 1, 2 * b)
+                            };
+                            assert_eq!(got(mine, j), q as f32, "q6_k row {r} block {b} weight {j}");
+                            assert_eq!(got(other, j), 0.0, "q6_k row {r} block {b} weight {j}");
+                        }
+                    } else {
+                        let (q, s, m) = quant::k4_sub(dtype == DType::Q5K, blk, b % 8);
+                        let want = (f16(blk, 0), f16(blk, 2), s as f32, m as f32);
+                        assert_eq!((sc.d[at], sc.m[at], sc.sc[at], sc.mins[at]), want);
+                        for (j, &q) in q.iter().enumerate() {
+                            assert_eq!(
+                                got(b, j),
+                                q as f32,
+                                "{dtype:?} row {r} block {b} weight {j}"
+                            );
                         }
                     }
                 }

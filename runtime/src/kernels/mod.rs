@@ -496,8 +496,14 @@ pub fn tile_form(dtype: DType, wide: bool) -> Option<TileForm> {
         DType::Q8_0 | DType::Q4_0 | DType::Q4_1 => Some(TileForm::Digits),
         // q5_0's weights (−16..=15) have 8 significant bits at most, and its blocks'
         // partial sums stay below 32·16·(3840 + 128) < 2²⁴: the bf16 form's bound holds.
-        // It has no digit form (the bf16 one is every AMX CPU's).
+        // It has no digit form: without AMX-BF16 (or at 8 bits) its rows take the
+        // token tiles.
         DType::Q5_0 if wide && bf16_tiles() => Some(TileForm::Bf16),
+        // The k-quants' sub-blocks are blocks of 32 here, their weights q4_k 0..=15,
+        // q5_k 0..=31, q6_k −32..=31 (8 significant bits at most; sums below
+        // 32·32·(3840 + 128) < 2²⁴); their sub-block scales and mins are applied in
+        // `amx::tile`'s epilogue and `amx::offset_sums`. The bf16 form only.
+        DType::Q4K | DType::Q5K | DType::Q6K if wide && bf16_tiles() => Some(TileForm::Bf16),
         _ => None,
     }
 }
@@ -1031,7 +1037,7 @@ pub struct Kernels {
     /// A batched product for prefill of the types `tile_form` names, where the CPU
     /// has one (AMX).
     pub gemm: Option<Gemm>,
-    /// q8_0/q4_0 rows in the `interleave8` layout, 8 at a time, where a path has it.
+    /// Rows in the `interleave8` layout (`rows8_dtypes`), 8 at a time, where a path has it.
     pub rows8: Option<Rows8>,
     /// `rows8` for `tile_tokens` tokens at once, where a path has it.
     pub rows8_tokens: Option<Rows8Tokens>,

@@ -114,8 +114,8 @@ static AMX: Kernels = Kernels {
     weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
     // avx512::rows8 takes WIDE_DTYPES; AVX-VNNI's the other interleaved types, so
-    // that q4_1 and q5 rows decode 8 at a time and prefill in token tiles here too
-    // (the tile products take q8_0 and q4_0 only).
+    // that q4_1 and q5 rows decode 8 at a time here too, and prefill in token tiles
+    // where the tile products do not take them (`kernels::tile_form`).
     rows8: Some(|d, w, x, out| unsafe {
         if super::WIDE_DTYPES.contains(&d) {
             avx512::rows8(d, w, x, out)
