@@ -14,7 +14,9 @@ use super::*;
 /// widening serves two chunks, and the pairs come spread (`Q8Row::spread`, once per
 /// activation) or are spread here per block where the row has none. From cache
 /// (kernel_probe, RESIDENT=1): q4_0 15 → 20 GB/s; SmolLM2 q4_0 decode, median of
-/// alternated runs, 89 → 140 tok/s.
+/// alternated runs, 89 → 140 tok/s. q4_1 and q5 take it too: q5's fifth bits added
+/// to the widened nibbles under a bit-test mask, q4_1's and q5_1's offset terms in
+/// their own lanes as `avx2::rows8_with` adds them (the same epilogue functions).
 ///
 /// # Safety
 ///
@@ -26,8 +28,7 @@ pub unsafe fn rows8(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
     // Safety: the caller keeps this function's `# Safety` contract, which
     // is all that the operations below rely on.
     unsafe {
-        // q4_1 is not interleaved for this path (`Kernels::rows8_q4_1`).
-        assert!(super::super::WIDE_DTYPES.contains(&dtype));
+        assert!(super::super::interleaves(dtype));
         if x.spread.len() >= x.d.len() * super::super::SPREAD_PER_BLOCK {
             rows8_pairs::<true>(dtype, w, x, out)
         } else {
@@ -51,21 +52,36 @@ unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out
             bias,
             nb,
             group,
-            ..
+            nibbles,
+            at,
+            offsets,
+            fifth,
         } = super::super::rows8_shape(dtype, w, x, out);
         let (xv, sp) = (x.v.as_ptr() as *const i32, x.spread.as_ptr());
         let nib = _mm512_set1_epi16(0x0f);
+        let sixteen = _mm512_set1_epi16(16);
+        // q5's fifth bits: for chunks c and c + 1 (c even) in one zmm, i16 lane 2r + j
+        // of the low half tests bit 2c + j of row r's half word of qh, of the high half
+        // bit 2c + 2 + j.
+        let bit_of: [__m512i; 4] = std::array::from_fn(|k| {
+            let base = _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm256_set1_epi32(0x0002_0001)),
+                _mm256_set1_epi32(0x0008_0004),
+            );
+            _mm512_sll_epi16(base, _mm_cvtsi32_si128(4 * k as i32))
+        });
         // Lane i of the result takes i32 lane i / 8 of the source: [pair c ×8, pair c+1 ×8].
         let spread = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
         for (g, o) in w.chunks_exact(group).zip(out.chunks_exact_mut(GROUP)) {
             let mut acc = [_mm256_setzero_ps(); 8];
+            // q4_1's and q5_1's Σx·(m·d_x) terms, in their own lanes as in the scalar dot.
+            let mut accm = [_mm256_setzero_ps(); 8];
             // Block b into accumulator b % 8.
             for (b, k) in (0..nb).zip((0..8).cycle()) {
-                let acc = &mut acc[k];
                 avx2::prefetch_ahead(g, b * GROUP * bs, GROUP * bs);
                 let p = g.as_ptr().add(b * GROUP * bs);
                 // Chunks c and c + 1 (within the block: checked by rows8_shape).
-                let chunks = |c: usize| _mm256_loadu_si256(p.add(16 + 16 * c) as *const __m256i);
+                let chunks = |c: usize| _mm256_loadu_si256(p.add(at + 16 * c) as *const __m256i);
                 // Pairs c and c + 1 of block b's values (values 2c..2c + 4), spread.
                 let pairs = |c: usize| {
                     if SPREAD {
@@ -77,7 +93,7 @@ unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out
                 };
                 let z = _mm512_setzero_si512();
                 let (mut s0, mut s1) = (z, z);
-                if bias == 0 {
+                if !nibbles {
                     for c in (0..16).step_by(4) {
                         s0 = _mm512_dpwssd_epi32(s0, _mm512_cvtepi8_epi16(chunks(c)), pairs(c));
                         s1 = _mm512_dpwssd_epi32(
@@ -89,18 +105,40 @@ unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out
                 } else {
                     // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones
                     // 2c + 16, 2c + 17 (q4_0's byte j holds weights j and j + 16).
+                    // q5: the 8 rows' half words of qh, each in i16 lanes 2r and 2r + 1
+                    // of both halves: [weights 0..16, weights 16..32].
+                    let halves = fifth.map(|f| {
+                        avx2::fifth_lanes(p.add(f))
+                            .map(|h| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h), h))
+                    });
                     for c in (0..8).step_by(2) {
                         let q = _mm512_cvtepu8_epi16(chunks(c));
-                        s0 = _mm512_dpwssd_epi32(s0, _mm512_and_si512(q, nib), pairs(c));
-                        s1 = _mm512_dpwssd_epi32(s1, _mm512_srli_epi16::<4>(q), pairs(c + 8));
+                        let (mut lo, mut hi) =
+                            (_mm512_and_si512(q, nib), _mm512_srli_epi16::<4>(q));
+                        if let Some([fl, fh]) = halves {
+                            // 16 added where the weight's bit of qh is set.
+                            let m = bit_of[c / 2];
+                            let (kl, kh) =
+                                (_mm512_test_epi16_mask(fl, m), _mm512_test_epi16_mask(fh, m));
+                            lo = _mm512_mask_add_epi16(lo, kl, lo, sixteen);
+                            hi = _mm512_mask_add_epi16(hi, kh, hi, sixteen);
+                        }
+                        s0 = _mm512_dpwssd_epi32(s0, lo, pairs(c));
+                        s1 = _mm512_dpwssd_epi32(s1, hi, pairs(c + 8));
                     }
                 }
                 let s = _mm512_add_epi32(s0, s1);
                 let isum =
                     _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64::<1>(s));
-                avx2::rows8_add_block(isum, p, x, b, bias, acc);
+                avx2::rows8_add_block(isum, p, x, b, bias, &mut acc[k]);
+                if offsets {
+                    avx2::rows8_add_offset(p, x, b, &mut accm[k]);
+                }
             }
             avx2::rows8_finish(&acc, o);
+            if offsets {
+                avx2::rows8_finish_offsets(&accm, o);
+            }
         }
     }
 }

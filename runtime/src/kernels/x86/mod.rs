@@ -31,9 +31,9 @@ pub(super) fn available() -> Vec<&'static Kernels> {
         v.push(&AMX);
     }
     // AVX-512 with VNNI and no usable AMX (AMD Zen 4 and 5, Intel before Sapphire
-    // Rapids): the AVX-512 `rows8` for q8_0/q4_0 decode and two groups per zmm for
-    // their prefill (`rows16_tokens`); AVX2's kernels for the rest, since Zen 4 has no
-    // AVX-VNNI. On an AMD EPYC (Zen 5) against avxvnni, 1 thread, alternated: SmolLM2
+    // Rapids): the AVX-512 `rows8` for every interleaved type's decode, and two groups
+    // per zmm for q8_0/q4_0 prefill (`rows16_tokens`); AVX2's kernels for the rest,
+    // since Zen 4 has no AVX-VNNI. On an AMD EPYC (Zen 5) against avxvnni, 1 thread, alternated: SmolLM2
     // prefill 592 → 914 tok/s (q4_0) and 607 → 1008 (q8_0), q4_0 decode 267 → 317,
     // q8_0 decode even (bench/README.md, thirteenth session). On Zen 4, which splits
     // every 512-bit operation in two, AVX2's `rows8` decodes faster (SmolLM2 Q8_0 144
@@ -113,16 +113,9 @@ static AMX: Kernels = Kernels {
     dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
     weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
-    // avx512::rows8 takes WIDE_DTYPES; AVX-VNNI's the other interleaved types, so
-    // that q4_1 and q5 rows decode 8 at a time here too, and prefill in token tiles
-    // where the tile products do not take them (`kernels::tile_form`).
-    rows8: Some(|d, w, x, out| unsafe {
-        if super::WIDE_DTYPES.contains(&d) {
-            avx512::rows8(d, w, x, out)
-        } else {
-            vnni::rows8(d, w, x, out)
-        }
-    }),
+    // Every interleaved type decodes 8 rows at a time (and prefills in AVX-VNNI's
+    // token tiles where the tile products do not take it: `kernels::tile_form`).
+    rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
     rows8_spread: true,
     rows8_narrow: Some(|d, w, x, out| unsafe { vnni::rows8(d, w, x, out) }),
     gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
@@ -137,14 +130,7 @@ static AMX: Kernels = Kernels {
 )]
 static AVX512_VNNI: Kernels = Kernels {
     name: "avx512vnni",
-    rows8: Some(|d, w, x, out| unsafe {
-        // avx512::rows8 takes WIDE_DTYPES; AVX2's the other interleaved types.
-        if super::WIDE_DTYPES.contains(&d) {
-            avx512::rows8(d, w, x, out)
-        } else {
-            avx2::rows8(d, w, x, out)
-        }
-    }),
+    rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
     rows8_spread: true,
     rows8_narrow: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
     rows16_tokens: Some(|d, w, x, out| unsafe { avx512::rows16_tokens(d, w, x, out) }),
