@@ -790,6 +790,7 @@ fn matvec_and_matmul_agree_across_threads() {
             DType::Q4_0,
             DType::Q4_1,
             DType::Q5_0,
+            DType::Q5_1,
             DType::Q4K,
             DType::Q5K,
             DType::Q6K,

@@ -1,8 +1,8 @@
-//! Batched q8_0/q4_0/q4_1/q5_0/q4_k/q5_k/q6_k matrix products on Intel AMX tiles
-//! (`tdpbssd`, `tdpbf16ps`), for prefill (q5_0 and the k-quants in the bf16 form only:
-//! `kernels::tile_form`; q4_1's and the k-quants' offset terms in a pass of their own,
-//! `offset_sums`; a k-quant's 32-weight sub-block is a block here, its scales applied
-//! in the epilogue: `KIND`).
+//! Batched q8_0/q4_0/q4_1/q5_0/q5_1/q4_k/q5_k/q6_k matrix products on Intel AMX tiles
+//! (`tdpbssd`, `tdpbf16ps`), for prefill (the q5 types and the k-quants in the bf16
+//! form only: `kernels::tile_form`; the offset terms of q4_1, q5_1 and the k-quants in
+//! a pass of their own, `offset_sums`; a k-quant's 32-weight sub-block is a block here,
+//! its scales applied in the epilogue: `KIND`).
 //!
 //! One `tdpbssd` multiplies a 16-token × 32-byte tile of activation digits (one block
 //! of 16 tokens, as `Q8Act::pack_tiles` lays them out) by an 8 × 64-byte tile of
@@ -237,7 +237,7 @@ pub(super) unsafe fn gemm(
         } else {
             wt_i8.resize(nb * WBLOCK, 0);
         }
-        let offsets = matches!(dtype, DType::Q4_1 | DType::Q4K | DType::Q5K);
+        let offsets = matches!(dtype, DType::Q4_1 | DType::Q5_1 | DType::Q4K | DType::Q5K);
         let mut sc = TileScales::new(nb, dtype);
         assert!(!offsets || x.tiled_s.len() >= padded * nb);
         // The k-quants have the bf16 form only, and are never interleaved.
@@ -290,7 +290,7 @@ pub(super) unsafe fn gemm(
                 };
                 // The offset terms: q4_1's are added (`dot_q4_1`), the k-quants' mins
                 // subtracted (`dot_k4`).
-                if dtype == DType::Q4_1 {
+                if matches!(dtype, DType::Q4_1 | DType::Q5_1) {
                     let m = offset_sums::<false>(&sc, x, tt, &order, lanes);
                     for (s, m) in sums.iter_mut().zip(m) {
                         *s = _mm512_add_ps(*s, m);
@@ -316,7 +316,7 @@ pub(super) unsafe fn gemm(
 /// its 32-weight sub-blocks: block 8k + j is sub-block j of super-block k), each empty
 /// where the type has none:
 /// - `d`: the scale (k-quants: the super-block's d);
-/// - `m`: q4_1's offset m, or a k-quant's dmin;
+/// - `m`: q4_1's and q5_1's offset m, or a k-quant's dmin;
 /// - `sc`: q4_k's and q5_k's sub-block scale, q6_k's first half's (integers, exact);
 /// - `sc2`: q6_k's second half's scale;
 /// - `mins`: q4_k's and q5_k's sub-block min (an integer, exact).
@@ -335,7 +335,7 @@ impl TileScales {
         let len = nb * TILE;
         sc.d.resize(len, 0.0);
         match dtype {
-            DType::Q4_1 => sc.m.resize(len, 0.0),
+            DType::Q4_1 | DType::Q5_1 => sc.m.resize(len, 0.0),
             DType::Q4K | DType::Q5K => {
                 sc.m.resize(len, 0.0);
                 sc.sc.resize(len, 0.0);
@@ -530,7 +530,7 @@ unsafe fn tile<const MODE: u8, const KIND: u8>(
 /// The offset terms of one 16 × 16 output tile, as the scalar reference's second
 /// accumulation, added in the same lane-major `order` into `Lanes8` lanes, then
 /// `reduce8` per token:
-/// - q4_1 (`K4` false): Σx · (m · d_x) per block (Σx of the token's whole values,
+/// - q4_1 and q5_1 (`K4` false): Σx · (m · d_x) per block (Σx of the token's whole values,
 ///   exact in f32); `tile`'s sums plus these are `dot_q4_1`'s `s.finish() +
 ///   sm.finish()`;
 /// - q4_k and q5_k (`K4`): (min · Σx) · (dmin · d_x) per sub-block, min · Σx exact in
@@ -764,7 +764,7 @@ fn decode_row_as<T, const G: usize>(
     let bs = dtype.block().1;
     for (b, blk) in row.chunks_exact(bs).enumerate() {
         sc.d[b * TILE + r] = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
-        if dtype == DType::Q4_1 {
+        if matches!(dtype, DType::Q4_1 | DType::Q5_1) {
             sc.m[b * TILE + r] = half::f16::from_le_bytes([blk[2], blk[3]]).to_f32();
         }
         for j in 0..QK {
@@ -773,9 +773,10 @@ fn decode_row_as<T, const G: usize>(
     }
 }
 
-/// Weight j of a stored q8_0, q4_0, q4_1 or q5_0 block (q4_0: nibble − 8, byte j
+/// Weight j of a stored q8_0, q4_0, q4_1, q5_0 or q5_1 block (q4_0: nibble − 8, byte j
 /// holds weights j and j + 16; q4_1: the nibble itself, after d and m; q5_0: q4_0's
-/// nibbles with bit j of `qh` on top, − 16).
+/// nibbles with bit j of `qh` on top, − 16; q5_1: q5_0's without the − 16, after d and
+/// m).
 #[inline(always)]
 fn stored_weight(dtype: DType, blk: &[u8], j: usize) -> i32 {
     match dtype {
@@ -785,6 +786,11 @@ fn stored_weight(dtype: DType, blk: &[u8], j: usize) -> i32 {
             let qh = u32::from_le_bytes([blk[2], blk[3], blk[4], blk[5]]);
             let nib = (blk[6 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32;
             (nib | (((qh >> j) & 1) as i32) << 4) - 16
+        }
+        DType::Q5_1 => {
+            let qh = u32::from_le_bytes([blk[4], blk[5], blk[6], blk[7]]);
+            let nib = (blk[8 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32;
+            nib | (((qh >> j) & 1) as i32) << 4
         }
         _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
     }
@@ -864,7 +870,7 @@ unsafe fn each_group_block<T>(
     mut body: impl FnMut(&[u8], &mut [T]),
 ) {
     let bs = dtype.block().1;
-    let offsets = dtype == DType::Q4_1;
+    let offsets = matches!(dtype, DType::Q4_1 | DType::Q5_1);
     assert!(g.len() == GROUP * bs * nb && wt.len() >= nb * WBLOCK && sc.d.len() >= nb * TILE);
     assert!(h < 2 && (!offsets || sc.m.len() >= nb * TILE));
     for b in 0..nb {
@@ -917,11 +923,11 @@ const fn bf16_of_nibble(bias: i32) -> __m256i {
 }
 
 /// Lane n: the bf16 bits of the q5_0 weight n − 16, for `vpermt2w` (two halves).
-const BF16_OF_Q5: [__m256i; 2] = {
+const fn bf16_of_q5(bias: i32) -> [__m256i; 2] {
     let mut t = [[0u16; 16]; 2];
     let mut n = 0;
     while n < 32 {
-        t[n / 16][n % 16] = super::bf16_of(n as i32 - 16);
+        t[n / 16][n % 16] = super::bf16_of(n as i32 - bias);
         n += 1;
     }
     // Safety: 16 u16 are the 32 bytes of a __m256i.
@@ -931,11 +937,11 @@ const BF16_OF_Q5: [__m256i; 2] = {
             std::mem::transmute::<[u16; 16], __m256i>(t[1]),
         ]
     }
-};
+}
 
 /// A q8_0, q4_0, q4_1 or q5_0 row r (0..16) of a row tile, as stored, into the bf16
 /// weight operand (weight j of block b at [b][j / 2][r][j % 2]) and its scales into
-/// `sc` ([block][row]), q4_1's offsets too; as `decode_row`.
+/// `sc` ([block][row]), q4_1's and q5_1's offsets too; as `decode_row`.
 #[inline(always)]
 fn decode_row_bf16(dtype: DType, row: &[u8], r: usize, wt: &mut [u16], sc: &mut TileScales) {
     decode_row_as::<_, 2>(dtype, row, r, wt, sc, super::bf16_of);
@@ -1027,6 +1033,11 @@ unsafe fn decode_group_bf16(
         } else {
             const { bf16_of_nibble(8) }
         };
+        let q5_table = if dtype == DType::Q5_1 {
+            const { bf16_of_q5(0) }
+        } else {
+            const { bf16_of_q5(16) }
+        };
         each_group_block(dtype, g, nb, h, wt, sc, |blk, out| {
             // Sound under the function contract: every load is within `blk` (16 + 16·chunks = bs·8 bytes) and every
             // store within `out` (16 pair rows of 16 values); the features are the caller's.
@@ -1044,10 +1055,11 @@ unsafe fn decode_group_bf16(
                     return;
                 }
                 let m = _mm_set1_epi8(0x0f);
-                if dtype == DType::Q5_0 {
+                if matches!(dtype, DType::Q5_0 | DType::Q5_1) {
                     // Chunks 0 and 1 hold each row's qh, low and high 16 bits; chunks
-                    // 2..10 its nibble pairs as q4_0's chunks 0..8. Weight j of row r
-                    // is nibble + 16·bit j of qh, looked up as the bf16 of that − 16.
+                    // 2..10 its nibble pairs as q4_0's chunks 0..8 (q5_1: past its
+                    // offsets, `each_group_block`). Weight j of row r is nibble + 16·bit
+                    // j of qh, looked up as the bf16 of that − 16 (q5_1: of that).
                     // Each row's half of qh, twice (the two weights of a pair).
                     let twice = |c: usize| {
                         let v = _mm256_cvtepu16_epi32(_mm_loadu_si128(
@@ -1082,7 +1094,7 @@ unsafe fn decode_group_bf16(
                             _mm256_cvtepu8_epi16(nibbles),
                             _mm256_slli_epi16::<4>(bit),
                         );
-                        let bf = _mm256_permutex2var_epi16(BF16_OF_Q5[0], idx, BF16_OF_Q5[1]);
+                        let bf = _mm256_permutex2var_epi16(q5_table[0], idx, q5_table[1]);
                         _mm256_storeu_si256(
                             out.as_mut_ptr().add(32 * k + 16 * h) as *mut __m256i,
                             bf,
@@ -1164,13 +1176,17 @@ mod tests {
         fn new(dtype: DType, cols: usize, interleaved: bool, f: &mut impl FnMut() -> f32) -> Self {
             let wf: Vec<f32> = (0..TILE * cols).map(|_| f()).collect();
             let mut stored = Vec::new();
-            if dtype == DType::Q5_0 {
-                // No quantizer writes q5_0: q8_0 blocks' scales, and payload bytes
-                // from the values (every qh bit and nibble pattern occurs).
+            if matches!(dtype, DType::Q5_0 | DType::Q5_1) {
+                // No quantizer writes q5: q8_0 blocks' scales (q5_1: twice, as d and
+                // m), and payload bytes from the values (every qh bit and nibble
+                // pattern occurs).
                 quant::quantize(DType::Q8_0, &wf, &mut stored).unwrap();
                 let q8 = std::mem::take(&mut stored);
                 for (i, b) in q8.chunks_exact(34).enumerate() {
                     stored.extend_from_slice(&b[..2]);
+                    if dtype == DType::Q5_1 {
+                        stored.extend_from_slice(&b[..2]);
+                    }
                     stored.extend((0..20).map(|k| b[2 + k] ^ b[12 + k] ^ (i * 37 + k) as u8));
                 }
             } else {
@@ -1208,6 +1224,7 @@ mod tests {
             match self.dtype {
                 DType::Q8_0 => blk[2 + j] as i8 as i32,
                 DType::Q5_0 => quant::q5_quants(&blk[2..22])[j] as i32 - 16,
+                DType::Q5_1 => quant::q5_quants(&blk[4..24])[j] as i32,
                 DType::Q4_1 => (blk[4 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32,
                 _ => (blk[2 + j % 16] >> (4 * (j / 16)) & 0x0f) as i32 - 8,
             }
@@ -1249,9 +1266,9 @@ mod tests {
                     let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
                     assert_eq!(dw[b * TILE + r], d, "{:?} scale {r} {b}", self.dtype);
                     let m = dm[b * TILE + r];
-                    if self.dtype == DType::Q4_1 {
+                    if matches!(self.dtype, DType::Q4_1 | DType::Q5_1) {
                         let want = half::f16::from_le_bytes([blk[2], blk[3]]).to_f32();
-                        assert_eq!(m, want, "q4_1 offset {r} {b}");
+                        assert_eq!(m, want, "{:?} offset {r} {b}", self.dtype);
                     } else {
                         assert!(m.is_nan(), "{:?} wrote an offset", self.dtype);
                     }
@@ -1406,9 +1423,15 @@ mod tests {
         let nb = cols / QK;
         let mut f = values(11);
         let bf = |u: u16| f32::from_bits((u as u32) << 16) as f64;
-        for (dtype, interleaved) in [DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0]
-            .into_iter()
-            .flat_map(|d| [(d, false), (d, true)])
+        for (dtype, interleaved) in [
+            DType::Q8_0,
+            DType::Q4_0,
+            DType::Q4_1,
+            DType::Q5_0,
+            DType::Q5_1,
+        ]
+        .into_iter()
+        .flat_map(|d| [(d, false), (d, true)])
         {
             if interleaved && !avx512 {
                 continue;

@@ -494,11 +494,11 @@ pub fn tile_form(dtype: DType, wide: bool) -> Option<TileForm> {
         // the tile products (`amx::offset_sums`).
         DType::Q8_0 | DType::Q4_0 | DType::Q4_1 if wide && bf16_tiles() => Some(TileForm::Bf16),
         DType::Q8_0 | DType::Q4_0 | DType::Q4_1 => Some(TileForm::Digits),
-        // q5_0's weights (−16..=15) have 8 significant bits at most, and its blocks'
-        // partial sums stay below 32·16·(3840 + 128) < 2²⁴: the bf16 form's bound holds.
-        // It has no digit form: without AMX-BF16 (or at 8 bits) its rows take the
-        // token tiles.
-        DType::Q5_0 if wide && bf16_tiles() => Some(TileForm::Bf16),
+        // q5_0's weights (−16..=15) and q5_1's (0..=31) have 8 significant bits at
+        // most, and their blocks' partial sums stay below 32·32·(3840 + 128) < 2²⁴: the
+        // bf16 form's bound holds (q5_1's offsets as q4_1's). No digit form: without
+        // AMX-BF16 (or at 8 bits) their rows take the token tiles.
+        DType::Q5_0 | DType::Q5_1 if wide && bf16_tiles() => Some(TileForm::Bf16),
         // The k-quants' sub-blocks are blocks of 32 here, their weights q4_k 0..=15,
         // q5_k 0..=31, q6_k −32..=31 (8 significant bits at most; sums below
         // 32·32·(3840 + 128) < 2²⁴); their sub-block scales and mins are applied in
