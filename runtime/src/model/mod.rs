@@ -130,7 +130,9 @@ fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
 
 /// `f(i, a_row, b_row)` for each token i of the `n` tokens of two batch buffers (`da`
 /// and `db` values a token), the tokens split into a few ranges a thread (when one
-/// thread or one token, all on the calling thread without a hand-off).
+/// thread or one token, all on the calling thread without a hand-off). Each range runs
+/// through `kernels::with_avx2`: a pool thread's task is not inlined into the caller's
+/// AVX2 build (`Model::forward_batch`), and would otherwise run 4 floats wide.
 fn by_tokens(
     t: &Threads,
     n: usize,
@@ -142,13 +144,18 @@ fn by_tokens(
 ) {
     let (a, b) = (&mut a[..n * da], &mut b[..n * db]);
     let each = |i0: usize, a: &mut [f32], b: &mut [f32]| {
-        for (j, (a, b)) in a
-            .chunks_exact_mut(da)
-            .zip(b.chunks_exact_mut(db))
-            .enumerate()
-        {
-            f(i0 + j, a, b)
-        }
+        crate::kernels::with_avx2(
+            #[inline(always)]
+            || {
+                for (j, (a, b)) in a
+                    .chunks_exact_mut(da)
+                    .zip(b.chunks_exact_mut(db))
+                    .enumerate()
+                {
+                    f(i0 + j, a, b)
+                }
+            },
+        )
     };
     if t.count() == 1 || n < 2 {
         return each(0, a, b);
@@ -666,7 +673,11 @@ impl Model {
                 let per = n.div_ceil(4 * t.count());
                 t.run_parts(att, per * qd, |c, part| {
                     let mut scores = vec![0f32; group * (p0 + n)];
-                    attend_tokens(c * per, part, &mut scores);
+                    // (A pool thread's task: see `by_tokens`.)
+                    crate::kernels::with_avx2(
+                        #[inline(always)]
+                        || attend_tokens(c * per, part, &mut scores),
+                    );
                 });
             }
             l.wo.matmul(att, n, xn, t);
