@@ -1106,7 +1106,7 @@ pub unsafe fn dot_q5_1(w: &[u8], x: &Q8Row) -> f32 {
 /// The super-blocks of a k-quant row and the checks every k kernel needs: `bs` bytes
 /// each, 8 activation blocks of 32 each, for every token.
 #[inline]
-fn k_blocks(w: &[u8], xs: &[Q8Row], bs: usize) -> usize {
+pub(super) fn k_blocks(w: &[u8], xs: &[Q8Row], bs: usize) -> usize {
     let n = w.len() / bs;
     for x in xs {
         assert!(x.d.len() >= 8 * n && x.s.len() >= 8 * n && x.v.len() >= 256 * n);

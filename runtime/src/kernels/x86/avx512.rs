@@ -561,3 +561,243 @@ pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
         sums + min_offsets(w, x, 20)
     }
 }
+
+/// `avx2::dot_q4_k` with a 32-weight sub-block per zmm (`k_tokens`).
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512bw`, `avx2`, `fma`, `f16c` (the
+/// `#[target_feature]` above): the kernel tables that hold this, and its callers, are
+/// chosen only after detecting them.
+#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
+pub unsafe fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe { k_row(DType::Q4K, w, x) }
+}
+
+/// `avx2::dot_q5_k` with a 32-weight sub-block per zmm (`k_tokens`).
+///
+/// # Safety
+///
+/// As `dot_q4_k`.
+#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
+pub unsafe fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe { k_row(DType::Q5K, w, x) }
+}
+
+/// `avx2::dot_q6_k` with a 32-weight sub-block per zmm (`k_tokens`).
+///
+/// # Safety
+///
+/// As `dot_q4_k`.
+#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
+pub unsafe fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe { k_row(DType::Q6K, w, x) }
+}
+
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
+#[inline(always)]
+unsafe fn k_row(dtype: DType, w: &[u8], x: &Q8Row) -> f32 {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let mut o = [0f32];
+        k_tokens::<1>(dtype, w, std::slice::from_ref(x), &mut o);
+        o[0]
+    }
+}
+
+/// `avx2::dot_tokens` (prefill's k-quant rows, `avx2::K_TOKENS` tokens) with a
+/// 32-weight sub-block per zmm.
+///
+/// # Safety
+///
+/// As `dot_q4_k`.
+#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
+pub unsafe fn dot_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        assert!(x.len() == avx2::K_TOKENS && out.len() == avx2::K_TOKENS);
+        k_tokens::<{ avx2::K_TOKENS }>(dtype, w, x, out)
+    }
+}
+
+/// `avx2::k_tokens` with each sub-block's 32 scaled i16 weights in one zmm (one
+/// widening of 32 bytes serves two sub-blocks, one `vpmaddwd` a token and sub-block
+/// where AVX2 takes two and an add), the 16 i32 lane sums folded to AVX2's 8 (an
+/// exact integer regrouping), then AVX2's epilogue as it is: `hsum8`, d·d_x, the min
+/// terms apart. Every sub-block sum is the same exact integer, so every result is the
+/// same f32.
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
+#[inline(always)]
+unsafe fn k_tokens<const T: usize>(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        assert!(x.len() == T && out.len() == T);
+        let bs = dtype.block().1;
+        // Checks every token's d, s and v against the row's super-blocks.
+        let n = avx2::k_blocks(w, x, bs);
+        let z = _mm256_setzero_si256();
+        let (mut acc, mut accm) = ([_mm256_setzero_ps(); T], [_mm256_setzero_ps(); T]);
+        for k in 0..n {
+            avx2::prefetch_ahead(w, bs * k, bs);
+            let b = &w[bs * k..bs * (k + 1)];
+            let p = b.as_ptr();
+            // Bytes at..at + 32 of the super-block, widened to 32 u16 lanes.
+            let wide =
+                |at: usize| _mm512_cvtepu8_epi16(_mm256_loadu_si256(p.add(at) as *const __m256i));
+            // v[t][j]: token t's i32 lane sums of sub-block j.
+            let mut v = [[z; 8]; T];
+            let mut sub = |j: usize, q: __m512i| {
+                for (t, v) in v.iter_mut().enumerate() {
+                    let xv = _mm512_loadu_si512(x[t].v.as_ptr().add(32 * (8 * k + j)) as *const _);
+                    let s = _mm512_madd_epi16(q, xv);
+                    v[j] = _mm256_add_epi32(
+                        _mm512_castsi512_si256(s),
+                        _mm512_extracti64x4_epi64::<1>(s),
+                    );
+                }
+            };
+            let (d, mins) = if dtype == DType::Q6K {
+                q6_k_subs(b, &wide, &mut sub);
+                (f16_at(b, 208), None)
+            } else {
+                let m = k4_subs(dtype == DType::Q5K, b, &wide, &mut sub);
+                (f16_at(b, 0), Some(m))
+            };
+            let d = _mm256_set1_ps(d);
+            for t in 0..T {
+                let dx = _mm256_loadu_ps(x[t].d.as_ptr().add(8 * k));
+                let sums = _mm256_cvtepi32_ps(avx2::hsum8(&v[t]));
+                acc[t] = _mm256_add_ps(acc[t], _mm256_mul_ps(sums, _mm256_mul_ps(d, dx)));
+                if let Some(m) = mins {
+                    let ms = _mm256_mullo_epi32(
+                        m,
+                        _mm256_loadu_si256(x[t].s.as_ptr().add(8 * k) as *const __m256i),
+                    );
+                    let dmin = _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 2)), dx);
+                    accm[t] = _mm256_add_ps(accm[t], _mm256_mul_ps(_mm256_cvtepi32_ps(ms), dmin));
+                }
+            }
+        }
+        for t in 0..T {
+            out[t] = if dtype == DType::Q6K {
+                avx2::reduce8(acc[t])
+            } else {
+                avx2::reduce8(acc[t]) - avx2::reduce8(accm[t])
+            };
+        }
+    }
+}
+
+/// The f16 at byte `at` of a block, as f32.
+#[inline(always)]
+fn f16_at(b: &[u8], at: usize) -> f32 {
+    super::super::scalar::f16_at(b, at)
+}
+
+/// `avx2::k4_subs` with sub-block j's 32 weights in one zmm.
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
+#[inline(always)]
+unsafe fn k4_subs(
+    q5: bool,
+    b: &[u8],
+    wide: &impl Fn(usize) -> __m512i,
+    sub: &mut impl FnMut(usize, __m512i),
+) -> __m256i {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let mut sc = [0i16; 8];
+        let mut m = [0i32; 8];
+        for j in 0..8 {
+            let (s, mm) = crate::quant::scale_min_k4(j, &b[4..16]);
+            (sc[j], m[j]) = (s as i16, mm as i32);
+        }
+        let low = _mm512_set1_epi16(0x0f);
+        // q5_k's fifth bits: byte l's bit j belongs to weight l of sub-block j.
+        let qh = if q5 { wide(16) } else { _mm512_setzero_si512() };
+        let qs = if q5 { 48 } else { 16 };
+        for g in 0..4 {
+            let z = wide(qs + 32 * g);
+            for half in 0..2 {
+                let j = 2 * g + half;
+                let mut q = if half == 0 {
+                    _mm512_and_si512(z, low)
+                } else {
+                    _mm512_srli_epi16::<4>(z)
+                };
+                if q5 {
+                    let count = _mm_cvtsi32_si128(j as i32);
+                    let bit = _mm512_and_si512(_mm512_srl_epi16(qh, count), _mm512_set1_epi16(1));
+                    q = _mm512_or_si512(q, _mm512_slli_epi16::<4>(bit));
+                }
+                sub(j, _mm512_mullo_epi16(q, _mm512_set1_epi16(sc[j])));
+            }
+        }
+        _mm256_loadu_si256(m.as_ptr() as *const __m256i)
+    }
+}
+
+/// `avx2::q6_k_subs` with sub-block j's 32 weights in one zmm (its two halves' scales
+/// in the low and high 16 lanes).
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
+#[inline(always)]
+unsafe fn q6_k_subs(
+    b: &[u8],
+    wide: &impl Fn(usize) -> __m512i,
+    sub: &mut impl FnMut(usize, __m512i),
+) {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let (low, three, bias) = (
+            _mm512_set1_epi16(0x0f),
+            _mm512_set1_epi16(3),
+            _mm512_set1_epi16(32),
+        );
+        for h in 0..2 {
+            let qh = wide(128 + 32 * h);
+            let ql = [wide(64 * h), wide(64 * h + 32)];
+            for c in 0..4 {
+                let j = 4 * h + c;
+                let count = _mm_cvtsi32_si128(2 * c as i32);
+                let z = ql[c % 2];
+                let lo = if c < 2 {
+                    _mm512_and_si512(z, low)
+                } else {
+                    _mm512_srli_epi16::<4>(z)
+                };
+                let hi = _mm512_and_si512(_mm512_srl_epi16(qh, count), three);
+                let q = _mm512_sub_epi16(_mm512_or_si512(lo, _mm512_slli_epi16::<4>(hi)), bias);
+                let scale = _mm512_inserti64x4::<1>(
+                    _mm512_castsi256_si512(_mm256_set1_epi16(b[192 + 2 * j] as i8 as i16)),
+                    _mm256_set1_epi16(b[193 + 2 * j] as i8 as i16),
+                );
+                sub(j, _mm512_mullo_epi16(q, scale));
+            }
+        }
+    }
+}

@@ -69,8 +69,9 @@ static AVX2: Kernels = Kernels {
     dot_q8_0: |w, x| unsafe { avx2::dot_q8_0(w, x) },
     dot_q4_0: |w, x| unsafe { avx2::dot_q4_0(w, x) },
     dot_q4_1: |w, x| unsafe { avx2::dot_q4_1(w, x) },
-    // The q5 and k-quant dots are AVX2's on every x86 path (the AVX-512 and AMX
-    // tables inherit them).
+    // The q5 dots are AVX2's on every x86 path (the AVX-512 and AMX tables inherit
+    // them); the k-quant ones too but in the AMX and `avx512vnni` tables, which take
+    // `avx512`'s (a sub-block a zmm).
     dot_q5_0: |w, x| unsafe { avx2::dot_q5_0(w, x) },
     dot_q5_1: |w, x| unsafe { avx2::dot_q5_1(w, x) },
     dot_q4_k: |w, x| unsafe { avx2::dot_q4_k(w, x) },
@@ -118,6 +119,10 @@ static AMX: Kernels = Kernels {
     rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
     rows8_spread: true,
     rows8_narrow: Some(|d, w, x, out| unsafe { vnni::rows8(d, w, x, out) }),
+    dot_q4_k: |w, x| unsafe { avx512::dot_q4_k(w, x) },
+    dot_q5_k: |w, x| unsafe { avx512::dot_q5_k(w, x) },
+    dot_q6_k: |w, x| unsafe { avx512::dot_q6_k(w, x) },
+    k_tokens: Some(|d, w, x, out| unsafe { avx512::dot_tokens(d, w, x, out) }),
     gemm: Some(|d, w, il, rows, cols, x, y| unsafe {
         super::amx::gemm(d, w, il, rows, cols, x, y)
     }),
@@ -134,6 +139,10 @@ static AVX512_VNNI: Kernels = Kernels {
     rows8_spread: true,
     rows8_narrow: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
     rows16_tokens: Some(|d, w, x, out| unsafe { avx512::rows16_tokens(d, w, x, out) }),
+    dot_q4_k: |w, x| unsafe { avx512::dot_q4_k(w, x) },
+    dot_q5_k: |w, x| unsafe { avx512::dot_q5_k(w, x) },
+    dot_q6_k: |w, x| unsafe { avx512::dot_q6_k(w, x) },
+    k_tokens: Some(|d, w, x, out| unsafe { avx512::dot_tokens(d, w, x, out) }),
     dots_f32: |a, b, stride, out| unsafe { avx512::dots_f32(a, b, stride, out) },
     weighted_sum_f32: |w, v, stride, out| unsafe { avx512::weighted_sum_f32(w, v, stride, out) },
     quantize: |x, max, d, qh, ql, s| unsafe { avx512::quantize(x, max, d, qh, ql, s) },
