@@ -1043,7 +1043,7 @@ pub struct Kernels {
     pub rows8_tokens: Option<Rows8Tokens>,
     /// Tokens per `rows8_tokens` call (as many as the path's registers hold).
     pub tile_tokens: usize,
-    /// `rows8_tokens` over two consecutive groups (16 rows) of a `WIDE_DTYPES` type at
+    /// `rows8_tokens` over two consecutive groups (16 rows) of an `interleaves` type at
     /// once, where a path has it (AVX-512: one zmm per chunk of both groups); token t's
     /// 16 results at out[16t..16t + 16], for `tile_tokens` tokens. `rows16_for` says
     /// whether it takes a type.
@@ -1067,14 +1067,10 @@ pub struct Kernels {
     pub k_tokens_n: usize,
 }
 
-/// The types the AVX-512 `rows8` and `rows16_tokens` take (the others keep AVX2's
-/// kernels on those paths).
-pub const WIDE_DTYPES: &[DType] = &[DType::Q8_0, DType::Q4_0];
-
 impl Kernels {
     /// This path's two-group tile kernel for `dtype`, if it has one for that type.
     pub fn rows16_for(&self, dtype: DType) -> Option<Rows8Tokens> {
-        self.rows16_tokens.filter(|_| WIDE_DTYPES.contains(&dtype))
+        self.rows16_tokens.filter(|_| interleaves(dtype))
     }
 
     /// The `rows8` a single token takes (a decode step, and prefill's tokens left

@@ -148,7 +148,9 @@ unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out
 pub const TILE_TOKENS: usize = 8;
 
 /// `avx2::rows8_tokens_with` for two consecutive `interleave8` groups (16 rows) at
-/// once, q8_0 and q4_0: chunk c of both groups is one zmm of i16 weights (group 0's
+/// once, every interleaved type (q5's fifth bits added under a bit-test mask, q4_1's
+/// and q5_1's offset terms in lanes of their own): chunk c of both groups is one zmm
+/// of i16 weights (group 0's
 /// 8 rows × 2 weights in i32 lanes 0..8, group 1's in 8..16), so a single broadcast
 /// value pair multiplies 16 rows with one `vpdpwssd`, twice the work of AVX2's per
 /// instruction, and the widening is shared by the tile's tokens. Without AMX this is
@@ -170,7 +172,7 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
     unsafe {
         use super::super::GROUP;
         const T: usize = TILE_TOKENS;
-        assert!(super::super::WIDE_DTYPES.contains(&dtype));
+        assert!(super::super::interleaves(dtype));
         assert!(x.len() == T && out.len() == 2 * GROUP * T);
         // Two groups: rows8_shape checks w's length against 16 outputs.
         let super::super::Rows8Shape {
@@ -180,14 +182,18 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
             group,
             nibbles,
             at,
-            ..
+            offsets,
+            fifth,
         } = super::super::rows8_shape(dtype, w, &x[0], &out[..2 * GROUP]);
         super::super::check_tile_tokens(x, nb);
         let (g0, g1) = (w.as_ptr(), w.as_ptr().add(group));
         let xv: [*const f32; T] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
         let (nib, z) = (_mm512_set1_epi16(0x0f), _mm512_setzero_si512());
-        // [token][block b % 8]: lanes 0..8 group 0's rows, 8..16 group 1's.
+        // [token][block b % 8]: lanes 0..8 group 0's rows, 8..16 group 1's; q4_1's and
+        // q5_1's Σx·(m·d_x) terms apart, as in the scalar dot.
         let mut acc = [[_mm512_setzero_ps(); 8]; T];
+        let mut accm = [[_mm512_setzero_ps(); 8]; T];
+        let sixteen = _mm512_set1_epi16(16);
         for (b, k) in (0..nb).zip((0..8).cycle()) {
             let (p0, p1) = (g0.add(b * GROUP * bs), g1.add(b * GROUP * bs));
             // 16 bytes at `off` of block b in group 0, then in group 1.
@@ -213,9 +219,28 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
             } else {
                 // Chunk c's low nibbles are weights 2c, 2c + 1, its high ones 2c + 16,
                 // 2c + 17 (q4_0's byte j holds weights j and j + 16).
+                // q5: both groups' rows' half words of qh (group 0's in the low 256
+                // bits, row r in i16 lanes 2r and 2r + 1): [weights 0..16, 16..32].
+                let halves = fifth.map(|f| {
+                    let [l0, h0] = avx2::fifth_lanes(p0.add(f));
+                    let [l1, h1] = avx2::fifth_lanes(p1.add(f));
+                    let join =
+                        |a: __m256i, b| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(a), b);
+                    [join(l0, l1), join(h0, h1)]
+                });
                 for c in 0..8 {
                     let q = _mm512_cvtepu8_epi16(both(at + 16 * c));
-                    let (lo, hi) = (_mm512_and_si512(q, nib), _mm512_srli_epi16::<4>(q));
+                    let (mut lo, mut hi) = (_mm512_and_si512(q, nib), _mm512_srli_epi16::<4>(q));
+                    if let Some([fl, fh]) = halves {
+                        // Lane 2r + j takes bit 2c + j of its row's half word: 16 added
+                        // where it is set.
+                        let m = _mm512_sll_epi16(
+                            _mm512_set1_epi32(0x0002_0001),
+                            _mm_cvtsi32_si128(2 * c as i32),
+                        );
+                        lo = _mm512_mask_add_epi16(lo, _mm512_test_epi16_mask(fl, m), lo, sixteen);
+                        hi = _mm512_mask_add_epi16(hi, _mm512_test_epi16_mask(fh, m), hi, sixteen);
+                    }
                     for (t, s) in sum.iter_mut().enumerate() {
                         *s = _mm512_dpwssd_epi32(*s, lo, pair(t, c));
                         *s = _mm512_dpwssd_epi32(*s, hi, pair(t, c + 8));
@@ -234,13 +259,28 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
                 acc[t][k] =
                     _mm512_add_ps(acc[t][k], _mm512_mul_ps(_mm512_cvtepi32_ps(isum), scale));
             }
+            if offsets {
+                // rows8_add_offset, 16 lanes: Σx · (m · d_x), m after the scales.
+                let m = _mm512_cvtph_ps(both(2 * GROUP));
+                for t in 0..T {
+                    let scale = _mm512_mul_ps(m, _mm512_set1_ps(x[t].d[b]));
+                    let s = _mm512_cvtepi32_ps(_mm512_set1_epi32(x[t].s[b]));
+                    accm[t][k] = _mm512_add_ps(accm[t][k], _mm512_mul_ps(s, scale));
+                }
+            }
         }
-        // rows8_finish's tree, lane by lane.
-        for (a, o) in acc.iter().zip(out.chunks_exact_mut(2 * GROUP)) {
-            let sum = _mm512_add_ps(
+        // rows8_finish's tree, lane by lane (plus the offsets' tree: rows8_finish_offsets).
+        let tree = |a: &[__m512; 8]| {
+            _mm512_add_ps(
                 _mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[1], a[5])),
                 _mm512_add_ps(_mm512_add_ps(a[2], a[6]), _mm512_add_ps(a[3], a[7])),
-            );
+            )
+        };
+        for ((a, m), o) in acc.iter().zip(&accm).zip(out.chunks_exact_mut(2 * GROUP)) {
+            let mut sum = tree(a);
+            if offsets {
+                sum = _mm512_add_ps(sum, tree(m));
+            }
             _mm512_storeu_ps(o.as_mut_ptr(), sum);
         }
     }
