@@ -506,25 +506,60 @@ unsafe fn tile<const MODE: u8, const KIND: u8>(
                 };
                 acc[t] = _mm512_add_ps(acc[t], _mm512_mul_ps(sums, scale));
             });
-            // The lane is complete: keep it and start the next. (`Lanes8::finish`'s 0.0
-            // for lanes past the last block changes nothing: see `Lanes8`.)
-            if i + 1 == nb || blk(i + 1) % 8 != b % 8 {
-                let lane = &mut lanes[b % 8];
-                each_token!(t => {
-                    _mm512_storeu_ps(lane[t].as_mut_ptr(), acc[t]);
-                    acc[t] = _mm512_setzero_ps();
-                });
-            }
+            end_lane(order, i, &mut acc, lanes);
         }
-        // `reduce8` per token, a vector of its 16 rows at once.
-        std::array::from_fn(|t| {
-            let l = |k: usize| _mm512_loadu_ps(lanes[k][t].as_ptr());
+        reduce_lanes(lanes)
+    }
+}
+
+/// After block `order[i]`: where its `Lanes8` lane is complete (the next block in
+/// `order` goes to another lane, or there is none), keep the 16 tokens' accumulators
+/// in `lanes` and start the next lane from zero. (`Lanes8::finish`'s 0.0 for lanes
+/// past the last block changes nothing: see `Lanes8`.)
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
+#[inline(always)]
+unsafe fn end_lane(
+    order: &[usize],
+    i: usize,
+    acc: &mut [__m512; TILE],
+    lanes: &mut [[[f32; TILE]; TILE]; 8],
+) {
+    let b = order[i];
+    if i + 1 == order.len() || order[i + 1] % 8 != b % 8 {
+        let lane = &mut lanes[b % 8];
+        // Safety: each store is one row of 16 floats of `lane`; AVX-512F is the caller's.
+        unsafe {
+            each_token!(t => {
+                _mm512_storeu_ps(lane[t].as_mut_ptr(), acc[t]);
+                acc[t] = _mm512_setzero_ps();
+            });
+        }
+    }
+}
+
+/// `reduce8` per token of the 8 lanes, a vector of its 16 rows at once.
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
+#[inline(always)]
+unsafe fn reduce_lanes(lanes: &[[[f32; TILE]; TILE]; 8]) -> [__m512; TILE] {
+    std::array::from_fn(|t| {
+        // Safety: each load is one row of 16 floats of a lane; AVX-512F is the caller's.
+        let l = |k: usize| unsafe { _mm512_loadu_ps(lanes[k][t].as_ptr()) };
+        // Safety: as above.
+        unsafe {
             _mm512_add_ps(
                 _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
                 _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
             )
-        })
-    }
+        }
+    })
 }
 
 /// The offset terms of one 16 × 16 output tile, as the scalar reference's second
@@ -584,21 +619,9 @@ unsafe fn offset_sums<const K4: bool>(
                 let s = if K4 { _mm512_mul_ps(minb, s) } else { s };
                 acc[t] = _mm512_add_ps(acc[t], _mm512_mul_ps(s, scale));
             });
-            if i + 1 == nb || order[i + 1] % 8 != b % 8 {
-                let lane = &mut lanes[b % 8];
-                each_token!(t => {
-                    _mm512_storeu_ps(lane[t].as_mut_ptr(), acc[t]);
-                    acc[t] = _mm512_setzero_ps();
-                });
-            }
+            end_lane(order, i, &mut acc, lanes);
         }
-        std::array::from_fn(|t| {
-            let l = |k: usize| _mm512_loadu_ps(lanes[k][t].as_ptr());
-            _mm512_add_ps(
-                _mm512_add_ps(_mm512_add_ps(l(0), l(4)), _mm512_add_ps(l(1), l(5))),
-                _mm512_add_ps(_mm512_add_ps(l(2), l(6)), _mm512_add_ps(l(3), l(7))),
-            )
-        })
+        reduce_lanes(lanes)
     }
 }
 

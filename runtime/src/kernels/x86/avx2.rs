@@ -1114,77 +1114,10 @@ pub(super) fn k_blocks(w: &[u8], xs: &[Q8Row], bs: usize) -> usize {
     n
 }
 
-/// # Safety
-///
-/// The CPU must have `avx2`, `fma`, `f16c` (the `#[target_feature]` above): the kernel
-/// tables that hold this, and its callers, are chosen only after detecting them.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe { k_row(DType::Q4K, w, x) }
-}
-
-/// # Safety
-///
-/// The CPU must have `avx2`, `fma`, `f16c` (the `#[target_feature]` above): the kernel
-/// tables that hold this, and its callers, are chosen only after detecting them.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe { k_row(DType::Q5K, w, x) }
-}
-
-/// # Safety
-///
-/// The CPU must have `avx2`, `fma`, `f16c` (the `#[target_feature]` above): the kernel
-/// tables that hold this, and its callers, are chosen only after detecting them.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe { k_row(DType::Q6K, w, x) }
-}
-
-/// One k-quant row's dot: `k_tokens` for a single token.
-///
-/// # Safety
-///
-/// The CPU must have `avx2`, `fma`, `f16c` (the `#[target_feature]` above): the kernel
-/// tables that hold this, and its callers, are chosen only after detecting them.
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn k_row(dtype: DType, w: &[u8], x: &Q8Row) -> f32 {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe {
-        let mut o = [0f32];
-        k_tokens::<1>(dtype, w, std::slice::from_ref(x), &mut o);
-        o[0]
-    }
-}
-
 /// Tokens per `dot_tokens` call (prefill's k-quant rows).
 pub const K_TOKENS: usize = 8;
 
-/// One k-quant row (q4_k, q5_k, q6_k) against `K_TOKENS` tokens: out[t] is bit for bit
-/// the row dot with token t. Each super-block is unpacked to scaled i16 weights once
-/// for all of them.
-///
-/// # Safety
-///
-/// The CPU must have `avx2`, `fma`, `f16c` (the `#[target_feature]` above): the kernel
-/// tables that hold this, and its callers, are chosen only after detecting them.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn dot_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe {
-        assert!(x.len() == K_TOKENS && out.len() == K_TOKENS);
-        k_tokens::<K_TOKENS>(dtype, w, x, out)
-    }
-}
+k_dots!("avx2,fma,f16c");
 
 /// The k-quant dots for `T` tokens: per super-block, sub-block j's weights widened to
 /// i16 and multiplied by their scale (q4_k/q5_k: the 6-bit scale, |·| ≤ 31·63; q6_k:
@@ -1225,29 +1158,76 @@ unsafe fn k_tokens<const T: usize>(dtype: DType, w: &[u8], x: &[Q8Row], out: &mu
                     });
                 }
             };
-            let (d, mins) = if dtype == DType::Q6K {
+            let mins = if dtype == DType::Q6K {
                 q6_k_subs(b, &wide, &mut sub);
-                (super::super::scalar::f16_at(b, 208), None)
+                None
             } else {
-                let m = k4_subs(dtype == DType::Q5K, b, &wide, &mut sub);
-                (super::super::scalar::f16_at(b, 0), Some(m))
+                Some(k4_subs(dtype == DType::Q5K, b, &wide, &mut sub))
             };
-            let d = _mm256_set1_ps(d);
-            for t in 0..T {
-                let dx = _mm256_loadu_ps(x[t].d.as_ptr().add(8 * k));
-                let sums = _mm256_cvtepi32_ps(hsum8(&v[t]));
-                acc[t] = _mm256_add_ps(acc[t], _mm256_mul_ps(sums, _mm256_mul_ps(d, dx)));
-                if let Some(m) = mins {
-                    let ms = _mm256_mullo_epi32(
-                        m,
-                        _mm256_loadu_si256(x[t].s.as_ptr().add(8 * k) as *const __m256i),
-                    );
-                    let dmin =
-                        _mm256_mul_ps(_mm256_set1_ps(super::super::scalar::f16_at(b, 2)), dx);
-                    accm[t] = _mm256_add_ps(accm[t], _mm256_mul_ps(_mm256_cvtepi32_ps(ms), dmin));
-                }
+            k_block_terms(dtype, b, k, x, &v, mins, &mut acc, &mut accm);
+        }
+        k_finish(dtype, &acc, &accm, out);
+    }
+}
+
+/// Super-block k's terms for each token, from `v[t][j]` (token t's i32 lane sums of
+/// sub-block j): the 8 sub-block sums (`hsum8`, lane j) times d·d_x into `acc[t]`, and
+/// for q4_k/q5_k the min terms (m_j·Σx)·(dmin·d_x) into `accm[t]` (`mins`: m_j as i32
+/// lanes). Shared by every x86 k-quant kernel, whatever width formed the sums.
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them. `k_blocks` checked the tokens' rows.
+#[inline(always)]
+#[allow(clippy::too_many_arguments, reason = "one super-block's whole state")]
+pub(super) unsafe fn k_block_terms<const T: usize>(
+    dtype: DType,
+    b: &[u8],
+    k: usize,
+    x: &[Q8Row],
+    v: &[[__m256i; 8]; T],
+    mins: Option<__m256i>,
+    acc: &mut [__m256; T],
+    accm: &mut [__m256; T],
+) {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe {
+        let f16_at = super::super::scalar::f16_at;
+        let d = _mm256_set1_ps(f16_at(b, if dtype == DType::Q6K { 208 } else { 0 }));
+        for t in 0..T {
+            let dx = _mm256_loadu_ps(x[t].d.as_ptr().add(8 * k));
+            let sums = _mm256_cvtepi32_ps(hsum8(&v[t]));
+            acc[t] = _mm256_add_ps(acc[t], _mm256_mul_ps(sums, _mm256_mul_ps(d, dx)));
+            if let Some(m) = mins {
+                let ms = _mm256_mullo_epi32(
+                    m,
+                    _mm256_loadu_si256(x[t].s.as_ptr().add(8 * k) as *const __m256i),
+                );
+                let dmin = _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 2)), dx);
+                accm[t] = _mm256_add_ps(accm[t], _mm256_mul_ps(_mm256_cvtepi32_ps(ms), dmin));
             }
         }
+    }
+}
+
+/// Each token's k-quant dot from its accumulators: `reduce8` of the sums, minus that
+/// of the min terms for q4_k/q5_k (the scalar `s.finish() - sm.finish()`).
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
+#[inline(always)]
+pub(super) unsafe fn k_finish<const T: usize>(
+    dtype: DType,
+    acc: &[__m256; T],
+    accm: &[__m256; T],
+    out: &mut [f32],
+) {
+    // Safety: the caller keeps this function's `# Safety` contract (AVX2).
+    unsafe {
         for t in 0..T {
             out[t] = if dtype == DType::Q6K {
                 reduce8(acc[t])
@@ -1256,6 +1236,18 @@ unsafe fn k_tokens<const T: usize>(dtype: DType, w: &[u8], x: &[Q8Row], out: &mu
             };
         }
     }
+}
+
+/// A q4_k or q5_k super-block's 8 sub-block scales (as i16) and mins (as i32).
+#[inline(always)]
+pub(super) fn k4_scales_mins(b: &[u8]) -> ([i16; 8], [i32; 8]) {
+    let mut sc = [0i16; 8];
+    let mut m = [0i32; 8];
+    for j in 0..8 {
+        let (s, mm) = crate::quant::scale_min_k4(j, &b[4..16]);
+        (sc[j], m[j]) = (s as i16, mm as i32);
+    }
+    (sc, m)
 }
 
 /// A q4_k (`q5` false) or q5_k super-block's 8 sub-blocks as scaled i16 weights,
@@ -1276,12 +1268,7 @@ unsafe fn k4_subs(
     // Safety: the caller keeps this function's `# Safety` contract, which
     // is all that the operations below rely on.
     unsafe {
-        let mut sc = [0i16; 8];
-        let mut m = [0i32; 8];
-        for j in 0..8 {
-            let (s, mm) = crate::quant::scale_min_k4(j, &b[4..16]);
-            (sc[j], m[j]) = (s as i16, mm as i32);
-        }
+        let (sc, m) = k4_scales_mins(b);
         let low = _mm256_set1_epi16(0x0f);
         // q5_k's fifth bits: byte l's bit j belongs to weight l of sub-block j.
         let qh = wide(16);

@@ -602,74 +602,7 @@ pub unsafe fn dot_q4_1(w: &[u8], x: &Q8Row) -> f32 {
     }
 }
 
-/// `avx2::dot_q4_k` with a 32-weight sub-block per zmm (`k_tokens`).
-///
-/// # Safety
-///
-/// The CPU must have `avx512f`, `avx512bw`, `avx2`, `fma`, `f16c` (the
-/// `#[target_feature]` above): the kernel tables that hold this, and its callers, are
-/// chosen only after detecting them.
-#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
-pub unsafe fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe { k_row(DType::Q4K, w, x) }
-}
-
-/// `avx2::dot_q5_k` with a 32-weight sub-block per zmm (`k_tokens`).
-///
-/// # Safety
-///
-/// As `dot_q4_k`.
-#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
-pub unsafe fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe { k_row(DType::Q5K, w, x) }
-}
-
-/// `avx2::dot_q6_k` with a 32-weight sub-block per zmm (`k_tokens`).
-///
-/// # Safety
-///
-/// As `dot_q4_k`.
-#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
-pub unsafe fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe { k_row(DType::Q6K, w, x) }
-}
-
-/// # Safety
-///
-/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
-/// them), on a CPU that has them.
-#[inline(always)]
-unsafe fn k_row(dtype: DType, w: &[u8], x: &Q8Row) -> f32 {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe {
-        let mut o = [0f32];
-        k_tokens::<1>(dtype, w, std::slice::from_ref(x), &mut o);
-        o[0]
-    }
-}
-
-/// `avx2::dot_tokens` (prefill's k-quant rows, `avx2::K_TOKENS` tokens) with a
-/// 32-weight sub-block per zmm.
-///
-/// # Safety
-///
-/// As `dot_q4_k`.
-#[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
-pub unsafe fn dot_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
-    // Safety: the caller keeps this function's `# Safety` contract, which
-    // is all that the operations below rely on.
-    unsafe {
-        assert!(x.len() == avx2::K_TOKENS && out.len() == avx2::K_TOKENS);
-        k_tokens::<{ avx2::K_TOKENS }>(dtype, w, x, out)
-    }
-}
+k_dots!("avx512f,avx512bw,avx2,fma,f16c");
 
 /// `avx2::k_tokens` with each sub-block's 32 scaled i16 weights in one zmm (one
 /// widening of 32 bytes serves two sub-blocks, one `vpmaddwd` a token and sub-block
@@ -712,42 +645,16 @@ unsafe fn k_tokens<const T: usize>(dtype: DType, w: &[u8], x: &[Q8Row], out: &mu
                     );
                 }
             };
-            let (d, mins) = if dtype == DType::Q6K {
+            let mins = if dtype == DType::Q6K {
                 q6_k_subs(b, &wide, &mut sub);
-                (f16_at(b, 208), None)
+                None
             } else {
-                let m = k4_subs(dtype == DType::Q5K, b, &wide, &mut sub);
-                (f16_at(b, 0), Some(m))
+                Some(k4_subs(dtype == DType::Q5K, b, &wide, &mut sub))
             };
-            let d = _mm256_set1_ps(d);
-            for t in 0..T {
-                let dx = _mm256_loadu_ps(x[t].d.as_ptr().add(8 * k));
-                let sums = _mm256_cvtepi32_ps(avx2::hsum8(&v[t]));
-                acc[t] = _mm256_add_ps(acc[t], _mm256_mul_ps(sums, _mm256_mul_ps(d, dx)));
-                if let Some(m) = mins {
-                    let ms = _mm256_mullo_epi32(
-                        m,
-                        _mm256_loadu_si256(x[t].s.as_ptr().add(8 * k) as *const __m256i),
-                    );
-                    let dmin = _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 2)), dx);
-                    accm[t] = _mm256_add_ps(accm[t], _mm256_mul_ps(_mm256_cvtepi32_ps(ms), dmin));
-                }
-            }
+            avx2::k_block_terms(dtype, b, k, x, &v, mins, &mut acc, &mut accm);
         }
-        for t in 0..T {
-            out[t] = if dtype == DType::Q6K {
-                avx2::reduce8(acc[t])
-            } else {
-                avx2::reduce8(acc[t]) - avx2::reduce8(accm[t])
-            };
-        }
+        avx2::k_finish(dtype, &acc, &accm, out);
     }
-}
-
-/// The f16 at byte `at` of a block, as f32.
-#[inline(always)]
-fn f16_at(b: &[u8], at: usize) -> f32 {
-    super::super::scalar::f16_at(b, at)
 }
 
 /// `avx2::k4_subs` with sub-block j's 32 weights in one zmm.
@@ -766,12 +673,7 @@ unsafe fn k4_subs(
     // Safety: the caller keeps this function's `# Safety` contract, which
     // is all that the operations below rely on.
     unsafe {
-        let mut sc = [0i16; 8];
-        let mut m = [0i32; 8];
-        for j in 0..8 {
-            let (s, mm) = crate::quant::scale_min_k4(j, &b[4..16]);
-            (sc[j], m[j]) = (s as i16, mm as i32);
-        }
+        let (sc, m) = avx2::k4_scales_mins(b);
         let low = _mm512_set1_epi16(0x0f);
         // q5_k's fifth bits: byte l's bit j belongs to weight l of sub-block j.
         let qh = if q5 { wide(16) } else { _mm512_setzero_si512() };

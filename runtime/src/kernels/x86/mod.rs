@@ -176,6 +176,74 @@ static AVX512: Kernels = Kernels {
 /// rows: nibbles 0..15, not nibble − 8, times x's digits, since u8 × i8 needs no sign
 /// trick) and `mul2` (wide rows: the same nibbles as i16 times x's values); `blocks8`
 /// takes q4_0's 8·Σx back off.
+/// `dot_q4_k`, `dot_q5_k`, `dot_q6_k` (one row, one token) and `dot_tokens` (one row,
+/// `avx2::K_TOKENS` tokens: prefill's k-quant rows) of a module, over that module's
+/// `k_tokens`: every result is bit for bit the scalar dot.
+macro_rules! k_dots {
+    ($features:literal) => {
+        /// # Safety
+        ///
+        /// The CPU must have the features of the `#[target_feature]` above: the kernel
+        /// tables that hold this, and its callers, are chosen only after detecting them.
+        #[target_feature(enable = $features)]
+        pub unsafe fn dot_q4_k(w: &[u8], x: &Q8Row) -> f32 {
+            // Safety: the caller keeps this function's `# Safety` contract.
+            unsafe { k_row(DType::Q4K, w, x) }
+        }
+
+        /// # Safety
+        ///
+        /// As `dot_q4_k`.
+        #[target_feature(enable = $features)]
+        pub unsafe fn dot_q5_k(w: &[u8], x: &Q8Row) -> f32 {
+            // Safety: the caller keeps this function's `# Safety` contract.
+            unsafe { k_row(DType::Q5K, w, x) }
+        }
+
+        /// # Safety
+        ///
+        /// As `dot_q4_k`.
+        #[target_feature(enable = $features)]
+        pub unsafe fn dot_q6_k(w: &[u8], x: &Q8Row) -> f32 {
+            // Safety: the caller keeps this function's `# Safety` contract.
+            unsafe { k_row(DType::Q6K, w, x) }
+        }
+
+        /// One k-quant row's dot: `k_tokens` for a single token.
+        ///
+        /// # Safety
+        ///
+        /// Only for callers compiled with the CPU features its intrinsics need (it is
+        /// inlined into them), on a CPU that has them.
+        #[inline(always)]
+        unsafe fn k_row(dtype: DType, w: &[u8], x: &Q8Row) -> f32 {
+            // Safety: the caller keeps this function's `# Safety` contract.
+            unsafe {
+                let mut o = [0f32];
+                k_tokens::<1>(dtype, w, std::slice::from_ref(x), &mut o);
+                o[0]
+            }
+        }
+
+        /// One k-quant row (q4_k, q5_k, q6_k) against `avx2::K_TOKENS` tokens: out[t]
+        /// is bit for bit the row dot with token t. Each super-block is unpacked to
+        /// scaled i16 weights once for all of them.
+        ///
+        /// # Safety
+        ///
+        /// As `dot_q4_k`.
+        #[target_feature(enable = $features)]
+        pub unsafe fn dot_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]) {
+            const N: usize = super::avx2::K_TOKENS;
+            // Safety: the caller keeps this function's `# Safety` contract.
+            unsafe {
+                assert!(x.len() == N && out.len() == N);
+                k_tokens::<N>(dtype, w, x, out)
+            }
+        }
+    };
+}
+
 macro_rules! q4_dots {
     ($features:literal) => {
         /// # Safety
