@@ -237,8 +237,9 @@ pub(super) unsafe fn gemm(
         } else {
             wt_i8.resize(nb * WBLOCK, 0);
         }
-        let offsets = matches!(dtype, DType::Q4_1 | DType::Q5_1 | DType::Q4K | DType::Q5K);
         let mut sc = TileScales::new(nb, dtype);
+        // Types with offset terms (q4_1, q5_1, q4_k, q5_k) are those with `m`.
+        let offsets = !sc.m.is_empty();
         assert!(!offsets || x.tiled_s.len() >= padded * nb);
         // The k-quants have the bf16 form only, and are never interleaved.
         assert!(kind == PLAIN || (mode == BF16 && !interleaved));
@@ -288,17 +289,17 @@ pub(super) unsafe fn gemm(
                     (WIDE, _) => tile::<WIDE, PLAIN>(wt, &sc, x, tt, &order, c, lanes),
                     _ => tile::<NARROW, PLAIN>(wt, &sc, x, tt, &order, c, lanes),
                 };
-                // The offset terms: q4_1's are added (`dot_q4_1`), the k-quants' mins
-                // subtracted (`dot_k4`).
-                if matches!(dtype, DType::Q4_1 | DType::Q5_1) {
-                    let m = offset_sums::<false>(&sc, x, tt, &order, lanes);
-                    for (s, m) in sums.iter_mut().zip(m) {
-                        *s = _mm512_add_ps(*s, m);
-                    }
-                } else if offsets {
+                // The offset terms: q4_1's and q5_1's are added (`dot_q4_1`), the
+                // k-quants' mins subtracted (`dot_k4`).
+                if offsets && kind == SCALED {
                     let m = offset_sums::<true>(&sc, x, tt, &order, lanes);
                     for (s, m) in sums.iter_mut().zip(m) {
                         *s = _mm512_sub_ps(*s, m);
+                    }
+                } else if offsets {
+                    let m = offset_sums::<false>(&sc, x, tt, &order, lanes);
+                    for (s, m) in sums.iter_mut().zip(m) {
+                        *s = _mm512_add_ps(*s, m);
                     }
                 }
                 let t0 = tt * TILE;
@@ -335,7 +336,7 @@ impl TileScales {
         let len = nb * TILE;
         sc.d.resize(len, 0.0);
         match dtype {
-            DType::Q4_1 | DType::Q5_1 => sc.m.resize(len, 0.0),
+            _ if has_offsets(dtype) => sc.m.resize(len, 0.0),
             DType::Q4K | DType::Q5K => {
                 sc.m.resize(len, 0.0);
                 sc.sc.resize(len, 0.0);
@@ -349,6 +350,12 @@ impl TileScales {
         }
         sc
     }
+}
+
+/// Whether blocks of `dtype` carry a per-block offset m after their scale (q4_1 and
+/// q5_1: x = d·q + m), which `offset_sums` adds.
+fn has_offsets(dtype: DType) -> bool {
+    matches!(dtype, DType::Q4_1 | DType::Q5_1)
 }
 
 /// How `tile` turns a block's exact sum(s) into its term before d·d_x, per type:
@@ -454,17 +461,15 @@ unsafe fn tile<const MODE: u8, const KIND: u8>(
             let cb = &c[i % 2];
             let dwb = _mm512_loadu_ps(dw.as_ptr().add(b * TILE));
             // The rows' sub-block scales (k-quants), as f32 (`SCALED`) or i32 (`HALVES`).
-            let (scb, sc2b) = match KIND {
-                PLAIN => (_mm512_setzero_ps(), _mm512_setzero_ps()),
-                _ => (
-                    _mm512_loadu_ps(sc.sc.as_ptr().add(b * TILE)),
-                    if KIND == HALVES {
-                        _mm512_loadu_ps(sc.sc2.as_ptr().add(b * TILE))
-                    } else {
-                        _mm512_setzero_ps()
-                    },
-                ),
+            let load_or_zero = |v: &[f32], load: bool| {
+                if load {
+                    _mm512_loadu_ps(v.as_ptr().add(b * TILE))
+                } else {
+                    _mm512_setzero_ps()
+                }
             };
+            let scb = load_or_zero(&sc.sc, KIND != PLAIN);
+            let sc2b = load_or_zero(&sc.sc2, KIND == HALVES);
             let (sci, sc2i) = (_mm512_cvtps_epi32(scb), _mm512_cvtps_epi32(sc2b));
             let dxv = _mm512_loadu_ps(dx.add(b * TILE));
             let mut quad = _mm512_setzero_ps();
@@ -765,8 +770,9 @@ unsafe fn store(slot: usize, c: &mut [[i32; TILE * TILE]; 2], wide: bool) {
 
 /// Row r (0..16) of a row tile, as stored (not interleaved), into the weight operand
 /// `wt` (weight j of block b at [b][j / 4][r][j % 4]; q4_0: nibble − 8) and its scales
-/// into `sc.d` ([block][row]), q4_1's offsets m into `sc.m` likewise. Only for matrices whose row count is not a multiple of 8
-/// (`Weight::new` interleaves all rows or none), so plain.
+/// into `sc.d` ([block][row]), q4_1's offsets m into `sc.m` likewise. Only for
+/// matrices whose row count is not a multiple of 8 (`Weight::new` interleaves all rows
+/// or none), so plain.
 #[inline(always)]
 fn decode_row(dtype: DType, row: &[u8], r: usize, wt: &mut [i8], sc: &mut TileScales) {
     decode_row_as::<_, 4>(dtype, row, r, wt, sc, |v| v as i8);
@@ -787,7 +793,7 @@ fn decode_row_as<T, const G: usize>(
     let bs = dtype.block().1;
     for (b, blk) in row.chunks_exact(bs).enumerate() {
         sc.d[b * TILE + r] = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
-        if matches!(dtype, DType::Q4_1 | DType::Q5_1) {
+        if has_offsets(dtype) {
             sc.m[b * TILE + r] = half::f16::from_le_bytes([blk[2], blk[3]]).to_f32();
         }
         for j in 0..QK {
@@ -874,9 +880,9 @@ unsafe fn decode_group(
 }
 
 /// The frame of the group decoders: group h's blocks in turn, each block's 8 row
-/// scales into `sc.d` ([block][row], rows 8h..8h + 8) and, for q4_1, its 8 offsets m
-/// (chunk 0 of its payload) into `sc.m` likewise, then `body(the block's bytes, its
-/// slice of the operand)`. For q4_1 those bytes start 16 later, past the offsets, so
+/// scales into `sc.d` ([block][row], rows 8h..8h + 8) and, for q4_1 and q5_1, its 8
+/// offsets m (chunk 0 of its payload) into `sc.m` likewise, then `body(the block's
+/// bytes, its slice of the operand)`. For those types the bytes start 16 later, past the offsets, so
 /// that its nibble chunks sit where q4_0's do.
 ///
 /// # Safety
@@ -893,7 +899,7 @@ unsafe fn each_group_block<T>(
     mut body: impl FnMut(&[u8], &mut [T]),
 ) {
     let bs = dtype.block().1;
-    let offsets = matches!(dtype, DType::Q4_1 | DType::Q5_1);
+    let offsets = has_offsets(dtype);
     assert!(g.len() == GROUP * bs * nb && wt.len() >= nb * WBLOCK && sc.d.len() >= nb * TILE);
     assert!(h < 2 && (!offsets || sc.m.len() >= nb * TILE));
     for b in 0..nb {
@@ -962,7 +968,7 @@ const fn bf16_of_q5(bias: i32) -> [__m256i; 2] {
     }
 }
 
-/// A q8_0, q4_0, q4_1 or q5_0 row r (0..16) of a row tile, as stored, into the bf16
+/// A q8_0, q4_0, q4_1, q5_0 or q5_1 row r (0..16) of a row tile, as stored, into the bf16
 /// weight operand (weight j of block b at [b][j / 2][r][j % 2]) and its scales into
 /// `sc` ([block][row]), q4_1's and q5_1's offsets too; as `decode_row`.
 #[inline(always)]
@@ -1027,10 +1033,9 @@ unsafe fn decode_row_k(dtype: DType, row: &[u8], r: usize, wt: &mut [u16], sc: &
     }
 }
 
-/// Group h (rows 8h..8h + 8) of a q8_0, q4_0, q4_1 or q5_0 row tile, in `interleave8`
-/// groups, into the bf16 weight operand and its scales (and q4_1's offsets) into `sc`
-/// (as `decode_row_bf16`). Chunk c of
-/// a block holds each row's payload bytes 2c and 2c + 1. For q8_0 those are weights 2c
+/// Group h (rows 8h..8h + 8) of a q8_0, q4_0, q4_1, q5_0 or q5_1 row tile, in
+/// `interleave8` groups, into the bf16 weight operand and its scales (and offsets) into
+/// `sc` (as `decode_row_bf16`). Chunk c of a block holds each row's payload bytes 2c and 2c + 1. For q8_0 those are weights 2c
 /// and 2c + 1 of rows 0..8 in operand order: pair row c. For q4_0 their low nibbles
 /// are (pair row c), and their high nibbles are weights 2c + 16 and 2c + 17 (pair row
 /// c + 8).
@@ -1185,8 +1190,8 @@ mod tests {
         }
     }
 
-    /// A row tile (16 rows of `cols`) of random q8_0, q4_0, q4_1 or q5_0 weights, as stored and as
-    /// a model holds it (in `interleave8` groups or not).
+    /// A row tile (16 rows of `cols`) of random q8_0, q4_0, q4_1, q5_0 or q5_1 weights, as
+    /// stored and as a model holds it (in `interleave8` groups or not).
     struct RowTile {
         dtype: DType,
         interleaved: bool,
@@ -1289,7 +1294,7 @@ mod tests {
                     let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
                     assert_eq!(dw[b * TILE + r], d, "{:?} scale {r} {b}", self.dtype);
                     let m = dm[b * TILE + r];
-                    if matches!(self.dtype, DType::Q4_1 | DType::Q5_1) {
+                    if has_offsets(self.dtype) {
                         let want = half::f16::from_le_bytes([blk[2], blk[3]]).to_f32();
                         assert_eq!(m, want, "{:?} offset {r} {b}", self.dtype);
                     } else {

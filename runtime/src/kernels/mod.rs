@@ -92,7 +92,7 @@ pub struct Q8Act {
     /// and each block, the 16 rows' scales.
     pub(crate) tiled_d: Lines<f32>,
     /// The blocks' Σx as f32 (exact: |Σx| ≤ 32·`ACT_MAX` < 2²⁴) in `tiled_d`'s order,
-    /// after `pack_tiles`: q4_1's offset terms.
+    /// after `pack_tiles`: the offset terms of q4_1, q5_1 and the k-quants.
     pub(crate) tiled_s: Lines<f32>,
     /// Whether `tiled` and `tiled_bf16` hold this quantization's values (`pack_tiles`
     /// since the last `quantize`).
@@ -269,8 +269,8 @@ impl Q8Act {
 
     /// Lay the activation out for a tile kernel (`Gemm`) about to multiply it by
     /// weights of the types in `dtypes`, in each form those take (`tile_form`), and
-    /// the scales and sums into `tiled_d` and `tiled_s`; in whole `GEMM_TILE`s of rows. For each tile of 16
-    /// token rows and each block:
+    /// the scales and sums into `tiled_d` and `tiled_s`; in whole `GEMM_TILE`s of rows.
+    /// For each tile of 16 token rows and each block:
     /// - `Digits` (`tiled`): the 16 rows' 32 high digits (512 bytes), then their 32
     ///   low digits when 13-bit;
     /// - `Bf16` (`tiled_bf16`): the 16 rows' 32 values v as 256·h (1 KiB of bf16),
@@ -480,7 +480,8 @@ pub enum TileForm {
     /// `tdpbf16ps`: both products add into one f32 sum per block, where digits need two
     /// i32 sums and a combination. Exact: every part is an integer of at most 8
     /// significant bits (|256·h| ≤ 3840, |l| ≤ 128), so is every weight (q8_0
-    /// −128..=127, q4_0 −8..=7, q4_1 0..=15, q5_0 −16..=15), and every partial sum of a block is an integer below
+    /// −128..=127, q4_0 −8..=7, q4_1 0..=15, q5_0 −16..=15), and every partial sum of
+    /// a block is an integer below
     /// 32·128·(3840 + 128) < 2²⁴, so an f32 accumulator rounds nothing, in any order.
     /// (With 16-bit values q8_0's sums approach 2²⁷; that is why `ACT_MAX` is 3825.)
     Bf16 = 1,

@@ -59,7 +59,6 @@ unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out
         } = super::super::rows8_shape(dtype, w, x, out);
         let (xv, sp) = (x.v.as_ptr() as *const i32, x.spread.as_ptr());
         let nib = _mm512_set1_epi16(0x0f);
-        let sixteen = _mm512_set1_epi16(16);
         // q5's fifth bits: for chunks c and c + 1 (c even) in one zmm, i16 lane 2r + j
         // of the low half tests bit 2c + j of row r's half word of qh, of the high half
         // bit 2c + 2 + j.
@@ -107,21 +106,13 @@ unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out
                     // 2c + 16, 2c + 17 (q4_0's byte j holds weights j and j + 16).
                     // q5: the 8 rows' half words of qh, each in i16 lanes 2r and 2r + 1
                     // of both halves: [weights 0..16, weights 16..32].
-                    let halves = fifth.map(|f| {
-                        avx2::fifth_lanes(p.add(f))
-                            .map(|h| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h), h))
-                    });
+                    let halves = fifth.map(|f| fifth_pair(p.add(f), p.add(f)));
                     for c in (0..8).step_by(2) {
                         let q = _mm512_cvtepu8_epi16(chunks(c));
                         let (mut lo, mut hi) =
                             (_mm512_and_si512(q, nib), _mm512_srli_epi16::<4>(q));
-                        if let Some([fl, fh]) = halves {
-                            // 16 added where the weight's bit of qh is set.
-                            let m = bit_of[c / 2];
-                            let (kl, kh) =
-                                (_mm512_test_epi16_mask(fl, m), _mm512_test_epi16_mask(fh, m));
-                            lo = _mm512_mask_add_epi16(lo, kl, lo, sixteen);
-                            hi = _mm512_mask_add_epi16(hi, kh, hi, sixteen);
+                        if let Some(f) = halves {
+                            [lo, hi] = add_fifth([lo, hi], f, bit_of[c / 2]);
                         }
                         s0 = _mm512_dpwssd_epi32(s0, lo, pairs(c));
                         s1 = _mm512_dpwssd_epi32(s1, hi, pairs(c + 8));
@@ -140,6 +131,41 @@ unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out
                 avx2::rows8_finish_offsets(&accm, o);
             }
         }
+    }
+}
+
+/// The q5 fifth bits of two interleaved group blocks (`Rows8Shape::fifth` at `lo` and
+/// `hi`: the same block twice where one group's chunks fill both halves) as
+/// [weights 0..16, weights 16..32]: `avx2::fifth_lanes` of `lo` in the low 256 bits, of
+/// `hi` in the high ones.
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them. `lo` and `hi` must be valid for reading 32 bytes.
+#[inline(always)]
+unsafe fn fifth_pair(lo: *const u8, hi: *const u8) -> [__m512i; 2] {
+    // Safety: the caller keeps this function's `# Safety` contract.
+    unsafe {
+        let ([l0, h0], [l1, h1]) = (avx2::fifth_lanes(lo), avx2::fifth_lanes(hi));
+        let join = |a: __m256i, b| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(a), b);
+        [join(l0, l1), join(h0, h1)]
+    }
+}
+
+/// Widened q5 nibbles [low, high] with 16 added in each lane whose bit `m` is set in the
+/// matching fifth-bit lanes `f` (`fifth_pair`).
+///
+/// # Safety
+///
+/// Only for callers compiled with the CPU features its intrinsics need (it is inlined into
+/// them), on a CPU that has them.
+#[inline(always)]
+unsafe fn add_fifth(q: [__m512i; 2], f: [__m512i; 2], m: __m512i) -> [__m512i; 2] {
+    // Safety: the caller keeps this function's `# Safety` contract.
+    unsafe {
+        let sixteen = _mm512_set1_epi16(16);
+        [0, 1].map(|i| _mm512_mask_add_epi16(q[i], _mm512_test_epi16_mask(f[i], m), q[i], sixteen))
     }
 }
 
@@ -193,7 +219,6 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
         // q5_1's Σx·(m·d_x) terms apart, as in the scalar dot.
         let mut acc = [[_mm512_setzero_ps(); 8]; T];
         let mut accm = [[_mm512_setzero_ps(); 8]; T];
-        let sixteen = _mm512_set1_epi16(16);
         for (b, k) in (0..nb).zip((0..8).cycle()) {
             let (p0, p1) = (g0.add(b * GROUP * bs), g1.add(b * GROUP * bs));
             // 16 bytes at `off` of block b in group 0, then in group 1.
@@ -221,25 +246,17 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
                 // 2c + 17 (q4_0's byte j holds weights j and j + 16).
                 // q5: both groups' rows' half words of qh (group 0's in the low 256
                 // bits, row r in i16 lanes 2r and 2r + 1): [weights 0..16, 16..32].
-                let halves = fifth.map(|f| {
-                    let [l0, h0] = avx2::fifth_lanes(p0.add(f));
-                    let [l1, h1] = avx2::fifth_lanes(p1.add(f));
-                    let join =
-                        |a: __m256i, b| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(a), b);
-                    [join(l0, l1), join(h0, h1)]
-                });
+                let halves = fifth.map(|f| fifth_pair(p0.add(f), p1.add(f)));
                 for c in 0..8 {
                     let q = _mm512_cvtepu8_epi16(both(at + 16 * c));
                     let (mut lo, mut hi) = (_mm512_and_si512(q, nib), _mm512_srli_epi16::<4>(q));
-                    if let Some([fl, fh]) = halves {
-                        // Lane 2r + j takes bit 2c + j of its row's half word: 16 added
-                        // where it is set.
+                    if let Some(f) = halves {
+                        // Lane 2r + j takes bit 2c + j of its row's half word.
                         let m = _mm512_sll_epi16(
                             _mm512_set1_epi32(0x0002_0001),
                             _mm_cvtsi32_si128(2 * c as i32),
                         );
-                        lo = _mm512_mask_add_epi16(lo, _mm512_test_epi16_mask(fl, m), lo, sixteen);
-                        hi = _mm512_mask_add_epi16(hi, _mm512_test_epi16_mask(fh, m), hi, sixteen);
+                        [lo, hi] = add_fifth([lo, hi], f, m);
                     }
                     for (t, s) in sum.iter_mut().enumerate() {
                         *s = _mm512_dpwssd_epi32(*s, lo, pair(t, c));
