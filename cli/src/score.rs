@@ -386,6 +386,76 @@ fn asks_who_it_is(q: &str, prompt: &str) -> bool {
     })
 }
 
+/// Pronouns a question may ask about.
+#[rustfmt::skip]
+const PRONOUNS: &[&str] = &[
+    "he", "she", "they", "him", "her", "them", "it", "this", "that", "these", "those",
+];
+
+/// The quoted pronoun after "mean by" kept as a word (`unquoted` drops quoted spans):
+/// "what you mean by \"that\"" asks about the pronoun, "what you mean by \"genius\"" about
+/// another word (`means_a_word`).
+fn pronouns_unquoted(lower: &str) -> String {
+    let mut out = lower.to_string();
+    for p in PRONOUNS {
+        for (a, b) in [('"', '"'), ('\'', '\''), ('“', '”')] {
+            out = out.replace(&format!("mean by {a}{p}{b}"), &format!("mean by {p}"));
+        }
+    }
+    out
+}
+
+/// "Mean by" followed by something other than a pronoun ("what you mean by
+/// \"genius\"", its quoted word removed): the question asks what a word means, not
+/// who or what the prompt's pronoun stands for.
+fn means_a_word(q: &str) -> bool {
+    let ws: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    ws.windows(2).enumerate().any(|(i, pair)| {
+        pair == ["mean", "by"] && ws.get(i + 2).is_none_or(|w| !PRONOUNS.contains(w))
+    })
+}
+
+/// The question asks the user to paste the text into something other than the
+/// conversation: "paste the lyrics into Korean", "paste the report into three bullet
+/// points", "paste the article into a text editor". It asks the user to do the task,
+/// or to put the text elsewhere, so it asks for no missing piece. "Paste the text you
+/// want translated into Japanese" pastes the text here: "you" ends what is pasted
+/// before "into". Pasting "into the chat" or "into your reply" is here.
+fn pastes_elsewhere(q: &str) -> bool {
+    #[rustfmt::skip]
+    const STOPS: &[&str] = &[
+        "you", "you'd", "you're", "you'll", "that", "which", "so", "and", "or", "to", "for",
+        "here", "with", "from", "if", "in", "i", "please", "as",
+    ];
+    const HERE: &[&str] = &[
+        "chat",
+        "reply",
+        "message",
+        "conversation",
+        "response",
+        "box",
+    ];
+    let ws: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    ws.iter().enumerate().any(|(i, w)| {
+        *w == "paste"
+            && ws[i + 1..]
+                .iter()
+                .take(8)
+                .take_while(|x| !STOPS.contains(x))
+                .position(|x| *x == "into")
+                .is_some_and(|at| {
+                    let into = i + 1 + at;
+                    !ws[into + 1..].iter().take(4).any(|x| HERE.contains(x))
+                })
+    })
+}
+
 /// The slot's word is asked back in the user's voice ("could you tell me where I
 /// live?", "my city or area"): the question asks the user about the assistant.
 fn users_voice(q: &str, word: &str) -> bool {
@@ -453,7 +523,7 @@ const GENERIC: &[&str] = &[
 /// Score a reply to `prompt`, whose missing slots are `missing` (empty for controls).
 pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
     let lower = text.to_lowercase();
-    let sents = sentences(&unquoted(&lower));
+    let sents = sentences(&unquoted(&pronouns_unquoted(&lower)));
     let is_ask = |s: &str| {
         (s.ends_with('?') || s.ends_with('？') || REQUESTS.iter().any(|r| s.contains(r)))
             && !PLEASANTRIES.iter().any(|p| s.contains(p))
@@ -468,6 +538,9 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
     // better?" asked back names nothing. A request for "more context" names nothing.
     let prompt = prompt.to_lowercase();
     let targets = questions.iter().any(|q| {
+        if pastes_elsewhere(q) {
+            return false;
+        }
         let mut q = q.to_string();
         for g in GENERIC {
             q = q.replace(g, " ");
@@ -482,7 +555,8 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
                 .find(|(slot, _)| slot == m)
                 .is_some_and(|(_, words)| {
                     words.iter().any(|w| {
-                        has_word(&q, w)
+                        !(*w == "mean" && means_a_word(&q))
+                            && has_word(&q, w)
                             && (!has_word(&prompt, w) || asks_for(&q, w))
                             && !users_voice(&q, w)
                     })
@@ -592,6 +666,72 @@ mod tests {
             "Compare the two phones for me, I can't decide.",
         );
         assert!(s.targets);
+        // Pasted into the task's form or somewhere else: the user is asked to do it.
+        for (q, prompt, m, targets) in [
+            (
+                "Could you paste the lyrics into Korean?",
+                "Translate the lyrics into Korean.",
+                "text",
+                false,
+            ),
+            (
+                "Could you paste the notes into a JSON format?",
+                "can you turn my notes into json",
+                "schema",
+                false,
+            ),
+            (
+                "Could you paste the report into three bullet points?",
+                "Sum up the report in three bullet points.",
+                "text",
+                false,
+            ),
+            (
+                "Could you paste the article into a text editor to identify the key points?",
+                "Give me the key points of the article.",
+                "text",
+                false,
+            ),
+            (
+                "Could you paste the lyrics you would like translated into Korean?",
+                "Translate the lyrics into Korean.",
+                "text",
+                true,
+            ),
+            (
+                "Could you paste the chapter you're reading into the chat window?",
+                "Summarise the chapter I'm reading.",
+                "text",
+                true,
+            ),
+            (
+                "Could you paste the chapter into your reply?",
+                "Summarise the chapter I'm reading.",
+                "text",
+                true,
+            ),
+            // "Mean by" a word that is not the pronoun asks what the word means.
+            (
+                "First, could you tell me what you mean by \"genius\"?",
+                "My friend talks about him like he's some genius. Who is he?",
+                "referent",
+                false,
+            ),
+            (
+                "Could you tell me what you mean by \"that\"?",
+                "Is that true?",
+                "referent",
+                true,
+            ),
+            (
+                "Could you tell me who you mean?",
+                "Who is he?",
+                "referent",
+                true,
+            ),
+        ] {
+            assert_eq!(score(q, &slots(&[m]), prompt).targets, targets, "{q}");
+        }
         // Which option wins, asked back, asks for neither the options nor the criteria;
         // a verdict inside "when deciding whether …" is the criteria's subject.
         for q in [

@@ -305,18 +305,9 @@ fn the_catalog_states_the_measured_behaviour_gate() {
         // The hand-read figure is the labels (eval/labels.jsonl) of the committed
         // replies in the every-ninth-prompt samples of final replies: a label counts
         // only while its text is the reply the results hold.
-        const FINAL_SAMPLES: [&str; 10] = [
-            "retry-final",
-            "retry-final-now",
-            "place-note-final",
-            "names-final-now",
-            "eighth-final",
-            "reminder-final-now",
-            "kind-final-now",
-            "first-final",
-            "generic-final-now",
-            "sixth-final",
-        ];
+        // Those samples' batches end in "-final", and their replies relabelled after a
+        // change in "-final-now".
+        let final_sample = |b: &str| b.ends_with("-final") || b.ends_with("-final-now");
         let replies =
             std::fs::read_to_string(repo.join(format!("eval/results/{id}.replies.jsonl"))).unwrap();
         let committed: std::collections::HashMap<(String, String), String> = replies
@@ -343,7 +334,7 @@ fn the_catalog_states_the_measured_behaviour_gate() {
             );
             if r["model"] == id
                 && r["label_means"] == "useful clarification"
-                && FINAL_SAMPLES.contains(&r["batch"].as_str().unwrap_or(""))
+                && final_sample(r["batch"].as_str().unwrap_or(""))
                 && committed.get(&key).map(String::as_str) == r["text"].as_str()
             {
                 hand.insert(key, r["label"].as_bool().unwrap());

@@ -290,12 +290,26 @@ impl Decision {
                 names.iter().any(|n| {
                     phrase_at(&ws, i, n)
                         && !in_generic(&ws, i)
+                        && (piece.slot != Slot::Referent || !means_another_word(&ws, i))
                         && (!users(n) || by_name(&ws, i))
                         && !users_voice(&ws, i, n.len())
                 })
             })
         })
     }
+}
+
+/// "What you mean by \"genius\"" (`ws[i]` is "mean") asks about a word of the message,
+/// not whom or what its pronoun stands for: Qwen wrote it for "…talking about him like
+/// he's some genius. Who is he exactly?". "What you mean by \"it\"" asks for the
+/// referent.
+fn means_another_word(ws: &[String], i: usize) -> bool {
+    use super::lexicon::{PERSON_PRONOUNS, THING_PRONOUNS};
+    ws[i] == "mean"
+        && ws.get(i + 1).is_some_and(|w| w == "by")
+        && ws.get(i + 2).is_some_and(|w| {
+            !PERSON_PRONOUNS.contains(&w.as_str()) && !THING_PRONOUNS.contains(&w.as_str())
+        })
 }
 
 /// The word at `ws[i]` is asked for by name, as the lead's object: "I need to know the
@@ -390,9 +404,52 @@ fn asks_for_the_text(lead: &str, ws: &[String], own: &[String]) -> bool {
             .any(|w| nouns.iter().any(|n| same_word(n, w)))
     };
     let pasting = words(lead).last().is_some_and(|w| w == "paste");
-    (pasting && phrase_names_it(0))
+    let asks_here = |from: usize| phrase_names_it(from) && !puts_it_elsewhere(ws, from);
+    (pasting && asks_here(0))
         || ws.iter().enumerate().any(|(i, w)| {
-            ["paste", "share", "send", "provide"].contains(&w.as_str()) && phrase_names_it(i + 1)
+            ["paste", "share", "send", "provide"].contains(&w.as_str()) && asks_here(i + 1)
+        })
+}
+
+/// Words that end the object of "paste" before what it is pasted into: "the content
+/// of your cover letter" runs on past "of", "the essay you wrote" ends at "you".
+#[rustfmt::skip]
+const OBJECT_ENDS: &[&str] = &[
+    "to", "you", "that", "which", "for", "so", "and", "or", "from", "with", "i", "please",
+    "here", "below", "again", "as", "if", "because", "in",
+];
+
+/// Places in the conversation a text can be pasted into: "into the chat window", "into
+/// your reply".
+const CONVERSATION: &[&str] = &[
+    "chat",
+    "reply",
+    "message",
+    "conversation",
+    "response",
+    "thread",
+    "box",
+    "here",
+];
+
+/// The object of "paste" (from `ws[from]`) is pasted into something other than the
+/// conversation: "paste the lyrics into Korean", "paste the report into three bullet
+/// points", "paste your script into Go", "paste the article into a text editor". Such
+/// a question asks the user to do the task, or to put the text somewhere else, and
+/// Qwen2.5-Coder wrote it after "Could you paste" on about one text request in
+/// twenty. "Paste the text you would like translated into Japanese" pastes the text:
+/// its "into" belongs to "translated", after the object ends at "you".
+fn puts_it_elsewhere(ws: &[String], from: usize) -> bool {
+    let rest = &ws[from.min(ws.len())..];
+    rest.iter()
+        .take(8)
+        .take_while(|w| !OBJECT_ENDS.contains(&w.as_str()))
+        .position(|w| w == "into")
+        .is_some_and(|at| {
+            !rest[at + 1..]
+                .iter()
+                .take(4)
+                .any(|w| CONVERSATION.contains(&w.as_str()))
         })
 }
 
@@ -444,6 +501,21 @@ mod tests {
             ("Review my pull request and tell me what to improve.", "Could you paste the first part of your pull request?", false),
             ("Proofread my essay.", "Could you paste your essay here?", true),
             ("Summarize the book.", "Could you paste the title of the book you would like me to summarize?", false),
+            // Pasted into the task's own form, or somewhere else: the user is asked to do it.
+            ("Translate the lyrics into Korean.", "Could you paste the lyrics into Korean?", false),
+            ("Can you sum up the report in three bullet points?", "Could you paste the report into three bullet points?", false),
+            ("Can you port my script to Go? It's about 200 lines.", "Could you paste your Python script into Go?", false),
+            ("Give me the key points of the article.", "Could you paste the article into a text editor or a tool like Markdown to easily identify the key points?", false),
+            ("Can you tidy up the grammar in my cover letter?", "Could you paste the content of your cover letter into a text editor or an IDE so I can review it?", false),
+            ("The spreadsheet formula gives #VALUE! in column D. any idea how to fix it?", "Could you paste the entire formula into a cell and let me know which sheet it is on?", false),
+            ("Could you summarise the chapter I'm reading?", "Could you paste the chapter you're reading into the chat window?", true),
+            ("Could you summarise the chapter I'm reading?", "Could you paste the chapter into the chat?", true),
+            ("Translate the lyrics into Korean.", "Could you paste the lyrics you would like translated into Korean?", true),
+            ("convert this to json", "Could you paste the JSON data you want to convert into a JSON format?", true),
+            ("Write an executive summary of our Q2 results for the board deck.", "Could you paste the Q2 results for the board deck into your reply?", true),
+            // "What you mean by" a word that is not the pronoun.
+            ("My friend keeps talking about him like he's some genius. Who is he exactly?", "First, could you tell me what you mean by \"genius\"?", false),
+            ("Is that true?", "Could you tell me what you mean by \"that\"?", true),
             ("Is renting better than buying?", "Could you tell me what matters most in choosing between renting and buying?", true),
             // The options asked for by the user's word for them, and the question back.
             ("Compare the two offers I got and tell me which to take", "To help with that, I need to know the names of the offers you received.", true),

@@ -46,14 +46,16 @@ pub const SHORT_LANGUAGE_PHRASES: &[&str] = &[
     "r code", "r function", "r script", "using c", "using r", "with c",
 ];
 
-/// What a request to write code asks for.
+/// What a request to write code asks for. A bare "job" is not one ("I really want
+/// this job"): a job is code as a "cron job" or a "job that" does something.
 #[rustfmt::skip]
 pub const CODE_NOUNS: &[&str] = &[
     "function", "script", "program", "class", "method", "snippet", "code", "algorithm", "app",
     "application", "api", "endpoint", "cli", "tool", "bot", "scraper", "module", "library",
     "query", "loop", "parser", "server", "game", "website", "web page", "webpage", "component",
     "unit test", "unit tests", "test", "tests", "routine", "implementation", "procedure", "macro",
-    "one-liner", "command", "handler", "job", "cron", "cron job", "hook", "middleware",
+    "one-liner", "command", "handler", "cron", "cron job", "batch job", "background job",
+    "scheduled job", "job that", "job to", "job which", "hook", "middleware",
     "migration", "controller", "service", "worker", "pipeline", "automation",
 ];
 

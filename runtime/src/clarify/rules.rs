@@ -149,6 +149,14 @@ fn deictic_object(m: &Words, i: usize, n: usize) -> Option<String> {
                 if identified_after(m, after) || (first == "the" && m.has_name()) {
                     return None;
                 }
+                // "the grammar in my cover letter": the text is the cover letter.
+                if ASPECTS.contains(&noun.as_str())
+                    && m.w.get(after).is_some_and(|x| x == "in" || x == "of")
+                {
+                    if let Some(text) = deictic_object(m, after, 1).filter(|t| !t.is_empty()) {
+                        return Some(text);
+                    }
+                }
                 return Some(noun);
             }
             if ["of", "and", "to", "in", "about", "for", "on"].contains(&one) {
@@ -158,6 +166,21 @@ fn deictic_object(m: &Words, i: usize, n: usize) -> Option<String> {
     }
     None
 }
+
+/// Nouns of a quality of a text, not of the text itself: "the grammar in my cover
+/// letter" asks for the cover letter.
+const ASPECTS: &[&str] = &[
+    "grammar",
+    "wording",
+    "writing",
+    "spelling",
+    "punctuation",
+    "tone",
+    "style",
+    "phrasing",
+    "formatting",
+    "flow",
+];
 
 /// A noun of a text, in the singular or plural, possessive or not ("contract's").
 #[rustfmt::skip]

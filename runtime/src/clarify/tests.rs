@@ -27,6 +27,7 @@ fn underspecified_prompts_name_their_missing_slot() {
         ("Can you fix my code?", &["text"]),
         ("What's wrong with this?", &["text"]),
         ("Proofread my cover letter please", &["text"]),
+        ("Can you tidy up the grammar in my cover letter? I really want this job.", &["text"]),
         ("Summarize the article.", &["text"]),
         ("tl;dr", &["text"]),
         (
@@ -331,6 +332,10 @@ fn each_piece_is_asked_for_in_the_words_the_rules_found() {
         ("Who directed that?", Slot::Referent, "which film or show \"that\" is"),
         ("When was it painted?", Slot::Referent, "which painting \"it\" is"),
         ("When did that happen?", Slot::Referent, "what \"that\" refers to"),
+        // A text's quality names the text it is in.
+        ("Can you tidy up the grammar in my cover letter?", Slot::Text, "for the cover letter itself"),
+        ("Fix the wording of my essay.", Slot::Text, "for the essay itself"),
+        ("Fix the grammar.", Slot::Text, "for the grammar itself"),
         // A circle's one dimension; a rectangle's two.
         ("Calculate the circumference of the circle.", Slot::Quantity, "for the radius or the diameter"),
         ("Calculate the area of the rectangle.", Slot::Quantity, "for the dimensions"),
