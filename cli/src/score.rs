@@ -418,6 +418,43 @@ fn means_a_word(q: &str) -> bool {
     })
 }
 
+/// The prompt's pronoun stands for a person ("he", "her"), and the question asks which
+/// thing is meant: "the name of the school report you're referring to" for "Can you
+/// tell me more about him? I'm writing a school report…". The words before "referring
+/// to" (or "refers to"), back to "the", "which" or "what", name no person and hold no
+/// pronoun.
+fn asks_about_a_thing(q: &str, prompt: &str) -> bool {
+    #[rustfmt::skip]
+    const PERSONS: &[&str] = &[
+        "person", "people", "who", "whom", "name", "individual", "someone", "somebody", "man",
+        "woman", "guy", "girl", "boy", "author", "writer", "actor", "actress", "singer", "artist",
+        "player", "athlete", "scientist", "politician", "president", "celebrity", "friend",
+        "teacher", "team", "character", "figure", "he", "she", "him", "her", "they", "them", "it",
+        "this", "that",
+    ];
+    let he_she = ["he", "she", "him", "her", "his", "hers"]
+        .iter()
+        .any(|p| has_word(prompt, p));
+    let ws: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    he_she
+        && ws.iter().enumerate().any(|(i, w)| {
+            ["referring", "refers", "refer"].contains(w) && {
+                let before: Vec<&str> = ws[..i]
+                    .iter()
+                    .rev()
+                    .copied()
+                    .skip_while(|w| ["you", "re", "are", "is", "to"].contains(w))
+                    .take_while(|w| !["the", "which", "what", "a", "an"].contains(w))
+                    .take(5)
+                    .collect();
+                !before.is_empty() && !before.iter().any(|w| PERSONS.contains(w))
+            }
+        })
+}
+
 /// The question asks the user to paste the text into something other than the
 /// conversation: "paste the lyrics into Korean", "paste the report into three bullet
 /// points", "paste the article into a text editor". It asks the user to do the task,
@@ -548,6 +585,9 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
         let verdict = asks_which_wins(&q);
         missing.iter().any(|m| {
             if verdict && (m == "items" || m == "criteria") {
+                return false;
+            }
+            if m == "referent" && asks_about_a_thing(&q, &prompt) {
                 return false;
             }
             SLOT_WORDS
@@ -726,6 +766,25 @@ mod tests {
             (
                 "Could you tell me who you mean?",
                 "Who is he?",
+                "referent",
+                true,
+            ),
+            // A thing asked for where the pronoun stands for a person.
+            (
+                "To answer that, I need to know the name of the school report you're referring to.",
+                "Tell me more about him, I'm writing a school report.",
+                "referent",
+                false,
+            ),
+            (
+                "To answer that, I need to know the name of the person you're referring to.",
+                "Tell me more about him, I'm writing a school report.",
+                "referent",
+                true,
+            ),
+            (
+                "To help with that, I need to know which war you're referring to.",
+                "When did that war end?",
                 "referent",
                 true,
             ),

@@ -290,7 +290,8 @@ impl Decision {
                 names.iter().any(|n| {
                     phrase_at(&ws, i, n)
                         && !in_generic(&ws, i)
-                        && (piece.slot != Slot::Referent || !means_another_word(&ws, i))
+                        && (piece.slot != Slot::Referent
+                            || !(means_another_word(&ws, i) || refers_to_a_thing(&ws, i, &user)))
                         && (!users(n) || by_name(&ws, i))
                         && !users_voice(&ws, i, n.len())
                 })
@@ -310,6 +311,48 @@ fn means_another_word(ws: &[String], i: usize) -> bool {
         && ws.get(i + 2).is_some_and(|w| {
             !PERSON_PRONOUNS.contains(&w.as_str()) && !THING_PRONOUNS.contains(&w.as_str())
         })
+}
+
+/// "The name of the school report you're referring to" (`ws[i]` is "referring") for
+/// "Can you tell me more about him? I'm writing a school report…": the user wrote "he"
+/// or "she", so the referent is a person, and the words before "referring" (back to
+/// "the", "which", "what" or "who") name no person, no pronoun and no "who". Qwen asked
+/// that for the report, not for "him".
+fn refers_to_a_thing(ws: &[String], i: usize, user: &[String]) -> bool {
+    use super::lexicon::{PERSON_NOUNS, PERSON_PRONOUNS, THEY_FORMS, THING_PRONOUNS};
+    const HE_SHE: &[&str] = &[
+        "he", "she", "him", "her", "his", "hers", "himself", "herself",
+    ];
+    if !["refers", "referring", "refer"].contains(&ws[i].as_str())
+        || !user.iter().any(|w| HE_SHE.contains(&w.as_str()))
+    {
+        return false;
+    }
+    let before: Vec<&str> = ws[..i]
+        .iter()
+        .rev()
+        .map(String::as_str)
+        .skip_while(|w| ["you", "re", "are", "were", "s", "is", "to"].contains(w))
+        .take_while(|w| !["the", "which", "what", "whom", "a", "an"].contains(w))
+        .take(5)
+        .collect();
+    let person = |w: &&str| {
+        PERSON_NOUNS.contains(w)
+            || PERSON_PRONOUNS.contains(w)
+            || THING_PRONOUNS.contains(w)
+            || THEY_FORMS.contains(w)
+            || [
+                "who",
+                "name",
+                "individual",
+                "someone",
+                "somebody",
+                "character",
+                "figure",
+            ]
+            .contains(w)
+    };
+    !before.is_empty() && !before.iter().any(person)
 }
 
 /// The word at `ws[i]` is asked for by name, as the lead's object: "I need to know the
@@ -516,6 +559,14 @@ mod tests {
             // "What you mean by" a word that is not the pronoun.
             ("My friend keeps talking about him like he's some genius. Who is he exactly?", "First, could you tell me what you mean by \"genius\"?", false),
             ("Is that true?", "Could you tell me what you mean by \"that\"?", true),
+            // What is referred to, when the pronoun stands for a person.
+            ("Can you tell me more about him? I'm writing a school report on him.", "To answer that, I need to know the name of the school report you're referring to.", false),
+            ("Can you tell me more about him? I'm writing a school report on him.", "To answer that, I need to know the name of the person you're referring to.", true),
+            ("Why is he so famous?", "To help with that, I need to know which actor you're referring to.", true),
+            ("How old is she?", "Could you tell me more about the character you're referring to, please?", true),
+            ("What year did she win the Nobel Prize?", "To help with that, I need to know the year you're referring to.", false),
+            ("What year did she win the Nobel Prize?", "To answer that, I need to know who \"she\" refers to.", true),
+            ("When did that happen?", "To help with that, I need to know which event you're referring to.", true),
             ("Is renting better than buying?", "Could you tell me what matters most in choosing between renting and buying?", true),
             // The options asked for by the user's word for them, and the question back.
             ("Compare the two offers I got and tell me which to take", "To help with that, I need to know the names of the offers you received.", true),
