@@ -479,16 +479,27 @@ fn pastes_elsewhere(q: &str) -> bool {
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
         .collect();
+    // "Paste your cover letter in French", "…the contact list in JSON format".
+    #[rustfmt::skip]
+    const DONE_FORMS: &[&str] = &[
+        "json", "csv", "xml", "yaml", "html", "markdown", "bullet", "bullets", "english",
+        "french", "spanish", "german", "italian", "portuguese", "dutch", "japanese", "chinese",
+        "korean", "russian", "arabic", "hindi", "polish", "turkish", "swedish", "greek",
+    ];
     ws.iter().enumerate().any(|(i, w)| {
         *w == "paste"
             && ws[i + 1..]
                 .iter()
                 .take(8)
-                .take_while(|x| !STOPS.contains(x))
-                .position(|x| *x == "into")
+                .position(|x| *x == "into" || STOPS.contains(x))
                 .is_some_and(|at| {
-                    let into = i + 1 + at;
-                    !ws[into + 1..].iter().take(4).any(|x| HERE.contains(x))
+                    let at = i + 1 + at;
+                    let mut after = ws[at + 1..].iter().take(4);
+                    match ws[at] {
+                        "into" => !after.any(|x| HERE.contains(x)),
+                        "in" => after.any(|x| DONE_FORMS.contains(x)),
+                        _ => false,
+                    }
                 })
     })
 }
@@ -761,6 +772,24 @@ mod tests {
                 "Could you tell me what you mean by \"that\"?",
                 "Is that true?",
                 "referent",
+                true,
+            ),
+            (
+                "Could you paste your cover letter in French?",
+                "Could you render my cover letter into French?",
+                "text",
+                false,
+            ),
+            (
+                "Could you paste the contact list in JSON format?",
+                "Can you turn my contact list into JSON?",
+                "text",
+                false,
+            ),
+            (
+                "Could you paste your CV in plain text format?",
+                "Translate my CV into German.",
+                "text",
                 true,
             ),
             (

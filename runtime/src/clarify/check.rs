@@ -245,14 +245,21 @@ impl Decision {
         if asks.is_empty() {
             return true;
         }
+        // An example of the result ("…in the format you want, such as `[{name:
+        // 'Alice', …}]`") is an answer begun, not a question: Qwen wrote it after
+        // "Please paste" for "Can you turn my contact list into JSON?".
+        let read = match lead {
+            super::LEAD_LIVE => wrote,
+            _ => lead_sentence(wrote),
+        };
+        if read.contains(['`', '{']) {
+            return false;
+        }
         let user = words(prompt);
         let said = |w: &String| user.iter().any(|u| same_word(u, w));
         // After the live lead, the limitation comes first and the question ends the
         // reply (`reply_end`): the whole reply is read.
-        let ws = match lead {
-            super::LEAD_LIVE => words(wrote),
-            _ => words(lead_sentence(wrote)),
-        };
+        let ws = words(read);
         let verdict = asks_which_wins(&ws);
         asks.iter().any(|piece| {
             if verdict && matches!(piece.slot, Slot::Items | Slot::Criteria) {
@@ -483,18 +490,33 @@ const CONVERSATION: &[&str] = &[
 /// twenty. "Paste the text you would like translated into Japanese" pastes the text:
 /// its "into" belongs to "translated", after the object ends at "you".
 fn puts_it_elsewhere(ws: &[String], from: usize) -> bool {
+    use super::lexicon::LANGUAGES;
     let rest = &ws[from.min(ws.len())..];
-    rest.iter()
+    let Some(at) = rest
+        .iter()
         .take(8)
-        .take_while(|w| !OBJECT_ENDS.contains(&w.as_str()))
-        .position(|w| w == "into")
-        .is_some_and(|at| {
-            !rest[at + 1..]
-                .iter()
-                .take(4)
-                .any(|w| CONVERSATION.contains(&w.as_str()))
-        })
+        .position(|w| w == "into" || OBJECT_ENDS.contains(&w.as_str()))
+    else {
+        return false;
+    };
+    let after = || rest[at + 1..].iter().take(4);
+    match rest[at].as_str() {
+        "into" => !after().any(|w| CONVERSATION.contains(&w.as_str())),
+        // "Paste your cover letter in French", "…the contact list in JSON format": the
+        // text asked for already done.
+        "in" => {
+            after().any(|w| LANGUAGES.contains(&w.as_str()) || TARGET_FORMS.contains(&w.as_str()))
+        }
+        _ => false,
+    }
 }
+
+/// Forms a text can be asked to come in that are the task's result ("in JSON format",
+/// "in three bullet points").
+#[rustfmt::skip]
+const TARGET_FORMS: &[&str] = &[
+    "json", "csv", "xml", "yaml", "html", "markdown", "bullet", "bullets",
+];
 
 #[cfg(test)]
 mod tests {
@@ -553,6 +575,13 @@ mod tests {
             ("The spreadsheet formula gives #VALUE! in column D. any idea how to fix it?", "Could you paste the entire formula into a cell and let me know which sheet it is on?", false),
             ("Could you summarise the chapter I'm reading?", "Could you paste the chapter you're reading into the chat window?", true),
             ("Could you summarise the chapter I'm reading?", "Could you paste the chapter into the chat?", true),
+            ("Could you render my cover letter into French?", "Could you paste your cover letter in French?", false),
+            ("Can you turn my contact list into JSON?", "Could you paste the contact list in JSON format?", false),
+            ("Can you turn my contact list into JSON?", "Could you paste the contact list in the chat?", true),
+            ("Translate my CV into German.", "Could you paste your CV in plain text format?", true),
+            // An example of the result is an answer begun.
+            ("Can you turn my contact list into JSON?", "Please paste your contact list in the format you want, such as `[{name: 'Alice'}]`.", false),
+            ("Can you turn my contact list into JSON?", "Please paste your contact list like {\"name\": \"Alice\"}.", false),
             ("Translate the lyrics into Korean.", "Could you paste the lyrics you would like translated into Korean?", true),
             ("convert this to json", "Could you paste the JSON data you want to convert into a JSON format?", true),
             ("Write an executive summary of our Q2 results for the board deck.", "Could you paste the Q2 results for the board deck into your reply?", true),
