@@ -84,6 +84,8 @@ def check_labels():
         "useful clarification": (
             "calibration", "after calibration", "lead", "before-lead", "lead-per-kind", "retry", "retry-final", "place-note-final", "retry-final-now",
             "names-final-now", "eighth-final", "reminder-final-now", "kind-final-now", "first-final", "generic-final-now", "sixth-final",
+            "fourth-final", "seventh-final", "second-final", "first-final-now", "sixth-final-now", "fourth-final-now",
+            "seventh-final-now", "second-final-now",
         ),
         "false clarification": ("calibration", "after calibration"),
         "fabrication": ("fabrication-calibration", "fabrication-fresh"),

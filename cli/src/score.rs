@@ -460,8 +460,10 @@ fn asks_about_a_thing(q: &str, prompt: &str) -> bool {
 /// points", "paste the article into a text editor". It asks the user to do the task,
 /// or to put the text elsewhere, so it asks for no missing piece. "Paste the text you
 /// want translated into Japanese" pastes the text here: "you" ends what is pasted
-/// before "into". Pasting "into the chat" or "into your reply" is here.
-fn pastes_elsewhere(q: &str) -> bool {
+/// before "into". Pasting "into the chat" or "into your reply" is here. A paste "in" a
+/// language or data format counts when the prompt names it ("in French" for a
+/// translation into French; "in English" there asks for the source).
+fn pastes_elsewhere(q: &str, prompt: &str) -> bool {
     #[rustfmt::skip]
     const STOPS: &[&str] = &[
         "you", "you'd", "you're", "you'll", "that", "which", "so", "and", "or", "to", "for",
@@ -497,7 +499,7 @@ fn pastes_elsewhere(q: &str) -> bool {
                     let mut after = ws[at + 1..].iter().take(4);
                     match ws[at] {
                         "into" => !after.any(|x| HERE.contains(x)),
-                        "in" => after.any(|x| DONE_FORMS.contains(x)),
+                        "in" => after.any(|x| DONE_FORMS.contains(x) && has_word(prompt, x)),
                         _ => false,
                     }
                 })
@@ -586,7 +588,7 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
     // better?" asked back names nothing. A request for "more context" names nothing.
     let prompt = prompt.to_lowercase();
     let targets = questions.iter().any(|q| {
-        if pastes_elsewhere(q) {
+        if pastes_elsewhere(q, &prompt) {
             return false;
         }
         let mut q = q.to_string();
@@ -788,6 +790,12 @@ mod tests {
             ),
             (
                 "Could you paste your CV in plain text format?",
+                "Translate my CV into German.",
+                "text",
+                true,
+            ),
+            (
+                "Could you paste your CV in English?",
                 "Translate my CV into German.",
                 "text",
                 true,

@@ -270,7 +270,7 @@ impl Decision {
                 .filter(|w| !FILLER.contains(&w.as_str()))
                 .collect();
             if piece.slot == Slot::Text {
-                return asks_for_the_text(lead, &ws, &own);
+                return asks_for_the_text(lead, &ws, &own, &user);
             }
             if piece.slot == Slot::Referent && names_the_answer(&ws, &user) {
                 return false;
@@ -440,7 +440,7 @@ fn users_voice(ws: &[String], i: usize, len: usize) -> bool {
 /// The text is asked for as itself: after the paste lead, the noun phrase that follows
 /// (up to three words) holds the text's noun ("the essay", "your code"); with another
 /// lead, "paste", "share", "send" or "provide" is followed by one.
-fn asks_for_the_text(lead: &str, ws: &[String], own: &[String]) -> bool {
+fn asks_for_the_text(lead: &str, ws: &[String], own: &[String], user: &[String]) -> bool {
     let nouns: Vec<String> = own
         .iter()
         .cloned()
@@ -454,7 +454,7 @@ fn asks_for_the_text(lead: &str, ws: &[String], own: &[String]) -> bool {
             .any(|w| nouns.iter().any(|n| same_word(n, w)))
     };
     let pasting = words(lead).last().is_some_and(|w| w == "paste");
-    let asks_here = |from: usize| phrase_names_it(from) && !puts_it_elsewhere(ws, from);
+    let asks_here = |from: usize| phrase_names_it(from) && !puts_it_elsewhere(ws, from, user);
     (pasting && asks_here(0))
         || ws.iter().enumerate().any(|(i, w)| {
             ["paste", "share", "send", "provide"].contains(&w.as_str()) && asks_here(i + 1)
@@ -488,8 +488,11 @@ const CONVERSATION: &[&str] = &[
 /// a question asks the user to do the task, or to put the text somewhere else, and
 /// Qwen2.5-Coder wrote it after "Could you paste" on about one text request in
 /// twenty. "Paste the text you would like translated into Japanese" pastes the text:
-/// its "into" belongs to "translated", after the object ends at "you".
-fn puts_it_elsewhere(ws: &[String], from: usize) -> bool {
+/// its "into" belongs to "translated", after the object ends at "you". A paste "in"
+/// the language or data format the user's message asks for ("paste your cover letter
+/// in French" for "render my cover letter into French") asks for the result too; "in
+/// English" for a translation into French asks for the source, and passes.
+fn puts_it_elsewhere(ws: &[String], from: usize, user: &[String]) -> bool {
     use super::lexicon::LANGUAGES;
     let rest = &ws[from.min(ws.len())..];
     let Some(at) = rest
@@ -504,9 +507,10 @@ fn puts_it_elsewhere(ws: &[String], from: usize) -> bool {
         "into" => !after().any(|w| CONVERSATION.contains(&w.as_str())),
         // "Paste your cover letter in French", "…the contact list in JSON format": the
         // text asked for already done.
-        "in" => {
-            after().any(|w| LANGUAGES.contains(&w.as_str()) || TARGET_FORMS.contains(&w.as_str()))
-        }
+        "in" => after().any(|w| {
+            (LANGUAGES.contains(&w.as_str()) || TARGET_FORMS.contains(&w.as_str()))
+                && user.contains(w)
+        }),
         _ => false,
     }
 }
@@ -579,6 +583,7 @@ mod tests {
             ("Can you turn my contact list into JSON?", "Could you paste the contact list in JSON format?", false),
             ("Can you turn my contact list into JSON?", "Could you paste the contact list in the chat?", true),
             ("Translate my CV into German.", "Could you paste your CV in plain text format?", true),
+            ("Translate my CV into German.", "Could you paste your CV in English?", true),
             // An example of the result is an answer begun.
             ("Can you turn my contact list into JSON?", "Please paste your contact list in the format you want, such as `[{name: 'Alice'}]`.", false),
             ("Can you turn my contact list into JSON?", "Please paste your contact list like {\"name\": \"Alice\"}.", false),
