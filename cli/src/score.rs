@@ -418,6 +418,45 @@ fn means_a_word(q: &str) -> bool {
     })
 }
 
+/// The question asks for the very quantity the prompt wants worked out: "the number of
+/// tiles you want" for "how many tiles do i need", "the total amount of ingredients
+/// needed" for "how much of everything do I need". After "number of", "amount of",
+/// "how many" or "how much" in the question, within five words: the prompt's own
+/// "how many"/"how much" thing, or a "need" where the prompt asks what it needs.
+fn asks_the_users_sum(q: &str, prompt: &str) -> bool {
+    #[rustfmt::skip]
+    const SKIP: &[&str] = &[
+        "of", "the", "a", "an", "do", "does", "did", "i", "we", "you", "it", "is", "are", "was",
+        "were", "will", "would", "can", "could", "should", "my", "our", "this", "that", "s",
+    ];
+    let split = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (p, ws) = (split(prompt), split(q));
+    let mut things: Vec<String> = Vec::new();
+    for k in 0..p.len().saturating_sub(1) {
+        if p[k] == "how" && (p[k + 1] == "many" || p[k + 1] == "much") {
+            if let Some(t) = p[k + 2..].iter().find(|w| !SKIP.contains(&w.as_str())) {
+                things.push(t.trim_end_matches('s').to_string());
+            }
+        }
+    }
+    let needs = |w: &str| ["need", "needed", "required", "require"].contains(&w);
+    let wants_need = !things.is_empty() && p.iter().any(|w| needs(w));
+    (0..ws.len()).any(|i| {
+        let starts = ((ws[i] == "number" || ws[i] == "amount")
+            && ws.get(i + 1).is_some_and(|w| w == "of"))
+            || (ws[i] == "how" && ws.get(i + 1).is_some_and(|w| w == "many" || w == "much"));
+        starts
+            && ws[i + 1..].iter().take(5).any(|w| {
+                things.iter().any(|t| w.trim_end_matches('s') == t) || (wants_need && needs(w))
+            })
+    })
+}
+
 /// The prompt's pronoun stands for a person ("he", "her"), and the question asks which
 /// thing is meant: "the name of the school report you're referring to" for "Can you
 /// tell me more about him? I'm writing a school report…". The words before "referring
@@ -601,6 +640,9 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
                 return false;
             }
             if m == "referent" && asks_about_a_thing(&q, &prompt) {
+                return false;
+            }
+            if m == "quantity" && asks_the_users_sum(&q, &prompt) {
                 return false;
             }
             SLOT_WORDS
@@ -792,6 +834,30 @@ mod tests {
                 "Could you paste your CV in plain text format?",
                 "Translate my CV into German.",
                 "text",
+                true,
+            ),
+            (
+                "Could you tell me the number of tiles you want?",
+                "how many tiles do i need for my kitchen floor",
+                "quantity",
+                false,
+            ),
+            (
+                "Could you tell me the total amount of ingredients needed for your lasagne recipe?",
+                "how much of everything do I need for the lasagne?",
+                "quantity",
+                false,
+            ),
+            (
+                "Could you tell me the size of your kitchen floor?",
+                "how many tiles do i need for my kitchen floor",
+                "quantity",
+                true,
+            ),
+            (
+                "To help with that, I need to know the amount you want to borrow.",
+                "How much will I pay each month on the loan?",
+                "quantity",
                 true,
             ),
             (

@@ -275,6 +275,9 @@ impl Decision {
             if piece.slot == Slot::Referent && names_the_answer(&ws, &user) {
                 return false;
             }
+            if piece.slot == Slot::Quantity && asks_the_answer_back(&ws, &user) {
+                return false;
+            }
             // A quantity's names include the user's own amounts ("my salary"): a word the
             // user wrote, so it counts only when asked for by name ("your current salary").
             let amounts = match piece.slot {
@@ -360,6 +363,41 @@ fn refers_to_a_thing(ws: &[String], i: usize, user: &[String]) -> bool {
             .contains(w)
     };
     !before.is_empty() && !before.iter().any(person)
+}
+
+/// The question asks for the quantity the user asked to have worked out: "the number
+/// of tiles you want" for "how many tiles do i need", "the total amount of ingredients
+/// needed" for "…how much of everything do I need?". A quantity word ("number",
+/// "amount", "how many", "how much") with, within its next five words, the thing the
+/// user asked "how many" or "how much" of, or "need"/"needed"/"required" where the user
+/// asked what they need.
+fn asks_the_answer_back(ws: &[String], user: &[String]) -> bool {
+    const QUANTITY: &[&str] = &["number", "amount", "many", "much", "quantity"];
+    // Words between "how much" and the thing it asks of: "how much of the paint", "how
+    // much will it cost" (no thing).
+    #[rustfmt::skip]
+    const AUXILIARIES: &[&str] = &[
+        "of", "the", "a", "an", "do", "does", "did", "i", "we", "you", "it", "is", "are", "was",
+        "were", "will", "would", "can", "could", "should", "my", "our", "this", "that", "s",
+    ];
+    const NEEDS: &[&str] = &["need", "needed", "required", "require"];
+    let asked: Vec<&String> = (0..user.len())
+        .filter(|&j| {
+            user[j] == "how" && user.get(j + 1).is_some_and(|w| w == "many" || w == "much")
+        })
+        .filter_map(|j| {
+            user[j + 2..]
+                .iter()
+                .find(|w| !AUXILIARIES.contains(&w.as_str()))
+        })
+        .collect();
+    let asked_need = !asked.is_empty() && user.iter().any(|w| NEEDS.contains(&w.as_str()));
+    ws.iter().enumerate().any(|(i, w)| {
+        QUANTITY.contains(&w.as_str())
+            && ws[i + 1..].iter().take(5).any(|n| {
+                asked.iter().any(|a| same_word(a, n)) || (asked_need && NEEDS.contains(&n.as_str()))
+            })
+    })
 }
 
 /// The word at `ws[i]` is asked for by name, as the lead's object: "I need to know the
@@ -584,6 +622,11 @@ mod tests {
             ("Can you turn my contact list into JSON?", "Could you paste the contact list in the chat?", true),
             ("Translate my CV into German.", "Could you paste your CV in plain text format?", true),
             ("Translate my CV into German.", "Could you paste your CV in English?", true),
+            // The user's own quantity asked back.
+            ("how many tiles do i need for my kitchen floor", "Could you tell me the number of tiles you want?", false),
+            ("I want to scale my lasagne recipe for the party, how much of everything do I need?", "Could you tell me the total amount of ingredients needed for your lasagne recipe?", false),
+            ("how many tiles do i need for my kitchen floor", "Could you tell me the size of your kitchen floor?", true),
+            ("How much paint do I need for the bedroom?", "To help with that, I need to know the size of the walls.", true),
             // An example of the result is an answer begun.
             ("Can you turn my contact list into JSON?", "Please paste your contact list in the format you want, such as `[{name: 'Alice'}]`.", false),
             ("Can you turn my contact list into JSON?", "Please paste your contact list like {\"name\": \"Alice\"}.", false),
