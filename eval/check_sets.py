@@ -11,6 +11,7 @@ eval/loops.jsonl: short, fully specified utility prompts.
 Run: python3 eval/check_sets.py   (exits non-zero on the first failed check)
 """
 import json
+import re
 import os
 from collections import Counter
 
@@ -82,10 +83,7 @@ def check_labels():
     # What each label answers, and the batches (docs/behaviour.md, "The rubric").
     kinds = {
         "useful clarification": (
-            "calibration", "after calibration", "lead", "before-lead", "lead-per-kind", "retry", "retry-final", "place-note-final", "retry-final-now",
-            "names-final-now", "eighth-final", "reminder-final-now", "kind-final-now", "first-final", "generic-final-now", "sixth-final",
-            "fourth-final", "seventh-final", "second-final", "first-final-now", "sixth-final-now", "fourth-final-now",
-            "seventh-final-now", "second-final-now",
+            "calibration", "after calibration", "lead", "before-lead", "lead-per-kind", "retry",
         ),
         "false clarification": ("calibration", "after calibration"),
         "fabrication": ("fabrication-calibration", "fabrication-fresh"),
@@ -100,7 +98,10 @@ def check_labels():
             assert r["underspecified"] == (c["set"] == "underspecified"), r["id"]
             assert r["no_answer"] == c["no_answer"], r["id"]
             kind = r["label_means"]
-            assert kind in kinds and r["batch"] in kinds[kind], (r["id"], kind, r["batch"])
+            # The every-ninth samples of final replies end in "-final", their replies
+            # relabelled after a change in "-final-now" (as the catalog test reads them).
+            final = kind == "useful clarification" and re.fullmatch(r"[a-z-]+-final(-now)?", r["batch"])
+            assert kind in kinds and (r["batch"] in kinds[kind] or final), (r["id"], kind, r["batch"])
             assert (kind == "false clarification") == (not r["underspecified"]), r["id"]
             assert kind != "fabrication" or r["no_answer"], r["id"]
             assert isinstance(r["label"], bool), r["id"]

@@ -368,10 +368,6 @@ fn asks_for_the_users_text(q: &str, prompt: &str) -> bool {
 /// the tallest person in the world?" for "how tall is he"), and "What year was it built?"
 /// asks for the answer.
 fn asks_who_it_is(q: &str, prompt: &str) -> bool {
-    #[rustfmt::skip]
-    const PRONOUNS: &[&str] = &[
-        "he", "she", "they", "him", "her", "them", "it", "this", "that", "these", "those",
-    ];
     let words: Vec<&str> = q
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -386,7 +382,7 @@ fn asks_who_it_is(q: &str, prompt: &str) -> bool {
     })
 }
 
-/// Pronouns a question may ask about.
+/// Pronouns a question may ask about (`asks_who_it_is`, `means_a_word`).
 #[rustfmt::skip]
 const PRONOUNS: &[&str] = &[
     "he", "she", "they", "him", "her", "them", "it", "this", "that", "these", "those",
