@@ -55,21 +55,23 @@ test('Clarify first: an underspecified message gets a visible note, a clear one 
 
 // A clarifying reply whose question names no missing piece is set aside and tried
 // again with the next lead (`Session::settle`). SmolLM2 under the chat preset (seed 0)
-// answers "Why is he so famous?" four ways without asking who "he" is, so the page
-// shows four attempts and keeps the first, with its prompt.
+// answers "Why is he so famous?" six ways without asking who "he" is, and none asks
+// amiss, so the page shows six attempts and keeps the first, with its prompt.
 test('Clarify first: a question that names no missing piece is tried again with another lead', async ({ page }) => {
   const errors = await open(page);
   await pickFile(page);
   await say(page, 'Why is he so famous?');
   const policy = page.getByTestId('msg-policy').last();
   const tries = policy.getByTestId('policy-tries');
-  await expect(tries).toContainText('4 attempts');
+  await expect(tries).toContainText('6 attempts');
   const items = tries.locator('li');
-  await expect(items).toHaveCount(4);
+  await expect(items).toHaveCount(6);
   const leads = ['To help with that, I need to know', 'To answer that, I need to know',
-    'First, could you tell me', 'Could you tell me'];
-  for (let i = 0; i < 4; i++) {
+    'First, could you tell me', 'Could you tell me', 'To do that, please tell me',
+    'So that I can help, please tell me'];
+  for (let i = 0; i < 6; i++) {
     await expect(items.nth(i)).toHaveAttribute('data-named', 'false');
+    await expect(items.nth(i)).toHaveAttribute('data-amiss', 'false');
     await expect(items.nth(i)).toHaveAttribute('data-kept', i === 0 ? 'true' : 'false');
     expect((await items.nth(i).textContent()).startsWith(leads[i])).toBe(true);
   }

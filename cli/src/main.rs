@@ -1120,7 +1120,7 @@ fn run(cli: Cli) -> Result<()> {
             let mut attempts = Vec::new();
             let mut tries = None;
             if let Some((messages, d, user)) = clarified.as_ref().filter(|c| c.1.clarify) {
-                let mut named = Vec::new();
+                let (mut named, mut amiss) = (Vec::new(), Vec::new());
                 while let Some(lead) = d.next_lead(&named) {
                     if !named.is_empty() && stream {
                         stdout_write(b"\n")?;
@@ -1133,22 +1133,26 @@ fn run(cli: Cli) -> Result<()> {
                     }
                     let g = eng.generate(&ids, &opts, &mut on_text)?;
                     named.push(d.reply_names_a_piece(user, lead, &g.text));
+                    amiss.push(d.reply_asks_amiss(user, lead, &g.text));
                     attempts.push((lead.to_string(), rendered, ids, g));
                 }
-                let k = slm_runtime::clarify::kept_attempt(&named);
+                let k = slm_runtime::clarify::kept_attempt(&named, &amiss);
                 if k + 1 != attempts.len() && stream {
                     stdout_write(b"\n")?;
-                    eprintln!("[no question named a missing piece: the first is kept]");
+                    eprintln!(
+                        "[no question named a missing piece: attempt {} is kept]",
+                        k + 1
+                    );
                 }
                 // Recorded as a session records them (`Turn::tries`).
                 let all: Vec<slm_runtime::session::Attempt> = attempts
                     .iter()
-                    .zip(&named)
                     .enumerate()
-                    .map(|(i, ((lead, .., g), n))| slm_runtime::session::Attempt {
+                    .map(|(i, (lead, .., g))| slm_runtime::session::Attempt {
                         lead: lead.clone(),
                         text: g.text.clone(),
-                        names_a_piece: *n,
+                        names_a_piece: named[i],
+                        asks_amiss: amiss[i],
                         kept: i == k,
                     })
                     .collect();
@@ -1390,7 +1394,7 @@ fn chat(
                                 Settled::Done(t) => {
                                     if !json_mode && t.tries.len() > 1 && !t.tries.last().is_some_and(|a| a.kept) {
                                         let _ = stdout_write(b"\n");
-                                        eprintln!("[no question named a missing piece: the first is kept]");
+                                        eprintln!("[no question named a missing piece: an earlier attempt is kept]");
                                         let _ = stdout_write(session.messages.last().and_then(|m| m["content"].as_str()).unwrap_or_default().as_bytes());
                                     }
                                     break Ok(*t);

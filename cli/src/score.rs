@@ -352,15 +352,23 @@ fn asks_for_the_users_text(q: &str, prompt: &str) -> bool {
                 .to_string()
         })
         .collect();
-    words.windows(2).enumerate().any(|(i, pair)| {
-        ["paste", "share", "send", "provide"].contains(&pair[0].as_str())
-            && ["the", "your"].contains(&pair[1].as_str())
-            && words[i + 2..]
-                .iter()
-                .take(3)
-                .take_while(|w| !ENDS.contains(&w.as_str()))
-                .any(|w| w.len() >= 2 && has_word(prompt, w))
-    })
+    // "Tell me the list itself": the user's word for the text, then "itself".
+    let itself = words.windows(3).any(|w| {
+        ["the", "your"].contains(&w[0].as_str())
+            && w[1].len() >= 2
+            && has_word(prompt, &w[1])
+            && ["itself", "themselves"].contains(&w[2].as_str())
+    });
+    itself
+        || words.windows(2).enumerate().any(|(i, pair)| {
+            ["paste", "share", "send", "provide"].contains(&pair[0].as_str())
+                && ["the", "your"].contains(&pair[1].as_str())
+                && words[i + 2..]
+                    .iter()
+                    .take(3)
+                    .take_while(|w| !ENDS.contains(&w.as_str()))
+                    .any(|w| w.len() >= 2 && has_word(prompt, w))
+        })
 }
 
 /// "Who is she?", "what it is": a wh-word the user did not write, followed within two
@@ -605,6 +613,16 @@ const GENERIC: &[&str] = &[
     "information you are looking for", "details you're looking for", "details you are looking for",
 ];
 
+/// A question that ends in "what you're looking for", with nothing after it saying in
+/// what, asks for nothing: removed. "What you're looking for in a laptop" stays.
+fn without_bare_looking_for(q: &str) -> String {
+    let t = q.trim_end_matches(|c: char| !c.is_alphanumeric());
+    ["what you're looking for", "what you are looking for"]
+        .iter()
+        .find(|g| t.ends_with(*g))
+        .map_or_else(|| q.to_string(), |g| t[..t.len() - g.len()].to_string())
+}
+
 /// Score a reply to `prompt`, whose missing slots are `missing` (empty for controls).
 pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
     let lower = text.to_lowercase();
@@ -630,6 +648,7 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
         for g in GENERIC {
             q = q.replace(g, " ");
         }
+        q = without_bare_looking_for(&q);
         let verdict = asks_which_wins(&q);
         missing.iter().any(|m| {
             if verdict && (m == "items" || m == "criteria") {
@@ -743,6 +762,36 @@ mod tests {
         assert!(s.invented && !s.asks);
         let s = score("What is your location?", &l, "");
         assert!(s.useful(false, true));
+        // The user's word for the text, then "itself", asks for it.
+        let tx = slots(&["text"]);
+        let p = "Can you turn my contact list into JSON?";
+        let s = score(
+            "To do that, please tell me the list itself and the fields you want.",
+            &tx,
+            p,
+        );
+        assert!(s.targets);
+        let s = score("To do that, please tell me the request itself.", &tx, p);
+        assert!(!s.targets);
+        // "What you're looking for" alone names nothing; "…in a dog" names the criteria.
+        let c = slots(&["criteria"]);
+        let p = "We're finally getting a dog!! What breed?";
+        assert!(
+            !score(
+                "To help with that, I need to know what you're looking for.",
+                &c,
+                p
+            )
+            .targets
+        );
+        assert!(
+            score(
+                "To help with that, I need to know what you're looking for in a dog.",
+                &c,
+                p
+            )
+            .targets
+        );
         // The options the user wrote of, asked for by name.
         let s = score(
             "First, could you tell me what the options are?",

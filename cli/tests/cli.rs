@@ -1595,7 +1595,7 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     // It names the missing piece at once: one attempt, kept.
     assert_eq!(
         v["tries"],
-        serde_json::json!([{"lead": lead, "text": v["text"], "names_a_piece": true, "kept": true}])
+        serde_json::json!([{"lead": lead, "text": v["text"], "names_a_piece": true, "asks_amiss": false, "kept": true}])
     );
     // The trace's prompt is what the model was given: the message and the note, as
     // `slm tokenize` renders them, then the lead.

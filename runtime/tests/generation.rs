@@ -822,8 +822,66 @@ fn a_clarifying_reply_that_names_no_piece_is_tried_with_the_next_lead() {
     assert!(next.generation.reused_tokens > 0);
 }
 
-/// When no attempt names a piece, the first is kept: the transcript holds it again,
-/// and the next turn extends the context without a divergence.
+/// When no attempt names a piece and the first that asks nothing amiss is a middle
+/// one, that one is kept: SmolLM2 (greedy) asks for the notes "into three bullet
+/// points" twice (the user asked to do the task), then "the meeting to summarize",
+/// then three questions that name nothing. The transcript holds the third, its text
+/// is what the model writes after its lead from the noted prompt, and the next turn
+/// extends the context without a divergence.
+#[test]
+fn when_no_attempt_names_a_piece_the_first_that_asks_nothing_amiss_is_kept() {
+    use slm_runtime::session::Session;
+    let eng = engine();
+    let mut chat = Session::new(&eng, 2048);
+    chat.clarify_first = true;
+    let opts = GenerateOptions::greedy(24);
+    let asked = "Can you boil down the meeting notes into three bullet points?";
+    let t = chat.send(asked, &opts, NOW, &mut |_, _| {}).unwrap();
+    let d = t.policy.clone().unwrap();
+    assert_eq!(t.tries.len(), 1 + d.retry_leads.len(), "{:?}", t.tries);
+    assert!(t.tries.iter().all(|a| !a.names_a_piece), "{:?}", t.tries);
+    let amiss: Vec<bool> = t.tries.iter().map(|a| a.asks_amiss).collect();
+    assert_eq!(
+        amiss,
+        [true, true, false, false, false, false],
+        "{:?}",
+        t.tries
+    );
+    for a in &t.tries {
+        assert_eq!(d.reply_asks_amiss(asked, &a.lead, &a.text), a.asks_amiss);
+    }
+    let kept: Vec<bool> = t.tries.iter().map(|a| a.kept).collect();
+    assert_eq!(kept, [false, false, true, false, false, false]);
+    let k = &t.tries[2];
+    assert_eq!(t.lead.as_deref(), Some(k.lead.as_str()));
+    assert_eq!(t.generation.text, k.text);
+    let content = chat.messages.last().unwrap()["content"].as_str().unwrap();
+    assert_eq!(content, format!("{}{}", k.lead, k.text));
+    let opener = noted_turn(&eng, &chat);
+    let given = eng
+        .text
+        .encode_rendered(&format!("{opener}{}", k.lead))
+        .unwrap();
+    let mut each = GenerateOptions::greedy(24);
+    each.end_at = slm_runtime::clarify::reply_end(&k.lead);
+    let cold = eng.generate(&given, &each, &mut |_, _| {}).unwrap();
+    assert_eq!(cold.text, k.text);
+    let prompt_len = eng.text.encode_rendered(&opener).unwrap().len();
+    let next = chat
+        .send(
+            "Here they are: budget approved; launch moved to May.",
+            &opts,
+            NOW,
+            &mut |_, _| {},
+        )
+        .unwrap();
+    assert!(next.divergence.is_none(), "{:?}", next.divergence);
+    assert!(next.generation.reused_tokens >= prompt_len);
+}
+
+/// When no attempt names a piece and none asks amiss, the first is kept: the
+/// transcript holds it again, and the next turn extends the context without a
+/// divergence.
 #[test]
 fn when_no_attempt_names_a_piece_the_first_is_kept() {
     use slm_runtime::session::Session;
@@ -837,6 +895,7 @@ fn when_no_attempt_names_a_piece_the_first_is_kept() {
     let d = t.policy.clone().unwrap();
     assert_eq!(t.tries.len(), 1 + d.retry_leads.len());
     assert!(t.tries.iter().all(|a| !a.names_a_piece), "{:?}", t.tries);
+    assert!(t.tries.iter().all(|a| !a.asks_amiss), "{:?}", t.tries);
     let kept: Vec<bool> = t.tries.iter().map(|a| a.kept).collect();
     assert!(kept[0], "the first is kept");
     assert!(kept[1..].iter().all(|k| !k));

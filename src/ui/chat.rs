@@ -323,12 +323,15 @@ fn policy_line(p: &super::state::PolicyView) -> impl IntoView {
                     )}</summary>
                     <ol>
                         {p.tries.iter().map(|a| view! {
-                            <li data-kept=a.kept.to_string() data-named=a.names_a_piece.to_string()>
+                            <li data-kept=a.kept.to_string() data-named=a.names_a_piece.to_string()
+                                data-amiss=a.asks_amiss.to_string()>
                                 {format!("{}{}", a.lead, a.text)}
-                                <span class="try-verdict">{match (a.kept, a.names_a_piece) {
-                                    (true, true) => " (kept: names a missing piece)",
-                                    (true, false) => " (kept: no attempt named a missing piece)",
-                                    (false, _) => " (set aside: names no missing piece)",
+                                <span class="try-verdict">{match (a.kept, a.names_a_piece, a.asks_amiss) {
+                                    (true, true, _) => " (kept: names a missing piece)",
+                                    (true, false, false) => " (kept: no attempt named a missing piece; this one asks nothing amiss)",
+                                    (true, false, true) => " (kept: no attempt named a missing piece)",
+                                    (false, _, false) => " (set aside: names no missing piece)",
+                                    (false, _, true) => " (set aside: asks amiss, for the answer or the user's own question)",
                                 }}</span>
                             </li>
                         }).collect_view()}

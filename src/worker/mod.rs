@@ -751,7 +751,7 @@ async fn turn(
             }
         }
     };
-    // The prompt of the reply the transcript keeps: the first attempt's when no
+    // The prompt of the reply the transcript keeps: an earlier attempt's when no
     // attempt named a missing piece. The page shows it again, and the record is its.
     let kept = t
         .tries

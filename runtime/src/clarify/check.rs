@@ -98,7 +98,16 @@ fn other_names(slot: Slot) -> &'static [&'static str] {
             "use case",
             "is about",
         ],
-        Slot::Items => &["options", "compared", "comparing", "choices", "names"],
+        // "Choices" as a phrase, matched whole: the single word would match "choice", and
+        // "what matters most in the choice" asks for the criteria.
+        Slot::Items => &[
+            "options",
+            "compared",
+            "comparing",
+            "the choices",
+            "your choices",
+            "names",
+        ],
         Slot::Referent => &["refers", "referring", "mean"],
         Slot::LiveData => &[],
     }
@@ -214,9 +223,20 @@ fn phrase_at(ws: &[String], i: usize, phrase: &[String]) -> bool {
 }
 
 /// The attempt a clarifying reply keeps, of attempts that named a piece or not
-/// (`named`, in order): the first that did, or else the first.
-pub fn kept_attempt(named: &[bool]) -> usize {
-    named.iter().position(|n| *n).unwrap_or(0)
+/// (`named`, in order) and asked amiss or not (`amiss`, `Decision::reply_asks_amiss`):
+/// the first that named one; else the first that asked nothing amiss; else the first.
+/// A question that names nothing ("the context you're asking about") asks the user
+/// for more and invents nothing, where one that asks amiss ("paste the meeting notes
+/// into three bullet points") asks the user to do the task, or asks their question
+/// back: of Qwen's 17 replies where no attempt named a piece (twenty-ninth session,
+/// before its two last leads), 3 had kept such a first attempt with a plain one
+/// behind it.
+pub fn kept_attempt(named: &[bool], amiss: &[bool]) -> usize {
+    named
+        .iter()
+        .position(|n| *n)
+        .or_else(|| (0..named.len()).find(|&i| !amiss.get(i).copied().unwrap_or(false)))
+        .unwrap_or(0)
 }
 
 impl Decision {
@@ -230,6 +250,53 @@ impl Decision {
             _ if named.contains(&true) => None,
             n => self.retry_leads.get(n - 1).map(String::as_str),
         }
+    }
+
+    /// Does a clarifying reply (`lead`, then what the model `wrote` after it) do what a
+    /// question must not, beyond naming no piece? It begins the answer (a backtick or a
+    /// brace), asks the user to put the text elsewhere or in the result's form
+    /// (`puts_it_elsewhere`), asks the user's own question back (`asks_the_answer_back`,
+    /// `names_the_answer`, `asks_which_wins`), or asks about another word than the
+    /// pronoun (`means_another_word`, `refers_to_a_thing`). Each is a reason
+    /// `reply_names_a_piece` gives false; this tells those replies from the ones that
+    /// only name nothing, for `kept_attempt`.
+    pub fn reply_asks_amiss(&self, prompt: &str, lead: &str, wrote: &str) -> bool {
+        let asks: Vec<_> = self
+            .pieces
+            .iter()
+            .filter(|p| p.slot != Slot::LiveData)
+            .collect();
+        if asks.is_empty() {
+            return false;
+        }
+        let read = match lead {
+            super::LEAD_LIVE => wrote,
+            _ => lead_sentence(wrote),
+        };
+        if read.contains(['`', '{']) {
+            return true;
+        }
+        let user = words(prompt);
+        let ws = words(read);
+        let pasting = words(lead).last().is_some_and(|w| w == "paste");
+        asks.iter().any(|piece| match piece.slot {
+            Slot::Text => {
+                (pasting && puts_it_elsewhere(&ws, 0, &user))
+                    || ws.iter().enumerate().any(|(i, w)| {
+                        PASTE_VERBS.contains(&w.as_str()) && puts_it_elsewhere(&ws, i + 1, &user)
+                    })
+            }
+            Slot::Referent => {
+                names_the_answer(&ws, &user)
+                    || (0..ws.len()).any(|i| {
+                        !in_generic(&ws, i)
+                            && (means_another_word(&ws, i) || refers_to_a_thing(&ws, i, &user))
+                    })
+            }
+            Slot::Quantity => asks_the_answer_back(&ws, &user),
+            Slot::Items | Slot::Criteria => asks_which_wins(&ws),
+            _ => false,
+        })
     }
 
     /// Does a clarifying reply (`lead`, then what the model `wrote` after it) ask for
@@ -261,7 +328,11 @@ impl Decision {
         // reply (`reply_end`): the whole reply is read.
         let ws = words(read);
         let verdict = asks_which_wins(&ws);
+        let first = first_needed(&asks);
         asks.iter().any(|piece| {
+            if !first.is_empty() && !first.contains(&piece.slot) {
+                return false;
+            }
             if verdict && matches!(piece.slot, Slot::Items | Slot::Criteria) {
                 return false;
             }
@@ -300,6 +371,7 @@ impl Decision {
                 names.iter().any(|n| {
                     phrase_at(&ws, i, n)
                         && !in_generic(&ws, i)
+                        && !bare_looking_for(&ws, i)
                         && (piece.slot != Slot::Referent
                             || !(means_another_word(&ws, i) || refers_to_a_thing(&ws, i, &user)))
                         && (!users(n) || by_name(&ws, i))
@@ -308,6 +380,37 @@ impl Decision {
             })
         })
     }
+}
+
+/// The pieces a question must ask for before any other, when they are missing: the
+/// text itself (a target language or a JSON's fields are no use until the text is
+/// given: "return the results in json format" asked only for "the specific fields you
+/// need in your JSON output"), else the options (what matters in a choice is no use
+/// while the options are unknown: "which one is better?" asked only "what matters
+/// most in the choice?"), or whom a pronoun stands for, which names them. Empty when
+/// neither is missing: then any piece will do.
+fn first_needed(asks: &[&super::Piece]) -> &'static [Slot] {
+    let has = |s: Slot| asks.iter().any(|p| p.slot == s);
+    if has(Slot::Text) {
+        &[Slot::Text]
+    } else if has(Slot::Items) {
+        &[Slot::Items, Slot::Referent]
+    } else {
+        &[]
+    }
+}
+
+/// "What you're looking for" ending the request (`ws[i]` is "looking"), with nothing
+/// after "for" to say in what: it asks for nothing ("We're finally getting a dog!! What
+/// breed?" → "…I need to know what you're looking for."). "What you're looking for in
+/// a laptop" asks for the criteria.
+fn bare_looking_for(ws: &[String], i: usize) -> bool {
+    ws[i] == "looking"
+        && i + 2 == ws.len()
+        && i >= 3
+        && ws[i - 3] == "what"
+        && ws[i - 2] == "you"
+        && ["re", "are"].contains(&ws[i - 1].as_str())
 }
 
 /// "What you mean by \"genius\"" (`ws[i]` is "mean") asks about a word of the message,
@@ -477,7 +580,9 @@ fn users_voice(ws: &[String], i: usize, len: usize) -> bool {
 
 /// The text is asked for as itself: after the paste lead, the noun phrase that follows
 /// (up to three words) holds the text's noun ("the essay", "your code"); with another
-/// lead, "paste", "share", "send" or "provide" is followed by one.
+/// lead, "paste", "share", "send" or "provide" is followed by one, or the noun by
+/// "itself" or "themselves" ("please tell me the list itself and the fields you
+/// want").
 fn asks_for_the_text(lead: &str, ws: &[String], own: &[String], user: &[String]) -> bool {
     let nouns: Vec<String> = own
         .iter()
@@ -493,11 +598,18 @@ fn asks_for_the_text(lead: &str, ws: &[String], own: &[String], user: &[String])
     };
     let pasting = words(lead).last().is_some_and(|w| w == "paste");
     let asks_here = |from: usize| phrase_names_it(from) && !puts_it_elsewhere(ws, from, user);
+    let named_itself = |i: usize| {
+        ["itself", "themselves"].contains(&ws[i].as_str())
+            && i > 0
+            && nouns.iter().any(|n| same_word(n, &ws[i - 1]))
+    };
     (pasting && asks_here(0))
-        || ws.iter().enumerate().any(|(i, w)| {
-            ["paste", "share", "send", "provide"].contains(&w.as_str()) && asks_here(i + 1)
-        })
+        || (0..ws.len())
+            .any(|i| (PASTE_VERBS.contains(&ws[i].as_str()) && asks_here(i + 1)) || named_itself(i))
 }
+
+/// Verbs that ask for a text to be given.
+const PASTE_VERBS: &[&str] = &["paste", "share", "send", "provide"];
 
 /// Words that end the object of "paste" before what it is pasted into: "the content
 /// of your cover letter" runs on past "of", "the essay you wrote" ends at "you".
@@ -666,6 +778,21 @@ mod tests {
             ("Where was that filmed?", "To help with that, I need to know which specific location you're referring to.", false),
             ("Where was that filmed?", "To help with that, I need to know which movie you're referring to.", true),
             ("Which programming language is the best?", "To help with that, I need to know which programming language you're interested in.", false),
+            // The text before its target language or fields; the options before what
+            // matters in the choice; and "what you're looking for" alone names nothing.
+            ("return the results in json format", "To do that, please tell me the specific fields you need in your JSON output.", false),
+            ("return the results in json format", "Could you paste the results you want in JSON, and the fields it should have?", true),
+            ("Can you turn my contact list into JSON?", "To do that, please tell me the list itself and the fields you want to include in your JSON.", true),
+            ("Can you turn my contact list into JSON?", "To do that, please tell me the fields you want to include in your JSON.", false),
+            ("Translate this sentence.", "Could you tell me which language to translate into?", false),
+            ("Translate this sentence.", "Could you paste the sentence you would like translated?", true),
+            ("which one is better?", "First, could you tell me what matters most in the choice?", false),
+            ("which one is better?", "First, could you tell me what the options are?", true),
+            ("Which one is better?", "To help with that, I need to know what matters most in the choice and the names of the options.", true),
+            ("Is renting better than buying?", "Could you tell me what matters most to you?", true),
+            ("We're finally getting a dog!! What breed?", "To help with that, I need to know what you're looking for.", false),
+            ("We're finally getting a dog!! What breed?", "To help with that, I need to know what you're looking for in a dog.", true),
+            ("what's the best laptop", "To help with that, I need to know what you are looking for.", false),
             // Only the sentence the lead starts is the request.
             ("What is the best restaurant?", "To help with that, I need to know which restaurant you're looking for. Please tell me the city.", false),
             ("Where does she live now?", "To help with that, I need to know where she lives now.\n\nDo you mean your sister?", false),
@@ -675,6 +802,73 @@ mod tests {
             let wrote = &reply[lead.len()..];
             assert_eq!(d.reply_names_a_piece(prompt, lead, wrote), named, "{prompt} → {reply}");
         }
+    }
+
+    /// Replies that name no piece, Qwen's (eval/results) and others, and whether each
+    /// asks amiss or only names nothing.
+    #[test]
+    fn a_question_that_names_nothing_asks_amiss_or_only_vaguely() {
+        for (prompt, reply, amiss) in [
+            // The user asked to do the task, or to give the result.
+            ("Can you boil down the meeting notes into three bullet points?", "Could you paste the meeting notes into three bullet points?", true),
+            ("Can you boil down the meeting notes into three bullet points?", "Please paste the meeting notes into three bullet points.", true),
+            ("Can you boil down the meeting notes into three bullet points?", "To answer that, I need to know the specific meeting notes you would like me to summarize before lunch.", false),
+            ("Could you render my cover letter into French?", "Please paste your cover letter in French.", true),
+            ("Can you turn my contact list into JSON?", "Please paste your contact list in the format you want, such as `[{name: 'Alice'}]`.", true),
+            ("Can you turn my contact list into JSON?", "To answer that, I need to know the specific list you would like to convert into JSON.", false),
+            ("return the results in json format", "Could you paste the request so I can assist you better?", false),
+            ("Summarize the book.", "Could you paste the title of the book you would like me to summarize?", false),
+            ("Translate the lyrics into Korean.", "To help with that, I need to know which song you mean, and could you share it into Korean?", true),
+            // The user's own question asked back.
+            ("how many tiles do i need for my kitchen floor", "To help with that, I need to know how many tiles you want on your kitchen floor.", true),
+            ("how many tiles do i need for my kitchen floor", "First, could you tell me how many tiles are in your kitchen floor?", true),
+            ("I want to scale my lasagne recipe for the party, how much of everything do I need?", "To help with that, I need to know what specific lasagne recipe you're referring to.", false),
+            ("Where does she live now?", "First, could you tell me where she currently lives?", false),
+            ("Where was that filmed?", "To help with that, I need to know which specific location you're referring to.", true),
+            ("python vs the other one for data science, which wins", "Could you tell me which option is more popular among data scientists?", true),
+            ("python vs the other one for data science, which wins", "To help with that, I need to know the specific context or problem you're trying to solve with data science.", false),
+            // Another word than the pronoun, or a thing for a person.
+            ("My friend keeps talking about him like he's some genius. Who is he exactly?", "First, could you tell me what you mean by \"genius\"?", true),
+            ("My friend keeps talking about him like he's some genius. Who is he exactly?", "To help with that, I need to know the specific context or information you're referring to.", false),
+            ("Can you tell me more about him? I'm writing a school report on him.", "To answer that, I need to know the name of the school report you're referring to.", true),
+            ("Can you tell me more about him? I'm writing a school report on him.", "To help with that, I need to know what your school report is about.", false),
+            // Named nothing, and asked nothing else.
+            ("Translate this message for my grandma, she only speaks her native language.", "Could you tell me which language you speak?", false),
+            ("Give me a JSON object for a new user record.", "To answer that, I need to know what kind of user record you're referring to.", false),
+        ] {
+            let d = decision(prompt);
+            let lead = leads().into_iter().find(|l| reply.starts_with(*l)).expect("a lead");
+            let wrote = &reply[lead.len()..];
+            assert!(!d.reply_names_a_piece(prompt, lead, wrote), "{prompt} → {reply} names a piece");
+            assert_eq!(d.reply_asks_amiss(prompt, lead, wrote), amiss, "{prompt} → {reply}");
+        }
+        // Live data alone asks for nothing, so nothing is amiss.
+        let d = decision("What time is it?");
+        assert!(!d.reply_asks_amiss("What time is it?", LEAD_LIVE, " the time. `12:00`"));
+    }
+
+    /// The first attempt that names a piece; else the first that asks nothing amiss;
+    /// else the first.
+    #[test]
+    fn the_kept_attempt_names_a_piece_or_asks_nothing_amiss() {
+        use super::kept_attempt;
+        assert_eq!(kept_attempt(&[], &[]), 0);
+        assert_eq!(
+            kept_attempt(&[false, false, true], &[true, false, false]),
+            2
+        );
+        assert_eq!(
+            kept_attempt(&[false, false, false, false], &[true, true, false, false]),
+            2
+        );
+        assert_eq!(
+            kept_attempt(&[false, false, false, false], &[false, true, false, true]),
+            0
+        );
+        assert_eq!(kept_attempt(&[false, false, false], &[true, true, true]), 0);
+        assert_eq!(kept_attempt(&[true, false], &[true, false]), 0);
+        // Attempts recorded before `asks_amiss` existed read as not amiss.
+        assert_eq!(kept_attempt(&[false, false], &[]), 0);
     }
 
     /// Qwen's replies to a live question about "they" (eval/results).

@@ -192,14 +192,21 @@ pub const LEAD_LIVE_ASK: &str = "Sorry, I can't know that without live data. Cou
 /// nothing. Measured on Qwen's 56 misses of the
 /// twenty-second session (docs/behaviour.md, "Trying again"): each lead alone made 9
 /// ("To help with that"), 22 ("Could you tell me"), 24 ("First, could you tell me")
-/// and 29 ("To answer that") of them useful; tried in this order, 38.
+/// and 29 ("To answer that") of them useful; tried in this order, 38. The last two,
+/// on the 17 replies where none of the first four named a piece (twenty-ninth
+/// session): "To do that, please tell me" named one in 8 ("the specific fields you
+/// need in your JSON output"), "So that I can help, please tell me" in 7, 10 the two
+/// together; "To work that out, I need to know" 3, "Before I can help, could you tell
+/// me" 1, "Please tell me" 5.
 pub fn retry_leads(lead: &str) -> &'static [&'static str] {
     const TO_ANSWER: &str = "To answer that, I need to know";
     const FIRST: &str = "First, could you tell me";
+    const TO_DO: &str = "To do that, please tell me";
+    const SO_THAT: &str = "So that I can help, please tell me";
     match lead {
-        LEAD_PASTE => &[LEAD_PASTE_AGAIN, TO_ANSWER, FIRST],
-        LEAD_NEED => &[TO_ANSWER, FIRST, LEAD_ASK],
-        LEAD_ASK => &[TO_ANSWER, FIRST, LEAD_NEED],
+        LEAD_PASTE => &[LEAD_PASTE_AGAIN, TO_ANSWER, FIRST, TO_DO, SO_THAT],
+        LEAD_NEED => &[TO_ANSWER, FIRST, LEAD_ASK, TO_DO, SO_THAT],
+        LEAD_ASK => &[TO_ANSWER, FIRST, LEAD_NEED, TO_DO, SO_THAT],
         LEAD_LIVE => &[LEAD_LIVE_ASK],
         _ => &[],
     }

@@ -85,10 +85,10 @@ struct Led {
 /// A clarifying reply's earlier attempts (`Session::settle`).
 #[derive(Debug)]
 struct Retrying {
-    /// The first attempt, kept when no attempt names a piece, and the context
-    /// tokens it left.
-    first: Turn,
-    first_context: Vec<u32>,
+    /// The attempt kept if none names a piece (`clarify::kept_attempt` of the tries so
+    /// far), and the context tokens it left.
+    fallback: Turn,
+    fallback_context: Vec<u32>,
     tries: Vec<Attempt>,
 }
 
@@ -100,6 +100,10 @@ pub struct Attempt {
     pub text: String,
     /// The reply asks for a missing piece (`Decision::reply_names_a_piece`).
     pub names_a_piece: bool,
+    /// The reply asks amiss (`Decision::reply_asks_amiss`): kept only when every
+    /// attempt does. Absent from replies recorded before it existed.
+    #[serde(default)]
+    pub asks_amiss: bool,
     /// This attempt is the reply the transcript holds.
     pub kept: bool,
 }
@@ -365,8 +369,9 @@ impl<'e> Session<'e> {
     /// Close a clarifying reply's attempt (`finish`'s turn): when the policy led it and
     /// it asks for no missing piece (`Decision::reply_names_a_piece`), the reply is set
     /// aside and the next lead (`Decision::next_lead`) begins another in its place
-    /// (`Again`). When no attempt names a piece, the first is kept
-    /// (`clarify::kept_attempt`): the transcript and the context return to it. A
+    /// (`Again`). When no attempt names a piece, the first that asks nothing amiss
+    /// is kept, or else the first (`clarify::kept_attempt`): the transcript and the
+    /// context return to it. A
     /// stopped attempt is kept as it is, and any other turn is `Done` unchanged.
     pub fn settle(
         &mut self,
@@ -388,40 +393,47 @@ impl<'e> Session<'e> {
         };
         let d = &led.decision;
         let stopped = t.generation.stop_reason == crate::stopping::StopReason::Aborted;
-        let (mut tries, first) = match retrying {
-            Some(r) => (r.tries, Some((r.first, r.first_context))),
+        let (mut tries, fallback) = match retrying {
+            Some(r) => (r.tries, Some((r.fallback, r.fallback_context))),
             None => (Vec::new(), None),
         };
         tries.push(Attempt {
             names_a_piece: d.reply_names_a_piece(&led.user, &lead, &t.generation.text),
+            asks_amiss: d.reply_asks_amiss(&led.user, &lead, &t.generation.text),
             lead,
             text: t.generation.text.clone(),
             kept: false,
         });
         let named: Vec<bool> = tries.iter().map(|a| a.names_a_piece).collect();
+        let amiss: Vec<bool> = tries.iter().map(|a| a.asks_amiss).collect();
         let next = match stopped {
             true => None,
             false => d.next_lead(&named).map(String::from),
         };
+        let this = tries.len() - 1;
+        let k = match stopped {
+            true => this,
+            false => clarify::kept_attempt(&named, &amiss),
+        };
         let Some(next) = next else {
-            let k = match stopped {
-                true => tries.len() - 1,
-                false => clarify::kept_attempt(&named),
-            };
-            tries[k].kept = true;
-            // `keep_first` marks the first kept when it puts it back.
-            return Ok(Settled::Done(Box::new(match first {
-                Some((first, context)) if k == 0 => self.keep_first(first, &context, tries),
+            // `keep_fallback` marks the kept attempt when it puts it back.
+            return Ok(Settled::Done(Box::new(match fallback {
+                Some((kept, context)) if k != this => self.keep_fallback(kept, &context, tries, k),
                 _ => {
+                    tries[k].kept = true;
                     t.tries = tries;
                     t
                 }
             })));
         };
-        let (first, first_context) = first.unwrap_or_else(|| {
-            let context = self.context.clone();
-            (t, context)
-        });
+        // Until one names a piece, the attempt `kept_attempt` would keep so far waits.
+        let (fallback, fallback_context) = match fallback {
+            Some(f) if k != this => f,
+            _ => {
+                let context = self.context.clone();
+                (t, context)
+            }
+        };
         // The set-aside reply leaves the transcript; the next lead starts another.
         self.messages.pop();
         self.messages
@@ -430,56 +442,58 @@ impl<'e> Session<'e> {
             end_at: clarify::reply_end(&next),
             ..opts.clone()
         };
-        let policy = first.policy.clone();
+        let policy = fallback.policy.clone();
         match self.begin(&opts, now_unix, true) {
             Ok(mut p) => {
                 p.lead = Some(next);
                 p.policy = policy;
                 self.retrying = Some(Retrying {
-                    first,
-                    first_context,
+                    fallback,
+                    fallback_context,
                     tries,
                 });
                 Ok(Settled::Again(Box::new(p)))
             }
             Err(e) => {
-                // The transcript goes back to the first reply; the error is reported.
-                self.keep_first(first, &first_context, tries);
+                // The transcript goes back to the kept reply; the error is reported.
+                let k = clarify::kept_attempt(&named, &amiss);
+                self.keep_fallback(fallback, &fallback_context, tries, k);
                 Err(e)
             }
         }
     }
 
-    /// Put the first attempt back as the reply (the transcript's last message) and
-    /// return it with every attempt recorded. The cache keeps the prefix the context
-    /// shares with the first attempt's.
-    fn keep_first(
+    /// Put attempt `k` (`kept`, which left `kept_context`) back as the reply (the
+    /// transcript's last message) and return it with every attempt recorded. The cache
+    /// keeps the prefix the context shares with that attempt's.
+    fn keep_fallback(
         &mut self,
-        mut first: Turn,
-        first_context: &[u32],
+        mut kept: Turn,
+        kept_context: &[u32],
         mut tries: Vec<Attempt>,
+        k: usize,
     ) -> Turn {
         for (i, a) in tries.iter_mut().enumerate() {
-            a.kept = i == 0;
+            a.kept = i == k;
         }
-        first.tries = tries;
+        kept.tries = tries;
         let keep = self
             .context
             .iter()
-            .zip(first_context)
+            .zip(kept_context)
             .take_while(|(a, b)| a == b)
             .count();
         self.context.truncate(keep);
         self.cache.truncate(keep);
         let content = format!(
             "{}{}",
-            first.lead.as_deref().unwrap_or_default(),
-            first.generation.text
+            kept.lead.as_deref().unwrap_or_default(),
+            kept.generation.text
         );
         if let Some(m) = self.messages.last_mut() {
             *m = json!({"role": "assistant", "content": content});
         }
-        first
+        kept
     }
 
     /// `send`, step by step: append the user message and prefill.
