@@ -182,6 +182,16 @@ const PHRASE_ENDS: &[&str] = &[
     "with", "of", "i", "please", "itself", "below", "again", "as",
 ];
 
+/// What of a reply the check reads: after the live lead, the whole reply (the
+/// limitation comes first and the question ends it, `reply_end`); after any other, the
+/// sentence the lead starts (`lead_sentence`).
+fn request<'a>(lead: &str, wrote: &'a str) -> &'a str {
+    match lead {
+        super::LEAD_LIVE => wrote,
+        _ => lead_sentence(wrote),
+    }
+}
+
 /// The sentence the lead starts: what the model wrote up to the end of its first
 /// sentence (`engine::first_sentence_end`, where a clarifying reply also stops). What
 /// follows it is not the request ("… which park you're looking for. Please provide
@@ -252,6 +262,15 @@ impl Decision {
         }
     }
 
+    /// The pieces a clarifying reply is read against: every missing one but live data,
+    /// which no question can supply.
+    fn asked_pieces(&self) -> Vec<&super::Piece> {
+        self.pieces
+            .iter()
+            .filter(|p| p.slot != Slot::LiveData)
+            .collect()
+    }
+
     /// Does a clarifying reply (`lead`, then what the model `wrote` after it) do what a
     /// question must not, beyond naming no piece? It begins the answer (a backtick or a
     /// brace), asks the user to put the text elsewhere or in the result's form
@@ -261,18 +280,11 @@ impl Decision {
     /// `reply_names_a_piece` gives false; this tells those replies from the ones that
     /// only name nothing, for `kept_attempt`.
     pub fn reply_asks_amiss(&self, prompt: &str, lead: &str, wrote: &str) -> bool {
-        let asks: Vec<_> = self
-            .pieces
-            .iter()
-            .filter(|p| p.slot != Slot::LiveData)
-            .collect();
+        let asks = self.asked_pieces();
         if asks.is_empty() {
             return false;
         }
-        let read = match lead {
-            super::LEAD_LIVE => wrote,
-            _ => lead_sentence(wrote),
-        };
+        let read = request(lead, wrote);
         if read.contains(['`', '{']) {
             return true;
         }
@@ -304,28 +316,19 @@ impl Decision {
     /// lead's own words do not count. Always true for a decision that asks for nothing
     /// (live data alone).
     pub fn reply_names_a_piece(&self, prompt: &str, lead: &str, wrote: &str) -> bool {
-        let asks: Vec<_> = self
-            .pieces
-            .iter()
-            .filter(|p| p.slot != Slot::LiveData)
-            .collect();
+        let asks = self.asked_pieces();
         if asks.is_empty() {
             return true;
         }
         // An example of the result ("…in the format you want, such as `[{name:
         // 'Alice', …}]`") is an answer begun, not a question: Qwen wrote it after
         // "Please paste" for "Can you turn my contact list into JSON?".
-        let read = match lead {
-            super::LEAD_LIVE => wrote,
-            _ => lead_sentence(wrote),
-        };
+        let read = request(lead, wrote);
         if read.contains(['`', '{']) {
             return false;
         }
         let user = words(prompt);
         let said = |w: &String| user.iter().any(|u| same_word(u, w));
-        // After the live lead, the limitation comes first and the question ends the
-        // reply (`reply_end`): the whole reply is read.
         let ws = words(read);
         let verdict = asks_which_wins(&ws);
         let first = first_needed(&asks);

@@ -140,6 +140,8 @@ pub const TEXT_VERBS: &[(&str, &str)] = &[
     ("analyze", "summarize"),
     ("analyse", "summarize"),
     ("convert", "json"),
+    // "Can you structure my notes into JSON?": the notes are the data, and not here.
+    ("structure", "json"),
     ("turn", "json"),
     ("parse", "json"),
     ("extract", "json"),

@@ -371,8 +371,8 @@ impl<'e> Session<'e> {
     /// aside and the next lead (`Decision::next_lead`) begins another in its place
     /// (`Again`). When no attempt names a piece, the first that asks nothing amiss
     /// is kept, or else the first (`clarify::kept_attempt`): the transcript and the
-    /// context return to it. A
-    /// stopped attempt is kept as it is, and any other turn is `Done` unchanged.
+    /// context return to it. A stopped attempt is kept as it is, and any other turn is
+    /// `Done` unchanged.
     pub fn settle(
         &mut self,
         mut t: Turn,
@@ -456,7 +456,6 @@ impl<'e> Session<'e> {
             }
             Err(e) => {
                 // The transcript goes back to the kept reply; the error is reported.
-                let k = clarify::kept_attempt(&named, &amiss);
                 self.keep_fallback(fallback, &fallback_context, tries, k);
                 Err(e)
             }
