@@ -290,14 +290,8 @@ impl Decision {
         }
         let user = words(prompt);
         let ws = words(read);
-        let pasting = words(lead).last().is_some_and(|w| w == "paste");
         asks.iter().any(|piece| match piece.slot {
-            Slot::Text => {
-                (pasting && puts_it_elsewhere(&ws, 0, &user))
-                    || ws.iter().enumerate().any(|(i, w)| {
-                        PASTE_VERBS.contains(&w.as_str()) && puts_it_elsewhere(&ws, i + 1, &user)
-                    })
-            }
+            Slot::Text => paste_objects(lead, &ws).any(|from| puts_it_elsewhere(&ws, from, &user)),
             Slot::Referent => {
                 names_the_answer(&ws, &user)
                     || (0..ws.len()).any(|i| {
@@ -599,20 +593,27 @@ fn asks_for_the_text(lead: &str, ws: &[String], own: &[String], user: &[String])
             .take(3)
             .any(|w| nouns.iter().any(|n| same_word(n, w)))
     };
-    let pasting = words(lead).last().is_some_and(|w| w == "paste");
     let asks_here = |from: usize| phrase_names_it(from) && !puts_it_elsewhere(ws, from, user);
     let named_itself = |i: usize| {
         ["itself", "themselves"].contains(&ws[i].as_str())
             && i > 0
             && nouns.iter().any(|n| same_word(n, &ws[i - 1]))
     };
-    (pasting && asks_here(0))
-        || (0..ws.len())
-            .any(|i| (PASTE_VERBS.contains(&ws[i].as_str()) && asks_here(i + 1)) || named_itself(i))
+    paste_objects(lead, ws).any(asks_here) || (0..ws.len()).any(named_itself)
 }
 
-/// Verbs that ask for a text to be given.
-const PASTE_VERBS: &[&str] = &["paste", "share", "send", "provide"];
+/// Where the objects of a request for a text start in `ws`: at 0 after the paste lead
+/// ("Could you paste" + "the essay…"), and after each "paste", "share", "send" or
+/// "provide".
+fn paste_objects<'a>(lead: &str, ws: &'a [String]) -> impl Iterator<Item = usize> + 'a {
+    const PASTE_VERBS: &[&str] = &["paste", "share", "send", "provide"];
+    let pasting = words(lead).last().is_some_and(|w| w == "paste");
+    pasting.then_some(0).into_iter().chain(
+        (0..ws.len())
+            .filter(|&i| PASTE_VERBS.contains(&ws[i].as_str()))
+            .map(|i| i + 1),
+    )
+}
 
 /// Words that end the object of "paste" before what it is pasted into: "the content
 /// of your cover letter" runs on past "of", "the essay you wrote" ends at "you".
