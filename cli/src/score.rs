@@ -498,6 +498,32 @@ fn asks_about_a_thing(q: &str, prompt: &str) -> bool {
         })
 }
 
+/// The question turns the user's conversion around or asks for its result: "…convert
+/// from centimeters to inches", "your height in centimeters" for "Convert my height to
+/// centimeters" (the unit the prompt converts to comes after "from", "in" or "of").
+fn converts_back(q: &str, prompt: &str) -> bool {
+    let split = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_lowercase())
+            .collect()
+    };
+    let (qw, pw) = (split(q), split(prompt));
+    #[rustfmt::skip]
+    const UNITS: &[&str] = &[
+        "centimeters", "centimetres", "cm", "meters", "metres", "inches", "feet", "miles", "km",
+        "kilometers", "kilometres", "kg", "kilograms", "pounds", "lbs", "grams", "ounces",
+        "liters", "litres", "ml", "gallons", "cups", "celsius", "fahrenheit", "dollars", "euros",
+    ];
+    let to: Vec<&String> = pw
+        .windows(2)
+        .filter(|p| (p[0] == "to" || p[0] == "into") && UNITS.contains(&p[1].as_str()))
+        .map(|p| &p[1])
+        .collect();
+    qw.windows(2)
+        .any(|p| ["from", "in", "of"].contains(&p[0].as_str()) && to.contains(&&p[1]))
+}
+
 /// The question asks the user to paste the text into something other than the
 /// conversation: "paste the lyrics into Korean", "paste the report into three bullet
 /// points", "paste the article into a text editor". It asks the user to do the task,
@@ -531,21 +557,46 @@ fn pastes_elsewhere(q: &str, prompt: &str) -> bool {
         "french", "spanish", "german", "italian", "portuguese", "dutch", "japanese", "chinese",
         "korean", "russian", "arabic", "hindi", "polish", "turkish", "swedish", "greek",
     ];
+    // The forms the prompt asks for: the word after "to", "into", "in" or "as"
+    // ("convert this to json", "the email … in German").
+    let pw: Vec<String> = prompt
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase())
+        .collect();
+    let wanted = |x: &str| {
+        pw.windows(2).any(|p| {
+            ["to", "into", "in", "as"].contains(&p[0].as_str())
+                && p[1] == x.to_lowercase()
+                && DONE_FORMS.contains(&p[1].as_str())
+        })
+    };
     ws.iter().enumerate().any(|(i, w)| {
-        *w == "paste"
-            && ws[i + 1..]
-                .iter()
-                .take(8)
-                .position(|x| *x == "into" || STOPS.contains(x))
-                .is_some_and(|at| {
-                    let at = i + 1 + at;
-                    let mut after = ws[at + 1..].iter().take(4);
-                    match ws[at] {
-                        "into" => !after.any(|x| HERE.contains(x)),
-                        "in" => after.any(|x| DONE_FORMS.contains(x) && has_word(prompt, x)),
-                        _ => false,
+        if *w != "paste" {
+            return false;
+        }
+        let end = ws[i + 1..]
+            .iter()
+            .take(8)
+            .position(|x| *x == "into" || STOPS.contains(x));
+        // "Paste the German text you'd like translated" for a text to put into German:
+        // what is pasted is named as the result.
+        let object = &ws[i + 1..i + 1 + end.unwrap_or((ws.len() - i - 1).min(8))];
+        object.iter().any(|x| wanted(x))
+            || end.is_some_and(|at| {
+                let at = i + 1 + at;
+                let after = || ws[at + 1..].iter().take(4);
+                match ws[at] {
+                    "into" => !after().any(|x| HERE.contains(x)),
+                    // "Paste the table in the format you need": the user does the task.
+                    "in" => {
+                        after().any(|x| DONE_FORMS.contains(x) && has_word(prompt, x))
+                            || (after().any(|x| *x == "format")
+                                && ws[at + 1..].iter().take(5).any(|x| *x == "you"))
                     }
-                })
+                    _ => false,
+                }
+            })
     })
 }
 
@@ -657,7 +708,7 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
             if m == "referent" && asks_about_a_thing(&q, &prompt) {
                 return false;
             }
-            if m == "quantity" && asks_the_users_sum(&q, &prompt) {
+            if m == "quantity" && (asks_the_users_sum(&q, &prompt) || converts_back(&q, &prompt)) {
                 return false;
             }
             SLOT_WORDS
@@ -736,6 +787,30 @@ mod tests {
 
     fn slots(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// A conversion asked about the wrong way round names no missing quantity.
+    #[test]
+    fn a_conversion_turned_around_targets_nothing() {
+        let prompt = "Convert my height to centimeters.";
+        let s = score(
+            "To help with that, I need to know the height you want to convert from centimeters to inches.",
+            &slots(&["quantity"]),
+            prompt,
+        );
+        assert!(s.asks && !s.targets);
+        let s = score(
+            "To answer that, I need to know the height of your person in centimeters.",
+            &slots(&["quantity"]),
+            prompt,
+        );
+        assert!(!s.targets);
+        let s = score(
+            "To help with that, I need to know your height in feet and inches.",
+            &slots(&["quantity"]),
+            prompt,
+        );
+        assert!(s.targets);
     }
 
     #[test]
@@ -835,6 +910,37 @@ mod tests {
             (
                 "Could you paste the lyrics you would like translated into Korean?",
                 "Translate the lyrics into Korean.",
+                "text",
+                true,
+            ),
+            // The text named as its result, or to be put in the form the user needs.
+            (
+                "Could you paste the German text you'd like translated?",
+                "I need the email to my landlord in German. Can you translate it?",
+                "text",
+                false,
+            ),
+            (
+                "Could you paste the English text you'd like translated?",
+                "I need the email to my landlord in German. Can you translate it?",
+                "text",
+                true,
+            ),
+            (
+                "Could you paste the table in the format you need?",
+                "Turn the table above into a JSON array.",
+                "text",
+                false,
+            ),
+            (
+                "Could you paste your notes in a text format?",
+                "Can you structure my notes into JSON?",
+                "text",
+                true,
+            ),
+            (
+                "Could you paste the JSON you want converted?",
+                "Convert this JSON to YAML.",
                 "text",
                 true,
             ),

@@ -299,7 +299,7 @@ impl Decision {
                             && (means_another_word(&ws, i) || refers_to_a_thing(&ws, i, &user))
                     })
             }
-            Slot::Quantity => asks_the_answer_back(&ws, &user),
+            Slot::Quantity => asks_the_answer_back(&ws, &user) || converts_backwards(&ws, &user),
             Slot::Items | Slot::Criteria => asks_which_wins(&ws),
             _ => false,
         })
@@ -343,7 +343,9 @@ impl Decision {
             if piece.slot == Slot::Referent && names_the_answer(&ws, &user) {
                 return false;
             }
-            if piece.slot == Slot::Quantity && asks_the_answer_back(&ws, &user) {
+            if piece.slot == Slot::Quantity
+                && (asks_the_answer_back(&ws, &user) || converts_backwards(&ws, &user))
+            {
                 return false;
             }
             // A quantity's names include the user's own amounts ("my salary"): a word the
@@ -500,6 +502,23 @@ fn asks_the_answer_back(ws: &[String], user: &[String]) -> bool {
     })
 }
 
+/// The question turns the conversion around, or asks for its result: "the height you
+/// want to convert from centimeters to inches", "your height in centimeters", "the
+/// number of centimeters in your height" for "Convert my height to centimeters". The
+/// unit the user converts to (the word after "to" or "into") comes after "from", "in"
+/// or "of" in the question ("converted to centimeters" only says it again).
+fn converts_backwards(ws: &[String], user: &[String]) -> bool {
+    use super::lexicon::UNITS;
+    let targets: Vec<&String> = user
+        .windows(2)
+        .filter(|p| ["to", "into"].contains(&p[0].as_str()) && UNITS.contains(&p[1].as_str()))
+        .map(|p| &p[1])
+        .collect();
+    ws.windows(2).any(|p| {
+        ["from", "in", "of"].contains(&p[0].as_str()) && targets.iter().any(|t| same_word(t, &p[1]))
+    })
+}
+
 /// The word at `ws[i]` is asked for by name, as the lead's object: "I need to know the
 /// distance" for "…if it covered the distance in 2 hours" asks for the distance,
 /// though the user wrote the word. "Could you tell me how many tiles…" is the user's
@@ -649,24 +668,47 @@ const CONVERSATION: &[&str] = &[
 fn puts_it_elsewhere(ws: &[String], from: usize, user: &[String]) -> bool {
     use super::lexicon::LANGUAGES;
     let rest = &ws[from.min(ws.len())..];
-    let Some(at) = rest
+    let end = rest
         .iter()
         .take(8)
-        .position(|w| w == "into" || OBJECT_ENDS.contains(&w.as_str()))
-    else {
+        .position(|w| w == "into" || OBJECT_ENDS.contains(&w.as_str()));
+    // "Could you paste the German text you'd like translated?" for an email to put
+    // into German, "the JSON data you want to convert" for "convert this to json": the
+    // object named in the form the user wants it turned into is the result.
+    let object = &rest[..end.unwrap_or(rest.len().min(8))];
+    if object.iter().any(|w| result_forms(user).any(|t| t == w)) {
+        return true;
+    }
+    let Some(at) = end else {
         return false;
     };
     let after = || rest[at + 1..].iter().take(4);
     match rest[at].as_str() {
         "into" => !after().any(|w| CONVERSATION.contains(&w.as_str())),
         // "Paste your cover letter in French", "…the contact list in JSON format": the
-        // text asked for already done.
-        "in" => after().any(|w| {
-            (LANGUAGES.contains(&w.as_str()) || TARGET_FORMS.contains(&w.as_str()))
-                && user.contains(w)
-        }),
+        // text asked for already done. "Paste the table in the format you need" asks
+        // the user to do it ("in a text format" names the text's own form).
+        "in" => {
+            after().any(|w| {
+                (LANGUAGES.contains(&w.as_str()) || TARGET_FORMS.contains(&w.as_str()))
+                    && user.contains(w)
+            }) || (after().any(|w| w == "format")
+                && rest[at + 1..].iter().take(5).any(|w| w == "you"))
+        }
         _ => false,
     }
+}
+
+/// The languages and data forms the user's message asks a text to be turned into: the
+/// word after "to", "into", "in" or "as" ("convert this to json", "the email … in
+/// German"). A language after "from" is the source and not among them.
+fn result_forms(user: &[String]) -> impl Iterator<Item = &String> + '_ {
+    use super::lexicon::LANGUAGES;
+    user.windows(2).filter_map(|p| {
+        (["to", "into", "in", "as"].contains(&p[0].as_str())
+            && (LANGUAGES.contains(&p[1].as_str()) || TARGET_FORMS.contains(&p[1].as_str())))
+        .then_some(&p[1])
+    })
 }
 
 /// Forms a text can be asked to come in that are the task's result ("in JSON format",
@@ -736,6 +778,16 @@ mod tests {
             ("Could you render my cover letter into French?", "Could you paste your cover letter in French?", false),
             ("Can you turn my contact list into JSON?", "Could you paste the contact list in JSON format?", false),
             ("Can you turn my contact list into JSON?", "Could you paste the contact list in the chat?", true),
+            ("Convert my height to centimeters.", "To help with that, I need to know your height in feet and inches.", true),
+            ("Convert my height to centimeters.", "Could you tell me the height you want converted to centimeters?", true),
+            // The text named in its result's form, or to be put in the form the user needs.
+            ("convert this to json", "Could you paste the JSON data you want to convert into a JSON format?", false),
+            ("convert this to json", "Could you paste the data you want to convert?", true),
+            ("Turn the table above into a JSON array.", "Could you paste the table in the format you need?", false),
+            ("Turn the table above into a JSON array.", "Could you paste the table?", true),
+            ("I need the email I'm about to send my landlord in German, he barely reads English. Can you translate it?", "Could you paste the German text you'd like translated?", false),
+            ("I need the email I'm about to send my landlord in German, he barely reads English. Can you translate it?", "Could you paste the English text you'd like translated?", true),
+            ("Convert this JSON to YAML.", "Could you paste the JSON you want converted?", true),
             ("Translate my CV into German.", "Could you paste your CV in plain text format?", true),
             ("Translate my CV into German.", "Could you paste your CV in English?", true),
             // The user's own quantity asked back.
@@ -747,7 +799,6 @@ mod tests {
             ("Can you turn my contact list into JSON?", "Please paste your contact list in the format you want, such as `[{name: 'Alice'}]`.", false),
             ("Can you turn my contact list into JSON?", "Please paste your contact list like {\"name\": \"Alice\"}.", false),
             ("Translate the lyrics into Korean.", "Could you paste the lyrics you would like translated into Korean?", true),
-            ("convert this to json", "Could you paste the JSON data you want to convert into a JSON format?", true),
             ("Write an executive summary of our Q2 results for the board deck.", "Could you paste the Q2 results for the board deck into your reply?", true),
             // "What you mean by" a word that is not the pronoun.
             ("My friend keeps talking about him like he's some genius. Who is he exactly?", "First, could you tell me what you mean by \"genius\"?", false),
@@ -827,6 +878,10 @@ mod tests {
             ("how many tiles do i need for my kitchen floor", "To help with that, I need to know how many tiles you want on your kitchen floor.", true),
             ("how many tiles do i need for my kitchen floor", "First, could you tell me how many tiles are in your kitchen floor?", true),
             ("I want to scale my lasagne recipe for the party, how much of everything do I need?", "To help with that, I need to know what specific lasagne recipe you're referring to.", false),
+            // The conversion turned around.
+            ("Convert my height to centimeters.", "To help with that, I need to know the height you want to convert from centimeters to inches.", true),
+            ("Convert my height to centimeters.", "To answer that, I need to know the height of your person in centimeters.", true),
+            ("Convert my height to centimeters.", "Could you tell me the number of centimeters in your height?", true),
             ("Where does she live now?", "First, could you tell me where she currently lives?", false),
             ("Where was that filmed?", "To help with that, I need to know which specific location you're referring to.", true),
             ("python vs the other one for data science, which wins", "Could you tell me which option is more popular among data scientists?", true),

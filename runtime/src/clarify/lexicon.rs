@@ -149,6 +149,45 @@ pub const TEXT_VERBS: &[(&str, &str)] = &[
     ("output", "json"),
     ("return", "json"),
     ("pull", "json"),
+    // "write a unit test for the discount function we added": tests of code the user
+    // has, and the message does not carry it.
+    ("unit test for", "fix"),
+    ("unit tests for", "fix"),
+    ("test for", "fix"),
+    ("tests for", "fix"),
+    ("docstring for", "fix"),
+    ("docstrings for", "fix"),
+    ("docstring to", "fix"),
+    ("docstrings to", "fix"),
+    ("documentation for", "fix"),
+    ("comments to", "fix"),
+    ("type hints to", "fix"),
+];
+
+/// Units a quantity is converted between ("convert my height to centimeters").
+#[rustfmt::skip]
+pub const UNITS: &[&str] = &[
+    "centimeters", "centimetres", "cm", "millimeters", "millimetres", "mm", "meters", "metres",
+    "m", "kilometers", "kilometres", "km", "inches", "inch", "feet", "foot", "ft", "yards",
+    "miles", "kilograms", "kg", "grams", "g", "pounds", "lbs", "lb", "ounces", "oz", "stone",
+    "liters", "litres", "l", "ml", "milliliters", "millilitres", "gallons", "cups", "quarts",
+    "pints", "celsius", "fahrenheit", "kelvin", "mph", "kph", "knots", "seconds", "minutes",
+    "hours", "days", "weeks", "dollars", "euros", "yen", "usd", "eur", "gbp",
+];
+
+/// Misspellings of words the rules read, each with its spelling: "translate thsi
+/// message" points at a message as "this message" does. Only forms that are no other
+/// word.
+#[rustfmt::skip]
+pub const RESPELLINGS: &[(&str, &str)] = &[
+    ("thsi", "this"), ("tihs", "this"), ("htis", "this"), ("thiss", "this"),
+    ("teh", "the"), ("hte", "the"),
+    ("taht", "that"), ("thta", "that"), ("tht", "that"),
+    ("plese", "please"), ("pleae", "please"), ("pleasee", "please"),
+    ("translte", "translate"), ("tranlsate", "translate"), ("transalte", "translate"),
+    ("traslate", "translate"), ("translat", "translate"),
+    ("sumarise", "summarise"), ("summery", "summary"),
+    ("mesage", "message"), ("messge", "message"), ("emial", "email"),
 ];
 
 /// Objects that point at a text the message would have to carry.

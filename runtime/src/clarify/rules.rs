@@ -198,12 +198,16 @@ fn is_text_noun(w: &str) -> bool {
 fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
     (0..m.len()).find_map(|i| {
         let d = m.w[i].as_str();
-        // "the email I got": a text the user has, however it is introduced.
+        // "the email I got", "the function we added last sprint": a text the user (or
+        // the user's team) has, however it is introduced.
         let possessed = |after: usize| {
             m.w.get(after..after + 2).is_some_and(|p| {
-                p[0] == "i"
-                    && ["got", "received", "wrote", "have", "was", "just", "drafted"]
-                        .contains(&p[1].as_str())
+                ["i", "we"].contains(&p[0].as_str())
+                    && [
+                        "got", "received", "wrote", "have", "was", "just", "drafted", "added",
+                        "made", "built", "created", "use", "discussed", "agreed", "were",
+                    ]
+                    .contains(&p[1].as_str())
             })
         };
         let pointer = m.w.get(i..i + 2).is_some_and(|p| {

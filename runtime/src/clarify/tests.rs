@@ -42,6 +42,15 @@ fn underspecified_prompts_name_their_missing_slot() {
         ("Where can I get a good haircut near me?", &["location"]),
         ("Give me a JSON object for a customer.", &["schema"]),
         ("Can you structure my notes into JSON?", &["schema", "text"]),
+        // Misspelt pointers still point.
+        ("Plese translate thsi message into Spanish", &["text"]),
+        ("can u summarize teh article", &["text"]),
+        // Tests of code the user has and did not paste.
+        (
+            "Write unit tests for the parser function we added yesterday in Python.",
+            &["text"],
+        ),
+        ("Can you write docstrings for my class? It's Python.", &["text"]),
         ("Could you structure our meeting minutes as JSON?", &["schema", "text"]),
         ("Calculate the area of the rectangle.", &["quantity"]),
         ("How much will 3 tickets cost?", &["quantity"]),
@@ -154,6 +163,10 @@ fn clear_prompts_stay_silent() {
         "What's a good way to structure a weekly team meeting agenda so it stops running over?",
         "Structure these notes as JSON with keys topic and points: budget approved; launch in May.",
         "Write a haiku about autumn.",
+        "Plese translate thsi into French: Good morning, everyone.",
+        "Write unit tests in Python for a function that reverses a string.",
+        "Write a unit test for this Python function:\n```python\ndef add(a, b):\n    return a + b\n```",
+        "What documentation for Rust's standard library is best for beginners?",
         "What is the best restaurant in Lyon for a family dinner?",
         "What's a good recipe for pizza dough?",
         "Create a JSON object for a user with fields name, age and email.",

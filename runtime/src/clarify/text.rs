@@ -2,7 +2,9 @@
 //! message carries a payload (quoted text, a code block, text after a colon or on its
 //! own lines, or a long message) that a deictic "this" could point at.
 
-use super::lexicon::{DATE_PHRASES, DATE_WORDS, LANGUAGES, MATERIALS, NOT_A_PLACE, NUMBER_WORDS};
+use super::lexicon::{
+    DATE_PHRASES, DATE_WORDS, LANGUAGES, MATERIALS, NOT_A_PLACE, NUMBER_WORDS, RESPELLINGS,
+};
 
 /// Acronyms of formats and languages, capitalized without naming anything.
 const FORMAT_WORDS: &[&str] = &[
@@ -60,7 +62,12 @@ impl<'a> Words<'a> {
                 initial.push(false);
                 ends_clause.push(clause);
             } else {
-                w.push(t.to_lowercase());
+                let lower = t.to_lowercase();
+                let word = RESPELLINGS
+                    .iter()
+                    .find(|(typo, _)| *typo == lower)
+                    .map_or(lower, |(_, word)| word.to_string());
+                w.push(word);
                 cased.push(t.to_string());
                 initial.push(at_start);
                 ends_clause.push(clause);
