@@ -420,7 +420,8 @@ pub const LOCAL_LIVE_CUES: &[&str] = &[
     "bus", "flight", "ferry", "tram", "traffic", "gas prices", "petrol prices", "air quality",
     "pollen", "sunset", "sunrise", "uv index", "humidity", "wait time", "showtimes", "playing",
     "umbrella", "delays", "concerts", "events", "what's on", "happening", "opening hours",
-    "petrol", "gas", "fuel", "diesel",
+    "petrol", "gas", "fuel", "diesel", "trains", "buses", "flights", "ferries", "trams", "subway",
+    "metro", "tube",
 ];
 
 /// Maths cues, and what each needs.

@@ -64,6 +64,12 @@ fn underspecified_prompts_name_their_missing_slot() {
         ("Is that true?", &["referent"]),
         ("What's the weather like today?", &["live_data", "location"]),
         ("Is the pharmacy open now?", &["live_data", "location"]),
+        // Which trains depends on where.
+        (
+            "Are the trains running on time today? there was a strike announced",
+            &["live_data", "location"],
+        ),
+        ("Are the buses in Leeds running late?", &["live_data"]),
         // Taste picks with nothing said about taste, use or budget.
         ("Suggest a novel for me.", &["criteria"]),
         ("what board game should i buy", &["criteria"]),
