@@ -299,7 +299,7 @@ impl Decision {
                             && (means_another_word(&ws, i) || refers_to_a_thing(&ws, i, &user))
                     })
             }
-            Slot::Quantity => asks_the_answer_back(&ws, &user) || converts_backwards(&ws, &user),
+            Slot::Quantity => asks_for_the_result(&ws, &user),
             Slot::Items | Slot::Criteria => asks_which_wins(&ws),
             _ => false,
         })
@@ -343,9 +343,7 @@ impl Decision {
             if piece.slot == Slot::Referent && names_the_answer(&ws, &user) {
                 return false;
             }
-            if piece.slot == Slot::Quantity
-                && (asks_the_answer_back(&ws, &user) || converts_backwards(&ws, &user))
-            {
+            if piece.slot == Slot::Quantity && asks_for_the_result(&ws, &user) {
                 return false;
             }
             // A quantity's names include the user's own amounts ("my salary"): a word the
@@ -500,6 +498,12 @@ fn asks_the_answer_back(ws: &[String], user: &[String]) -> bool {
                 asked.iter().any(|a| same_word(a, n)) || (asked_need && NEEDS.contains(&n.as_str()))
             })
     })
+}
+
+/// A quantity question that asks for what the user wants worked out: the user's own
+/// quantity asked back, or the conversion turned around. Both reply readers refuse it.
+fn asks_for_the_result(ws: &[String], user: &[String]) -> bool {
+    asks_the_answer_back(ws, user) || converts_backwards(ws, user)
 }
 
 /// The question turns the conversion around, or asks for its result: "the height you
