@@ -216,6 +216,77 @@ fn second_turn_prefills_only_its_new_tokens() {
     assert_eq!(cold.ids, t2.generation.ids);
 }
 
+/// The lead a page prefills after a load (the template's system prompt and a user
+/// message's opening) is reused by the first turn, which prefills only its own tokens,
+/// and the reply is bit for bit a cold turn's, step records included. No divergence is
+/// flagged before or in that turn. A lead the turn does not share (another system
+/// prompt) is recomputed from where it differs, still unflagged. Nothing is prefilled
+/// once the transcript holds a turn.
+#[test]
+fn a_lead_prefilled_ahead_is_reused_bit_for_bit() {
+    use slm_runtime::session::Session;
+    let eng = engine();
+    let mut opts = GenerateOptions::greedy(16);
+    opts.trace = true;
+    let user = "What is the capital of France?";
+    let steps =
+        |t: &slm_runtime::session::Turn| serde_json::to_string(&t.generation.steps).unwrap();
+
+    let mut cold = Session::new(&eng, 2048);
+    let c = cold.send(user, &opts, NOW, &mut |_, _| {}).unwrap();
+
+    let mut warm = Session::new(&eng, 2048);
+    let n = warm.prefill_lead(NOW).unwrap();
+    let prompt = cold.context_tokens()[..c.generation.prompt_tokens].to_vec();
+    assert!(
+        n > 10 && n < prompt.len() - 5,
+        "lead {n} of {}",
+        prompt.len()
+    );
+    assert_eq!(
+        warm.context_tokens(),
+        &prompt[..n],
+        "the lead is the prompt's start"
+    );
+    assert_eq!(warm.kv_len(), n);
+    assert!(warm.divergence(NOW).unwrap().is_none());
+    let w = warm.send(user, &opts, NOW, &mut |_, _| {}).unwrap();
+    assert!(w.divergence.is_none());
+    assert_eq!(w.generation.reused_tokens, n);
+    assert_eq!(w.generation.prefilled_tokens, prompt.len() - n);
+    assert_eq!(w.generation.ids, c.generation.ids);
+    assert_eq!(steps(&w), steps(&c), "the same logits, bit for bit");
+    assert_eq!(warm.prefill_lead(NOW).unwrap(), 0, "a turn is held");
+    warm.reset_context();
+    assert_eq!(
+        warm.prefill_lead(NOW).unwrap(),
+        0,
+        "the transcript holds a turn"
+    );
+
+    // Another system prompt than the one the lead was prefilled with.
+    let system = serde_json::json!({"role": "system", "content": "Answer in one word."});
+    let mut cold = Session::new(&eng, 2048);
+    cold.messages.push(system.clone());
+    let c = cold.send(user, &opts, NOW, &mut |_, _| {}).unwrap();
+    let mut warm = Session::new(&eng, 2048);
+    let n = warm.prefill_lead(NOW).unwrap();
+    warm.messages.push(system.clone());
+    let w = warm.send(user, &opts, NOW, &mut |_, _| {}).unwrap();
+    assert!(w.divergence.is_none());
+    assert!(w.generation.reused_tokens > 0 && w.generation.reused_tokens < n);
+    assert_eq!(w.generation.ids, c.generation.ids);
+    assert_eq!(steps(&w), steps(&c));
+
+    // With the system prompt in the transcript, the lead holds it.
+    let mut warm = Session::new(&eng, 2048);
+    warm.messages.push(system);
+    let n = warm.prefill_lead(NOW).unwrap();
+    let w = warm.send(user, &opts, NOW, &mut |_, _| {}).unwrap();
+    assert_eq!(w.generation.reused_tokens, n);
+    assert_eq!(w.generation.ids, c.generation.ids);
+}
+
 #[test]
 fn reset_context_and_clear_transcript_do_different_things() {
     use slm_runtime::session::Session;

@@ -459,7 +459,7 @@ async fn chat(
     post(Event::Loaded {
         card: Box::new(card),
     });
-    post_context(&session);
+    prefill_lead(&mut session);
     loop {
         let msg = next_msg(rx).await?;
         if let Command::Threads { count } = msg.0 {
@@ -472,7 +472,7 @@ async fn chat(
             let kept = session.into_transcript();
             set_threads(&mut l.engine.model.threads, count).await;
             session = Session::resume(&l.engine, capacity, kept);
-            post_context(&session);
+            prefill_lead(&mut session);
             continue;
         }
         let engine = &l.engine;
@@ -581,6 +581,15 @@ async fn chat(
             other => storage(store, other).await,
         }
     }
+}
+
+/// While the person reads the card and types, prefill the lead of the first turn's
+/// prompt (`Session::prefill_lead`: the system prompt and a user message's opening),
+/// then post the context, which now holds it. A failure is not reported here: the
+/// turn prefills the lead again and reports its own errors.
+fn prefill_lead(session: &mut Session) {
+    let _ = session.prefill_lead(now_unix());
+    post_context(session);
 }
 
 /// Replace `current` by a pool of `count` threads, and report the threads in use; a

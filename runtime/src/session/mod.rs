@@ -1,6 +1,8 @@
 //! A chat session: the transcript (messages) goes through the model's template into
 //! tokens; the KV cache is reused for the longest common token prefix with what the
-//! runtime last computed, so a follow-up turn prefills only its new tokens.
+//! runtime last computed, so a follow-up turn prefills only its new tokens. Before the
+//! first turn, `prefill_lead` can put the prompt's fixed start (the system prompt, a
+//! user message's opening) in the cache ahead of time, as the page does after a load.
 //!
 //! Two clears, two meanings:
 //! - `reset_context` forgets the KV cache and context tokens, keeps the messages (the
@@ -59,6 +61,9 @@ pub struct Session<'e> {
     trimmed: Option<Fitted>,
     /// Tokens whose K/V are in `cache` (always `cache.len` long).
     context: Vec<u32>,
+    /// True while `context` holds only what `prefill_lead` put there: no turn was
+    /// conditioned on it, so it never counts as a divergence.
+    lead_only: bool,
     cache: KvCache,
     scratch: Scratch,
 }
@@ -151,6 +156,7 @@ impl<'e> Session<'e> {
             overflow: Overflow::Stop,
             trimmed: None,
             context: Vec::new(),
+            lead_only: false,
             cache: engine.model.new_cache(cap),
             scratch: Scratch::new(&engine.model.cfg, cap),
         }
@@ -228,7 +234,55 @@ impl<'e> Session<'e> {
     pub fn reset_context(&mut self) {
         self.cache.truncate(0);
         self.context.clear();
+        self.lead_only = false;
         self.trimmed = None;
+    }
+
+    /// Prefill the lead that the next user turn's prompt starts with, while the cache
+    /// is empty and the transcript holds no turn: the template's system prompt (the
+    /// transcript's own, or the template's default) and the opening of a user message.
+    /// A page calls this in idle time after a load, so that the first turn prefills
+    /// only its own tokens. Returns the tokens prefilled (0 when there is nothing to
+    /// do).
+    ///
+    /// The lead is the longest token prefix that the transcript shares when rendered
+    /// with two unlike user messages. The next turn reuses the cache only as far as its
+    /// own ids match (`begin`), so a lead it does not share (another system prompt,
+    /// tools) costs its compute and nothing else; and since no turn was conditioned on
+    /// it, it is never flagged as a divergence. The K/V are bit for bit those of a
+    /// whole prefill: every kernel computes each token's sums on its own.
+    pub fn prefill_lead(&mut self, now_unix: i64) -> Result<usize> {
+        if self.cache.len > 0 || self.messages.iter().any(|m| m["role"] != "system") {
+            return Ok(0);
+        }
+        let probe = |text: &str| {
+            let mut m = self.messages.clone();
+            m.push(json!({"role": "user", "content": text}));
+            self.prompt_for(&m, false, now_unix).map(|(_, ids)| ids)
+        };
+        let (a, b) = (probe("A")?, probe("\n\n1")?);
+        let n = common_prefix(&a, &b);
+        // Room for at least one more token, as any turn needs.
+        if n == 0 || n >= self.cache.capacity {
+            return Ok(0);
+        }
+        let mut from = 0;
+        while from < n {
+            let end = crate::engine::prefill_part_end(from, n);
+            let part = &a[from..end];
+            if let Err(e) =
+                self.engine
+                    .model
+                    .prefill_part(part, &mut self.cache, &mut self.scratch, false)
+            {
+                self.reset_context();
+                return Err(e);
+            }
+            from = end;
+        }
+        self.context = a[..n].to_vec();
+        self.lead_only = true;
+        Ok(n)
     }
 
     pub fn clear_transcript(&mut self) {
@@ -251,6 +305,9 @@ impl<'e> Session<'e> {
     /// Compare the transcript (as the next prompt would render it, without the opener)
     /// with the runtime context. None: the transcript extends the context.
     pub fn divergence(&self, now_unix: i64) -> Result<Option<Divergence>> {
+        if self.lead_only {
+            return Ok(None);
+        }
         if self.messages.is_empty() {
             // Nothing to render, but the model is still conditioned on the old context.
             return Ok((!self.context.is_empty()).then(|| Divergence {
@@ -665,11 +722,13 @@ impl<'e> Session<'e> {
                     f.explanation
                 ),
             }),
+            None if self.lead_only => None,
             None => diverges(&self.context, &ids, &self.engine.text.tokenizer),
         };
         let common = common_prefix(&self.context, &ids).min(ids.len() - 1);
         self.cache.truncate(common);
         self.context.truncate(common);
+        self.lead_only = false;
         let engine: &'e Engine = self.engine;
         match engine.start(&self.cache, &ids, opts) {
             Ok(decoding) => {
