@@ -662,7 +662,60 @@ const GENERIC: &[&str] = &[
     "more detail", "more information", "more info", "additional information", "additional details",
     "further details", "further information", "information you're looking for",
     "information you are looking for", "details you're looking for", "details you are looking for",
+    "context or topic you're referring to", "context or topic you are referring to",
+    "topic you're referring to", "topic you are referring to",
 ];
+
+/// For a place to stay (a hotel, a hostel), the question asks where the user is now
+/// ("where you're located", "where you live", "your location") instead of where they
+/// are going ("where you're staying" is where they are going).
+fn asks_where_a_traveller_is(q: &str, prompt: &str) -> bool {
+    let stay = ["hotel", "hostel", "motel", "airbnb"]
+        .iter()
+        .any(|w| has_word(prompt, w));
+    let ws: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let at = |i: usize| ws.get(i).copied().unwrap_or("");
+    stay && (0..ws.len()).any(|i| match at(i) {
+        "located" | "live" | "living" => true,
+        "location" => matches!(at(i.wrapping_sub(1)), "your" | "current"),
+        "where" => {
+            at(i + 1) == "you"
+                && matches!(at(i + 2), "are" | "re")
+                && !matches!(
+                    at(i + 3),
+                    "going" | "staying" | "travelling" | "traveling" | "visiting" | "heading"
+                )
+        }
+        _ => false,
+    })
+}
+
+/// The question's examples ("such as …", "for example …", "e.g. …", a list joined by
+/// "or" or "and") hold a word of the prompt: where the criteria are missing, it asks
+/// what the user already said ("what type of laptop, such as desktop, laptop, or
+/// tablet" for "Which laptop should I get?").
+fn offers_what_was_said(q: &str, prompt: &str) -> bool {
+    const SKIP: &[&str] = &[
+        "as", "example", "g", "the", "a", "an", "or", "and", "your", "you", "to", "of", "in",
+        "for", "it", "is",
+    ];
+    let ws: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    ws.windows(2).enumerate().any(|(i, pair)| {
+        let starts = matches!(pair, ["such", "as"] | ["for", "example"] | ["e", "g"]);
+        let list = &ws[(i + 2).min(ws.len())..(i + 10).min(ws.len())];
+        starts
+            && list.iter().any(|w| *w == "or" || *w == "and")
+            && list
+                .iter()
+                .any(|w| !SKIP.contains(w) && has_word(prompt, w))
+    })
+}
 
 /// A question that ends in "what you're looking for", with nothing after it saying in
 /// what, asks for nothing: removed. "What you're looking for in a laptop" stays.
@@ -706,6 +759,12 @@ pub fn score(text: &str, missing: &[String], prompt: &str) -> Score {
                 return false;
             }
             if m == "referent" && asks_about_a_thing(&q, &prompt) {
+                return false;
+            }
+            if m == "criteria" && offers_what_was_said(&q, &prompt) {
+                return false;
+            }
+            if m == "location" && asks_where_a_traveller_is(&q, &prompt) {
                 return false;
             }
             if m == "quantity" && (asks_the_users_sum(&q, &prompt) || converts_back(&q, &prompt)) {
@@ -809,6 +868,62 @@ mod tests {
             "To help with that, I need to know your height in feet and inches.",
             &slots(&["quantity"]),
             prompt,
+        );
+        assert!(s.targets);
+    }
+
+    /// Examples that hold the user's own choice, and a topic alone, target nothing.
+    #[test]
+    fn the_users_choice_offered_back_or_a_topic_alone_targets_nothing() {
+        let laptop = "Which laptop should I get? My old one finally died.";
+        let s = score(
+            "First, could you tell me what type of laptop you're looking for, such as desktop, laptop, or tablet?",
+            &slots(&["criteria"]),
+            laptop,
+        );
+        assert!(s.asks && !s.targets);
+        let s = score(
+            "First, could you tell me what you'll use it for, such as gaming, video editing, or office work?",
+            &slots(&["criteria"]),
+            laptop,
+        );
+        assert!(s.targets);
+        let ban = "why did they ban it";
+        let s = score(
+            "To help with that, I need to know more about the specific context or topic you're referring to.",
+            &slots(&["referent"]),
+            ban,
+        );
+        assert!(s.asks && !s.targets);
+        let s = score(
+            "To help with that, I need to know what \"it\" refers to.",
+            &slots(&["referent"]),
+            ban,
+        );
+        assert!(s.targets);
+    }
+
+    /// For a hotel, where the user is now is the wrong place; where they stay is right.
+    #[test]
+    fn a_hotel_asks_where_the_stay_is() {
+        let hotel = "Could you suggest a hotel close to the city centre for two nights?";
+        let loc = slots(&["location"]);
+        let s = score(
+            "To help with that, I need to know where you're located.",
+            &loc,
+            hotel,
+        );
+        assert!(s.asks && !s.targets);
+        for ok in [
+            "To help with that, I need to know which city you'd like to stay in.",
+            "First, could you tell me where you're staying?",
+        ] {
+            assert!(score(ok, &loc, hotel).targets, "{ok}");
+        }
+        let s = score(
+            "To help with that, I need to know where you're located.",
+            &loc,
+            "Best bookstore nearby?",
         );
         assert!(s.targets);
     }

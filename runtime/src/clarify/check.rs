@@ -125,6 +125,8 @@ const GENERIC: &[&str] = &[
     "information you are referring to",
     "context you re referring to",
     "context you are referring to",
+    "topic you re referring to",
+    "topic you are referring to",
     "question is about",
     "request is about",
     "this is about",
@@ -300,7 +302,9 @@ impl Decision {
                     })
             }
             Slot::Quantity => asks_for_the_result(&ws, &user),
-            Slot::Items | Slot::Criteria => asks_which_wins(&ws),
+            Slot::Location => piece.ask.ends_with(super::STAY_PLACE) && asks_where_the_user_is(&ws),
+            Slot::Items => asks_which_wins(&ws),
+            Slot::Criteria => asks_which_wins(&ws) || offers_what_was_said(&ws, &user),
             _ => false,
         })
     }
@@ -344,6 +348,12 @@ impl Decision {
                 return false;
             }
             if piece.slot == Slot::Quantity && asks_for_the_result(&ws, &user) {
+                return false;
+            }
+            if piece.slot == Slot::Criteria && offers_what_was_said(&ws, &user) {
+                return false;
+            }
+            if piece.ask.ends_with(super::STAY_PLACE) && asks_where_the_user_is(&ws) {
                 return false;
             }
             // A quantity's names include the user's own amounts ("my salary"): a word the
@@ -408,6 +418,60 @@ fn bare_looking_for(ws: &[String], i: usize) -> bool {
         && ws[i - 3] == "what"
         && ws[i - 2] == "you"
         && ["re", "are"].contains(&ws[i - 1].as_str())
+}
+
+/// The question asks where the user is ("where you're located", "where you live",
+/// "your location"), not where they are going ("where you're staying" does not count).
+/// For a stay (`STAY_PLACE`) that is the wrong place.
+fn asks_where_the_user_is(ws: &[String]) -> bool {
+    const GOING: &[&str] = &[
+        "going",
+        "staying",
+        "travelling",
+        "traveling",
+        "visiting",
+        "heading",
+        "planning",
+        "looking",
+        "hoping",
+        "wanting",
+    ];
+    let at = |i: usize| ws.get(i).map(String::as_str).unwrap_or("");
+    (0..ws.len()).any(|i| match at(i) {
+        "located" | "live" | "living" => true,
+        "location" => ["your", "current"].contains(&at(i.wrapping_sub(1))),
+        "where" => {
+            at(i + 1) == "you" && ["are", "re"].contains(&at(i + 2)) && !GOING.contains(&at(i + 3))
+        }
+        _ => false,
+    })
+}
+
+/// The question offers, as examples of what it asks ("such as …", "for example …",
+/// "e.g. …", a list joined by "or" or "and"), a word the user wrote: it asks what the user has
+/// already said. Qwen asked "what type of laptop you're looking for, such as desktop,
+/// laptop, or tablet" for "Which laptop should I get?". Read only where the criteria
+/// are missing: where the options are, a question may well name the one the user gave
+/// ("which language you're comparing with Python, such as Java or Go").
+fn offers_what_was_said(ws: &[String], user: &[String]) -> bool {
+    let starts = |i: usize| {
+        (ws[i] == "such" && ws.get(i + 1).is_some_and(|w| w == "as"))
+            || (ws[i] == "for" && ws.get(i + 1).is_some_and(|w| w == "example"))
+            || (ws[i] == "e" && ws.get(i + 1).is_some_and(|w| w == "g"))
+    };
+    (0..ws.len()).filter(|&i| starts(i)).any(|i| {
+        let list: Vec<&String> = ws[i + 1..]
+            .iter()
+            .take(8)
+            .take_while(|w| !CLAUSE_STARTS.contains(&w.as_str()))
+            .collect();
+        list.iter().any(|w| *w == "or" || *w == "and")
+            && list.iter().any(|w| {
+                !FILLER.contains(&w.as_str())
+                    && !["as", "g", "example"].contains(&w.as_str())
+                    && user.iter().any(|u| same_word(u, w))
+            })
+    })
 }
 
 /// "What you mean by \"genius\"" (`ws[i]` is "mean") asks about a word of the message,
@@ -852,6 +916,18 @@ mod tests {
             ("We're finally getting a dog!! What breed?", "To help with that, I need to know what you're looking for.", false),
             ("We're finally getting a dog!! What breed?", "To help with that, I need to know what you're looking for in a dog.", true),
             ("what's the best laptop", "To help with that, I need to know what you are looking for.", false),
+            // For a stay, where the user is is the wrong place.
+            ("Could you suggest a hotel close to the city centre for two nights?", "To help with that, I need to know where you're located.", false),
+            ("Could you suggest a hotel close to the city centre for two nights?", "To help with that, I need to know which city you're located in.", false),
+            ("Could you suggest a hotel close to the city centre for two nights?", "To help with that, I need to know which city you'd like to stay in.", true),
+            ("Could you suggest a hotel close to the city centre for two nights?", "First, could you tell me where you're staying?", true),
+            ("Best bookstore nearby?", "To help with that, I need to know where you're located.", true),
+            // The user's own choice offered among examples; the topic alone.
+            ("Which laptop should I get? My old one finally died.", "First, could you tell me what type of laptop you're looking for, such as desktop, laptop, or tablet?", false),
+            ("Which laptop should I get? My old one finally died.", "First, could you tell me what you'll use it for, such as gaming, video editing, or office work?", true),
+            ("which one is better?", "First, could you tell me the options, such as the two phones you're choosing between?", true),
+            ("why did they ban it", "To help with that, I need to know more about the specific context or topic you're referring to.", false),
+            ("why did they ban it", "To help with that, I need to know what \"it\" refers to.", true),
             // Only the sentence the lead starts is the request.
             ("What is the best restaurant?", "To help with that, I need to know which restaurant you're looking for. Please tell me the city.", false),
             ("Where does she live now?", "To help with that, I need to know where she lives now.\n\nDo you mean your sister?", false),
@@ -895,6 +971,9 @@ mod tests {
             ("My friend keeps talking about him like he's some genius. Who is he exactly?", "To help with that, I need to know the specific context or information you're referring to.", false),
             ("Can you tell me more about him? I'm writing a school report on him.", "To answer that, I need to know the name of the school report you're referring to.", true),
             ("Can you tell me more about him? I'm writing a school report on him.", "To help with that, I need to know what your school report is about.", false),
+            ("Which laptop should I get? My old one finally died.", "First, could you tell me what type of laptop you're looking for, such as desktop, laptop, or tablet?", true),
+            ("why did they ban it", "To help with that, I need to know more about the specific context or topic you're referring to.", false),
+            ("Could you suggest a hotel close to the city centre for two nights?", "To help with that, I need to know where you're located.", true),
             // Named nothing, and asked nothing else.
             ("Translate this message for my grandma, she only speaks her native language.", "Could you tell me which language you speak?", false),
             ("Give me a JSON object for a new user record.", "To answer that, I need to know what kind of user record you're referring to.", false),

@@ -618,10 +618,17 @@ fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.words().has_place() {
         return;
     }
+    // A place to stay is where the user is going, not where they are: asked for the
+    // location, Qwen asked "where you're located" for a hotel for two nights.
+    let stay = ["hotel", "hotels", "hostel", "motel", "airbnb"].contains(&noun);
     out.push(finding(
         "recommendation",
         Slot::Location,
-        "the location (city or area)",
+        if stay {
+            super::STAY_PLACE
+        } else {
+            "the location (city or area)"
+        },
         0.8,
         format!("asks for a {noun} recommendation but gives no place"),
     ));
@@ -1332,13 +1339,21 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             && (generic || m.len() <= 40)
             && !(m.len() > 14 && generic)
         {
-            out.push(finding(
-                "referent",
-                Slot::Referent,
-                format!("who \"{p}\" is"),
-                0.85,
-                format!("\"{p}\" refers to no one named in the conversation"),
-            ));
+            // "Why did they ban it?": what "it" is matters more than who "they" are, and
+            // names them too (what was banned says by whom). Asked who "they" are, Qwen
+            // asked only that, which a reader found not enough.
+            let (missing, why) = if generic && m.has("it") {
+                (
+                    "what \"it\" refers to".to_string(),
+                    format!("\"it\" and \"{p}\" refer to nothing named in the conversation"),
+                )
+            } else {
+                (
+                    format!("who \"{p}\" is"),
+                    format!("\"{p}\" refers to no one named in the conversation"),
+                )
+            };
+            out.push(finding("referent", Slot::Referent, missing, 0.85, why));
             return;
         }
     }

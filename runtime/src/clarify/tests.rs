@@ -355,6 +355,13 @@ fn each_piece_is_asked_for_in_the_words_the_rules_found() {
         ("Who directed that?", Slot::Referent, "which film or show \"that\" is"),
         ("When was it painted?", Slot::Referent, "which painting \"it\" is"),
         ("When did that happen?", Slot::Referent, "what \"that\" refers to"),
+        // What "it" is before who "they" are; "they" alone asks who.
+        ("why did they ban it", Slot::Referent, "what \"it\" refers to"),
+        ("Why did they cancel it?", Slot::Referent, "what \"it\" refers to"),
+        ("Why did they say that?", Slot::Referent, "who \"they\" refers to"),
+        // A stay is wanted where the user is going.
+        ("Could you suggest a hotel close to the city centre for two nights?", Slot::Location, "for the city to stay in"),
+        ("Any good sushi places around here?", Slot::Location, "for my location (my city or area)"),
         // A text's quality names the text it is in.
         ("Can you tidy up the grammar in my cover letter?", Slot::Text, "for the cover letter itself"),
         ("Fix the wording of my essay.", Slot::Text, "for the essay itself"),
