@@ -221,6 +221,7 @@ pub const TEXT_NOUNS: &[&str] = &[
     "stylesheet", "blog", "thread", "repo", "repository", "codebase", "project", "app", "website",
     "site", "menu", "sign", "label", "flyer", "poster", "brochure", "leaflet", "card", "invitation",
     "results", "terms", "agreement", "policy", "wording", "lines", "sentence", "invoice", "receipt",
+    "catalog", "catalogue", "inventory",
 ];
 
 /// Words that carry no content: what is left of a request without them is the

@@ -29,6 +29,9 @@ fn underspecified_prompts_name_their_missing_slot() {
         ("Proofread my cover letter please", &["text"]),
         ("Can you tidy up the grammar in my cover letter? I really want this job.", &["text"]),
         ("Summarize the article.", &["text"]),
+        // A catalog or an inventory is data only the user has; its schema is not.
+        ("Output the product catalog as JSON please, our API needs it by end of day", &["schema", "text"]),
+        ("Create a JSON schema for our product catalog.", &["schema"]),
         ("tl;dr", &["text"]),
         (
             "Write a function that reverses a string.",
