@@ -376,14 +376,11 @@ fn asks_for_the_users_text(q: &str, prompt: &str) -> bool {
 /// the tallest person in the world?" for "how tall is he"), and "What year was it built?"
 /// asks for the answer.
 fn asks_who_it_is(q: &str, prompt: &str) -> bool {
-    let words: Vec<&str> = q
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    words.iter().enumerate().any(|(i, w)| {
+    let ws = words(q);
+    ws.iter().enumerate().any(|(i, w)| {
         ["who", "what", "which"].contains(w)
             && !has_word(prompt, w)
-            && words[i + 1..]
+            && ws[i + 1..]
                 .iter()
                 .take(2)
                 .any(|p| PRONOUNS.contains(p) && has_word(prompt, p))
@@ -413,10 +410,7 @@ fn pronouns_unquoted(lower: &str) -> String {
 /// \"genius\"", its quoted word removed): the question asks what a word means, not
 /// who or what the prompt's pronoun stands for.
 fn means_a_word(q: &str) -> bool {
-    let ws: Vec<&str> = q
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let ws = words(q);
     ws.windows(2).enumerate().any(|(i, pair)| {
         pair == ["mean", "by"] && ws.get(i + 2).is_none_or(|w| !PRONOUNS.contains(w))
     })
@@ -478,10 +472,7 @@ fn asks_about_a_thing(q: &str, prompt: &str) -> bool {
     let he_she = ["he", "she", "him", "her", "his", "hers"]
         .iter()
         .any(|p| has_word(prompt, p));
-    let ws: Vec<&str> = q
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let ws = words(q);
     he_she
         && ws.iter().enumerate().any(|(i, w)| {
             ["referring", "refers", "refer"].contains(w) && {
@@ -666,6 +657,13 @@ const GENERIC: &[&str] = &[
     "topic you're referring to", "topic you are referring to",
 ];
 
+/// The words of `q` (runs of letters and digits), in order.
+fn words(q: &str) -> Vec<&str> {
+    q.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
 /// For a place to stay (a hotel, a hostel), the question asks where the user is now
 /// ("where you're located", "where you live", "your location") instead of where they
 /// are going ("where you're staying" is where they are going).
@@ -673,10 +671,7 @@ fn asks_where_a_traveller_is(q: &str, prompt: &str) -> bool {
     let stay = ["hotel", "hostel", "motel", "airbnb"]
         .iter()
         .any(|w| has_word(prompt, w));
-    let ws: Vec<&str> = q
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let ws = words(q);
     let at = |i: usize| ws.get(i).copied().unwrap_or("");
     stay && (0..ws.len()).any(|i| match at(i) {
         "located" | "live" | "living" => true,
@@ -702,10 +697,7 @@ fn offers_what_was_said(q: &str, prompt: &str) -> bool {
         "as", "example", "g", "the", "a", "an", "or", "and", "your", "you", "to", "of", "in",
         "for", "it", "is",
     ];
-    let ws: Vec<&str> = q
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let ws = words(q);
     ws.windows(2).enumerate().any(|(i, pair)| {
         let starts = matches!(pair, ["such", "as"] | ["for", "example"] | ["e", "g"]);
         let list = &ws[(i + 2).min(ws.len())..(i + 10).min(ws.len())];
@@ -848,84 +840,34 @@ mod tests {
         s.iter().map(|x| x.to_string()).collect()
     }
 
-    /// A conversion asked about the wrong way round names no missing quantity.
+    /// Questions about the wrong thing target nothing, and their twins that ask for the
+    /// missing piece do: (prompt, missing slot, reply, targets). A conversion turned
+    /// around; the user's own choice among the examples; a topic alone; where a
+    /// traveller is instead of where the stay is.
     #[test]
-    fn a_conversion_turned_around_targets_nothing() {
-        let prompt = "Convert my height to centimeters.";
-        let s = score(
-            "To help with that, I need to know the height you want to convert from centimeters to inches.",
-            &slots(&["quantity"]),
-            prompt,
-        );
-        assert!(s.asks && !s.targets);
-        let s = score(
-            "To answer that, I need to know the height of your person in centimeters.",
-            &slots(&["quantity"]),
-            prompt,
-        );
-        assert!(!s.targets);
-        let s = score(
-            "To help with that, I need to know your height in feet and inches.",
-            &slots(&["quantity"]),
-            prompt,
-        );
-        assert!(s.targets);
-    }
-
-    /// Examples that hold the user's own choice, and a topic alone, target nothing.
-    #[test]
-    fn the_users_choice_offered_back_or_a_topic_alone_targets_nothing() {
+    #[rustfmt::skip]
+    fn wrong_questions_target_nothing_and_their_twins_do() {
+        let height = "Convert my height to centimeters.";
         let laptop = "Which laptop should I get? My old one finally died.";
-        let s = score(
-            "First, could you tell me what type of laptop you're looking for, such as desktop, laptop, or tablet?",
-            &slots(&["criteria"]),
-            laptop,
-        );
-        assert!(s.asks && !s.targets);
-        let s = score(
-            "First, could you tell me what you'll use it for, such as gaming, video editing, or office work?",
-            &slots(&["criteria"]),
-            laptop,
-        );
-        assert!(s.targets);
         let ban = "why did they ban it";
-        let s = score(
-            "To help with that, I need to know more about the specific context or topic you're referring to.",
-            &slots(&["referent"]),
-            ban,
-        );
-        assert!(s.asks && !s.targets);
-        let s = score(
-            "To help with that, I need to know what \"it\" refers to.",
-            &slots(&["referent"]),
-            ban,
-        );
-        assert!(s.targets);
-    }
-
-    /// For a hotel, where the user is now is the wrong place; where they stay is right.
-    #[test]
-    fn a_hotel_asks_where_the_stay_is() {
         let hotel = "Could you suggest a hotel close to the city centre for two nights?";
-        let loc = slots(&["location"]);
-        let s = score(
-            "To help with that, I need to know where you're located.",
-            &loc,
-            hotel,
-        );
-        assert!(s.asks && !s.targets);
-        for ok in [
-            "To help with that, I need to know which city you'd like to stay in.",
-            "First, could you tell me where you're staying?",
+        for (prompt, slot, reply, targets) in [
+            (height, "quantity", "To help with that, I need to know the height you want to convert from centimeters to inches.", false),
+            (height, "quantity", "To answer that, I need to know the height of your person in centimeters.", false),
+            (height, "quantity", "To help with that, I need to know your height in feet and inches.", true),
+            (laptop, "criteria", "First, could you tell me what type of laptop you're looking for, such as desktop, laptop, or tablet?", false),
+            (laptop, "criteria", "First, could you tell me what you'll use it for, such as gaming, video editing, or office work?", true),
+            (ban, "referent", "To help with that, I need to know more about the specific context or topic you're referring to.", false),
+            (ban, "referent", "To help with that, I need to know what \"it\" refers to.", true),
+            (hotel, "location", "To help with that, I need to know where you're located.", false),
+            (hotel, "location", "To help with that, I need to know which city you'd like to stay in.", true),
+            (hotel, "location", "First, could you tell me where you're staying?", true),
+            ("Best bookstore nearby?", "location", "To help with that, I need to know where you're located.", true),
         ] {
-            assert!(score(ok, &loc, hotel).targets, "{ok}");
+            let s = score(reply, &slots(&[slot]), prompt);
+            assert!(s.asks, "{reply}");
+            assert_eq!(s.targets, targets, "{prompt} → {reply}");
         }
-        let s = score(
-            "To help with that, I need to know where you're located.",
-            &loc,
-            "Best bookstore nearby?",
-        );
-        assert!(s.targets);
     }
 
     #[test]
