@@ -266,19 +266,14 @@ impl<'e> Session<'e> {
         if n == 0 || n >= self.cache.capacity {
             return Ok(0);
         }
-        let mut from = 0;
-        while from < n {
-            let end = crate::engine::prefill_part_end(from, n);
-            let part = &a[from..end];
-            if let Err(e) =
-                self.engine
-                    .model
-                    .prefill_part(part, &mut self.cache, &mut self.scratch, false)
-            {
-                self.reset_context();
-                return Err(e);
-            }
-            from = end;
+        // No logits: the turn's own part computes them.
+        if let Err(e) =
+            self.engine
+                .model
+                .prefill_part(&a[..n], &mut self.cache, &mut self.scratch, false)
+        {
+            self.reset_context();
+            return Err(e);
         }
         self.context = a[..n].to_vec();
         self.lead_only = true;
