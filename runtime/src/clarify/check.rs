@@ -295,17 +295,13 @@ impl Decision {
         asks.iter().any(|piece| match piece.slot {
             Slot::Text => paste_objects(lead, &ws).any(|from| puts_it_elsewhere(&ws, from, &user)),
             Slot::Referent => {
-                names_the_answer(&ws, &user)
+                asks_the_wrong_thing(piece, &ws, &user)
                     || (0..ws.len()).any(|i| {
                         !in_generic(&ws, i)
                             && (means_another_word(&ws, i) || refers_to_a_thing(&ws, i, &user))
                     })
             }
-            Slot::Quantity => asks_for_the_result(&ws, &user),
-            Slot::Location => piece.ask.ends_with(super::STAY_PLACE) && asks_where_the_user_is(&ws),
-            Slot::Items => asks_which_wins(&ws),
-            Slot::Criteria => asks_which_wins(&ws) || offers_what_was_said(&ws, &user),
-            _ => false,
+            _ => asks_the_wrong_thing(piece, &ws, &user),
         })
     }
 
@@ -328,13 +324,12 @@ impl Decision {
         let user = words(prompt);
         let said = |w: &String| user.iter().any(|u| same_word(u, w));
         let ws = words(read);
-        let verdict = asks_which_wins(&ws);
         let first = first_needed(&asks);
         asks.iter().any(|piece| {
             if !first.is_empty() && !first.contains(&piece.slot) {
                 return false;
             }
-            if verdict && matches!(piece.slot, Slot::Items | Slot::Criteria) {
+            if asks_the_wrong_thing(piece, &ws, &user) {
                 return false;
             }
             let own: Vec<String> = words(&piece.ask)
@@ -343,18 +338,6 @@ impl Decision {
                 .collect();
             if piece.slot == Slot::Text {
                 return asks_for_the_text(lead, &ws, &own, &user);
-            }
-            if piece.slot == Slot::Referent && names_the_answer(&ws, &user) {
-                return false;
-            }
-            if piece.slot == Slot::Quantity && asks_for_the_result(&ws, &user) {
-                return false;
-            }
-            if piece.slot == Slot::Criteria && offers_what_was_said(&ws, &user) {
-                return false;
-            }
-            if piece.ask.ends_with(super::STAY_PLACE) && asks_where_the_user_is(&ws) {
-                return false;
             }
             // A quantity's names include the user's own amounts ("my salary"): a word the
             // user wrote, so it counts only when asked for by name ("your current salary").
@@ -564,10 +547,22 @@ fn asks_the_answer_back(ws: &[String], user: &[String]) -> bool {
     })
 }
 
-/// A quantity question that asks for what the user wants worked out: the user's own
-/// quantity asked back, or the conversion turned around. Both reply readers refuse it.
-fn asks_for_the_result(ws: &[String], user: &[String]) -> bool {
-    asks_the_answer_back(ws, user) || converts_backwards(ws, user)
+/// The question asks the wrong thing for `piece`, whatever words it names: the
+/// options' verdict asked back (`asks_which_wins`), the user's own choice offered back
+/// where the criteria are missing (`offers_what_was_said`), the referent's answer named
+/// (`names_the_answer`), the quantity the user wants worked out asked back or the
+/// conversion turned around (`asks_the_answer_back`, `converts_backwards`), or where the
+/// user is for a stay (`asks_where_the_user_is`). Both reply readers refuse it:
+/// `reply_names_a_piece` as naming nothing, `reply_asks_amiss` as amiss.
+fn asks_the_wrong_thing(piece: &super::Piece, ws: &[String], user: &[String]) -> bool {
+    match piece.slot {
+        Slot::Items => asks_which_wins(ws),
+        Slot::Criteria => asks_which_wins(ws) || offers_what_was_said(ws, user),
+        Slot::Referent => names_the_answer(ws, user),
+        Slot::Quantity => asks_the_answer_back(ws, user) || converts_backwards(ws, user),
+        Slot::Location => piece.ask.ends_with(super::STAY_PLACE) && asks_where_the_user_is(ws),
+        _ => false,
+    }
 }
 
 /// The question turns the conversion around, or asks for its result: "the height you
