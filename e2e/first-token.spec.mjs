@@ -50,3 +50,24 @@ test('the page reports the first token time of a short turn', async ({ page }, i
   info.annotations.push({ type: 'first-token-ms', description: JSON.stringify({ first, cold }) });
   console.log('first token', JSON.stringify({ first, cold }));
 });
+
+// The load carries the settings of the turn to come: the lead prefilled after it
+// holds a custom system prompt, and the first turn reuses all of it.
+test('the lead prefilled after a load holds the custom system prompt', async ({ page }) => {
+  await open(page);
+  const system = page.getByRole('textbox', { name: 'System prompt' });
+  await system.fill('Answer like a pirate, in one short sentence.');
+  await system.dispatchEvent('change');
+  await pickFile(page);
+  await greedy(page, 4);
+  const kv = page.getByTestId('kv-length');
+  await expect(kv).not.toHaveText(/KV length 0 \//);
+  const lead = Number((await kv.textContent()).match(/KV length (\d+)/)[1]);
+  await say(page, 'What is the capital of France?');
+  const t = await read(page);
+  // SmolLM2's own default system prompt is not this one: a lead made without the
+  // setting would share only the system header with the turn.
+  expect(t.reused).toBe(lead);
+  expect(lead).toBeGreaterThan(10);
+  await expect(page.getByTestId('divergence')).toHaveCount(0);
+});

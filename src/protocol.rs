@@ -374,15 +374,22 @@ pub enum Command {
         context: usize,
     },
     /// Load a fully verified cached model, with a session of `context` positions.
+    /// `first_turn`: the settings the next turn will most likely use (None when they
+    /// cannot be sent yet); their system prompt and tools shape the lead the worker
+    /// prefills while the person types.
     Load {
         id: String,
         context: usize,
+        #[serde(default)]
+        first_turn: Option<ChatSettings>,
     },
     /// Load the `File` sent alongside; `keep` also stores it in IndexedDB.
     LoadFile {
         name: String,
         keep: bool,
         context: usize,
+        #[serde(default)]
+        first_turn: Option<ChatSettings>,
     },
     Delete {
         id: String,

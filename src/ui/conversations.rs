@@ -492,6 +492,7 @@ pub fn reopen_last_model(state: State) {
         send(&Command::Load {
             id: last,
             context: state.settings.context.get_untracked(),
+            first_turn: super::settings::current(state).ok(),
         });
     }
 }

@@ -108,6 +108,7 @@ fn load_file(state: State, file: web_sys::File) {
             name: file.name(),
             keep: state.models.keep_file.get_untracked(),
             context: state.settings.context.get_untracked(),
+            first_turn: super::settings::current(state).ok(),
         },
         Some(&file),
     );
@@ -249,7 +250,7 @@ fn CachedList() -> impl IntoView {
                                         on:click=move |_| {
                                             state.notices.error.set(None);
                                             state.models.working.set(Some(format!("loading {id}")));
-                                            send(&Command::Load { id: id.clone(), context: state.settings.context.get_untracked() });
+                                            send(&Command::Load { id: id.clone(), context: state.settings.context.get_untracked(), first_turn: super::settings::current(state).ok() });
                                         }>"Load"</button>
                                 }.into_any()
                             } else {

@@ -255,11 +255,24 @@ async fn actor(mut rx: UnboundedReceiver<Incoming>, abort: Arc<AtomicBool>) {
         };
         // A loaded model gets its session at once, so that the card reports the
         // memory of both; its chat loop runs until a command replaces the model.
-        let (origin, context) = match msg {
-            (Command::Load { id, context }, _) => (Origin::Stored(id), context),
-            (Command::LoadFile { keep, context, .. }, Some(file)) => {
-                (Origin::File { file, keep }, context)
-            }
+        let (origin, context, first_turn) = match msg {
+            (
+                Command::Load {
+                    id,
+                    context,
+                    first_turn,
+                },
+                _,
+            ) => (Origin::Stored(id), context, first_turn),
+            (
+                Command::LoadFile {
+                    keep,
+                    context,
+                    first_turn,
+                    ..
+                },
+                Some(file),
+            ) => (Origin::File { file, keep }, context, first_turn),
             (Command::AttachEvidence { .. }, _) => {
                 post_failure(
                     Operation::Evidence,
@@ -309,7 +322,7 @@ async fn actor(mut rx: UnboundedReceiver<Incoming>, abort: Arc<AtomicBool>) {
         }
         if let Some(l) = &mut loaded {
             l.engine.model.threads = std::mem::take(&mut threads);
-            next = chat(l, context, &mut rx, store.as_ref(), &abort).await;
+            next = chat(l, context, first_turn, &mut rx, store.as_ref(), &abort).await;
         }
     }
 }
@@ -445,10 +458,12 @@ async fn storage(store: Option<&Store>, cmd: Command) {
 
 /// Serve chat commands with one session on `l` until a command that replaces the
 /// model arrives (returned) or the page goes away (None). Posts the model's card
-/// first, with the memory measured once the session exists.
+/// first, with the memory measured once the session exists, then prefills the lead
+/// of a first turn made with `first_turn`'s settings.
 async fn chat(
     l: &mut Loaded,
     context: usize,
+    first_turn: Option<ChatSettings>,
     rx: &mut UnboundedReceiver<Incoming>,
     store: Option<&Store>,
     abort: &Arc<AtomicBool>,
@@ -459,6 +474,9 @@ async fn chat(
     post(Event::Loaded {
         card: Box::new(card),
     });
+    if let Some(st) = &first_turn {
+        apply(&mut session, st);
+    }
     prefill_lead(&mut session);
     loop {
         let msg = next_msg(rx).await?;
