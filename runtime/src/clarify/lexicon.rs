@@ -56,13 +56,15 @@ pub const CODE_NOUNS: &[&str] = &[
     "unit test", "unit tests", "test", "tests", "routine", "implementation", "procedure", "macro",
     "one-liner", "command", "handler", "cron", "cron job", "batch job", "background job",
     "scheduled job", "job that", "job to", "job which", "hook", "middleware",
-    "migration", "controller", "service", "worker", "pipeline", "automation",
+    "migration", "controller", "service", "worker", "pipeline", "automation", "http",
+    "http request", "post request", "get request", "logic",
 ];
 
 #[rustfmt::skip]
 pub const CODE_VERBS: &[&str] = &[
     "write", "create", "implement", "make", "generate", "build", "code", "give me", "show me",
-    "develop", "program", "need", "want", "help me write", "can you write", "gimme",
+    "develop", "program", "need", "want", "help me write", "can you write", "gimme", "provide",
+    "writing", "draft", "put together",
 ];
 
 /// Verbs that act on a text, code or data the user supplies. The value is the
@@ -212,7 +214,7 @@ pub const TEXT_NOUNS: &[&str] = &[
     "summary", "review", "answer", "homework", "assignment", "output", "log", "logs",
     "stack trace", "traceback", "config", "configuration", "spreadsheet", "csv", "json", "xml",
     "html", "page", "lyrics", "quote", "caption", "tweet", "bio", "cover letter", "proposal",
-    "contract", "memo", "minutes", "recipe", "instructions", "description", "regex", "sql",
+    "contract", "lease", "memo", "minutes", "recipe", "instructions", "description", "regex", "sql",
     "class", "method", "loop", "formula", "equation", "translation", "statement", "content",
     "input", "response", "reply", "blog post", "newsletter", "slide", "slides", "book", "video",
     "podcast", "lecture", "meeting", "thread", "conversation", "chat", "discussion", "call",
@@ -252,7 +254,8 @@ pub const PLACE_NOUNS: &[&str] = &[
     "museums", "store", "stores", "shop", "shops", "supermarket", "grocery", "mall", "club",
     "clubs", "nightclub", "spa", "plumber", "electrician", "vet", "veterinarian", "lawyer",
     "attorney", "accountant", "daycare", "kindergarten", "library", "place to eat",
-    "place to stay", "places to eat", "places to stay", "things to do", "neighborhood",
+    "place to stay", "places to eat", "places to stay", "things to do", "thing to do",
+    "something to do", "neighborhood",
     "neighbourhood", "apartment", "realtor", "therapist", "physiotherapist", "chiropractor",
     "clinic", "tailor", "florist", "car wash", "hiking trail", "hike", "hikes", "trail",
     "campsite", "camping", "ski resort", "neighborhoods", "museums", "bookstore", "bookshop",
@@ -274,7 +277,7 @@ pub const RECOMMEND_CUES: &[&str] = &[
     "favourite", "any", "nice", "recomend", "which", "should i join", "should i go to", "must-see",
     "must see", "worth visiting", "worth a visit", "safest", "cheapest", "nicest", "quietest",
     "coolest", "tastiest", "popular", "top-rated", "highly rated", "where should we",
-    "where can we", "take my",
+    "where can we", "take my", "fun",
 ];
 
 /// What follows "in"/"near" that is not a place.
@@ -377,7 +380,8 @@ pub const COMPARE_CUES: &[&str] = &[
     "should i go with", "prefer", "preferable", "pros and cons", "superior", "worse",
     "difference between", "which is", "which would", "which do you", "choose between",
     "pick between", "decide between", "which one's", "torn between", "help me decide",
-    "help me choose", "help me pick", "worth upgrading", "worth it", "upgrade",
+    "help me choose", "help me pick", "worth upgrading", "worth it", "upgrade", "which of these",
+    "which of those", "which of the two",
 ];
 
 /// Deictic stand-ins for the items of a comparison.
@@ -412,6 +416,7 @@ pub const LIVE_CUES: &[&str] = &[
     "last night's game", "the match last night", "last night's match", "win last night",
     "won last night", "lose last night", "lost last night", "petrol today", "gas today",
     "fuel today", "diesel today", "price of petrol", "price of gas", "price of fuel", "fuel prices",
+    "sun set", "sun rise", "sun go down", "sun come up", "get dark", "gets dark", "local time",
 ];
 
 /// Live questions that depend on a place.
@@ -422,7 +427,7 @@ pub const LOCAL_LIVE_CUES: &[&str] = &[
     "pollen", "sunset", "sunrise", "uv index", "humidity", "wait time", "showtimes", "playing",
     "umbrella", "delays", "concerts", "events", "what's on", "happening", "opening hours",
     "petrol", "gas", "fuel", "diesel", "trains", "buses", "flights", "ferries", "trams", "subway",
-    "metro", "tube",
+    "metro", "tube", "sun", "dark", "local time",
 ];
 
 /// Maths cues, and what each needs.

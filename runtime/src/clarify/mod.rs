@@ -348,6 +348,9 @@ fn join_with(parts: impl Iterator<Item = String>, and: &str) -> String {
 /// question about where the user is does not ask (`check::asks_where_the_user_is`).
 pub const STAY_PLACE: &str = "the city to stay in";
 
+/// The places a time is converted between: the user's own place is only one of them.
+pub const TIME_PLACES: &str = "the two places (cities or time zones)";
+
 /// What the model's question should ask for, after "asks me": a noun phrase or a "who"
 /// clause with no "I" in it. An indirect question in the user's voice ("which city I
 /// mean") came back verbatim after the lead ("Could you tell me which city I mean?").
@@ -376,7 +379,7 @@ fn ask_for(f: &Finding, live: bool) -> String {
         Slot::ProgrammingLanguage => "for the programming language to use".into(),
         // "the trip (where from and where to)": a route, not where the user is.
         Slot::Location if thing.starts_with("the trip") => format!("for {thing}"),
-        Slot::Location if thing == STAY_PLACE => format!("for {thing}"),
+        Slot::Location if thing == STAY_PLACE || thing == TIME_PLACES => format!("for {thing}"),
         Slot::Location if live => "for the city or area".into(),
         Slot::Location => "for my location (my city or area)".into(),
         Slot::Schema => "for the fields the JSON should have".into(),

@@ -14,12 +14,18 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     let ctx = Context::new(text, earlier);
     let mut out = Vec::new();
     live(&m, &ctx, &mut out);
+    time_zones(&m, &ctx, &mut out);
     translate(&m, &ctx, &mut out);
     acts_on_text(&m, &ctx, &mut out);
+    error_without_code(&m, &ctx, &mut out);
     code(&m, &ctx, &mut out);
     recommendation(&m, &ctx, &mut out);
     json(&m, &ctx, &mut out);
     math(&m, &ctx, &mut out);
+    if !out.iter().any(|f| f.slot == Slot::Quantity) {
+        formula(&m, &ctx, &mut out);
+    }
+    scaled_recipe(&m, &ctx, &mut out);
     scheduling(&m, &ctx, &mut out);
     comparison(&m, &ctx, &mut out);
     trip(&m, &ctx, &mut out);
@@ -39,6 +45,8 @@ struct Context {
     earlier_text: bool,
     /// All messages' words, for slots an earlier turn may have filled.
     all: String,
+    /// No message came before this one.
+    first: bool,
 }
 
 impl Context {
@@ -47,6 +55,7 @@ impl Context {
             payload: delimited_payload(text)
                 || (is_long(text) && !names_its_text_from_afar(&Words::new(text))),
             earlier_text: earlier.iter().any(|e| e.split_whitespace().count() >= 4),
+            first: earlier.is_empty(),
             all: earlier
                 .iter()
                 .copied()
@@ -285,9 +294,22 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "how do you say", "how do i say", "how to say", "how would you say", "how would i say",
         "what's the word for", "what is the word for",
     ]);
-    let lang_at_end = m.w.len() >= 2
-        && ["in", "into", "to"].contains(&m.w[m.len() - 2].as_str())
-        && LANGUAGES.contains(&m.w[m.len() - 1].as_str());
+    // "need this in german asap pls": courtesy words after the language.
+    let end = m.len()
+        - m.w
+            .iter()
+            .rev()
+            .take_while(|x| {
+                [
+                    "please", "pls", "plz", "asap", "thanks", "thx", "ty", "quickly", "now", "quick",
+                    "today", "urgently", "for", "me",
+                ]
+                .contains(&x.as_str())
+            })
+            .count();
+    let lang_at_end = end >= 2
+        && ["in", "into", "to"].contains(&m.w[end - 2].as_str())
+        && LANGUAGES.contains(&m.w[end - 1].as_str());
     // "What's the Japanese for that?", "render the following text in Dutch".
     let lang_for = m.w.iter().enumerate().any(|(i, x)| {
         LANGUAGES.contains(&x.as_str())
@@ -298,7 +320,9 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     });
     let other_language = m.any(&[
         "another language", "other language", "different language", "foreign language",
-        "other languages", "a second language",
+        "other languages", "a second language", "local language", "their language",
+        "her language", "his language", "native language", "mother tongue",
+        "language they speak", "language spoken there", "the language there",
     ]);
     if verb.is_none() && say.is_none() && !lang_at_end && !lang_for && other_language.is_none() {
         return;
@@ -390,6 +414,57 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "asks how to say something to someone who does not speak the language named",
         ));
     }
+}
+
+/// "Here's the error I get: TypeError: … Fix it please.": the error came, the code
+/// that raises it did not. Silent where any code is given (a fence, an indented line,
+/// an assignment, braces, a statement), and for errors whose fix is general ("No
+/// module named requests").
+#[rustfmt::skip]
+fn error_without_code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.earlier_text || m.len() > 60 {
+        return;
+    }
+    let Some(verb) = m.any(&["fix", "debug", "solve", "resolve", "get rid of"]) else {
+        return;
+    };
+    // The user's own code: "fix it", "fix my script".
+    if m.any(THING_PRONOUNS).is_none()
+        && m.any(&["my code", "my script", "my program", "my app", "my function", "my test", "my tests"]).is_none()
+    {
+        return;
+    }
+    let raw = m.raw;
+    let error = m
+        .any(&[
+            "error", "exception", "traceback", "stack trace", "segfault", "segmentation fault",
+            "panicked", "nullpointerexception", "cannot read properties", "is not a function",
+            "is not defined", "undefined",
+        ])
+        .is_some()
+        || raw.contains("Error:")
+        || raw.contains("Exception");
+    let general = m
+        .any(&[
+            "no module named", "module not found", "command not found", "permission denied",
+            "is not recognized", "not installed", "pip install", "npm install",
+        ])
+        .is_some();
+    let code = raw.contains("```")
+        || raw.lines().skip(1).any(|l| l.starts_with("    ") || l.starts_with('\t'))
+        || [";", "{", "}", " = ", "=>", "==", "def ", "function ", "return ", "import ", "#include", "const ", "let ", "var ", "print(", "console."]
+            .iter()
+            .any(|k| raw.contains(k));
+    if !error || general || code {
+        return;
+    }
+    out.push(finding(
+        "fix",
+        Slot::Text,
+        "the code itself",
+        0.8,
+        format!("\"{verb}\" an error whose code the message does not include"),
+    ));
 }
 
 /// A verb that acts on a text ("fix", "summarize", "proofread", "convert") whose
@@ -566,9 +641,31 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         return;
     }
     let all = ctx.words();
-    let named = all.any(PROGRAMMING).is_some()
+    // JSON, YAML and regex name the language only of a request for one of them: "a
+    // function that validates an email without using regex" or "sends a JSON body" is
+    // code in a language not named. A name after "without", "no" or "not" rules itself out.
+    let names = |i: usize| {
+        let x = all.w[i].as_str();
+        let negated = all.w[i.saturating_sub(2)..i]
+            .iter()
+            .any(|p| ["without", "no", "not", "avoid"].contains(&p.as_str()));
+        PROGRAMMING.contains(&x)
+            && !negated
+            && (!["json", "yaml", "regex"].contains(&x)
+                || m.any(&[
+                    "function", "script", "program", "class", "method", "implementation", "http",
+                    "unit tests", "tests",
+                ])
+                .is_none())
+    };
+    let named = (0..all.len()).any(names)
+        || PROGRAMMING.iter().any(|p| p.contains(' ') && all.has(p))
         || all.any(SHORT_LANGUAGE_PHRASES).is_some()
-        || ctx.all.contains("```");
+        || all.any(&["pytest", "unittest", "jest", "junit", "rspec", "mocha"]).is_some()
+        // Code given inline shows its language: "for this function: def is_even(n): …".
+        || ["```", "def ", "=>", "#include", "public static", "console.log"]
+            .iter()
+            .any(|k| ctx.all.contains(k));
     if named {
         return;
     }
@@ -655,7 +752,10 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ));
         return;
     }
-    if ctx.payload {
+    // "a function that parses JSON from a file": JSON read, whatever its fields.
+    if ctx.payload
+        || m.any(&["parse", "parses", "parsing", "reads", "loads", "deserialize", "deserializes", "validate", "validates", "pretty-print"]).is_some()
+    {
         return;
     }
     let produce = m.any(&[
@@ -891,6 +991,123 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     out.push(finding("math", Slot::Quantity, what, 0.8, why));
 }
 
+/// What a known calculation needs and the message may leave out: rate and term given,
+/// the amount not.
+#[derive(Clone, Copy, PartialEq)]
+enum Input {
+    /// A sum of money: a currency sign or word, or a number of 1,000 or more.
+    Amount,
+    /// A distance: a number with a length unit that is not part of a speed.
+    Distance,
+}
+
+/// Calculations with a fixed formula, each needing one input a person often leaves
+/// out: a payment without the loan's amount, a balance without the sum invested, a
+/// travel time at a speed without the distance, a tip without the bill. Each row:
+/// (cues, any of which; companions, any of which, or none needed; the input; what the
+/// note asks for).
+#[rustfmt::skip]
+const FORMULAS: &[(&[&str], &[&str], Input, &str)] = &[
+    (&["mortgage", "loan", "car loan", "student loan", "auto loan"],
+     &["payment", "payments", "per month", "a month", "monthly", "repayment", "repayments", "pay back", "interest"],
+     Input::Amount, "the loan amount"),
+    (&["invest", "investing", "invested", "investment", "compounded", "compound interest", "savings account", "deposit", "index fund", "put money", "etf"],
+     &["how much will", "how much would", "end up with", "worth", "grow", "after", "in 10 years", "will i have", "would i have"],
+     Input::Amount, "the amount invested (and any regular deposits)"),
+    (&["mph", "km h", "kph", "kmh", "miles per hour", "kilometers per hour", "kilometres per hour", "knots", "miles an hour"],
+     &["how long", "how many hours", "how many minutes", "when will i", "when will we", "what time will", "arrive"],
+     Input::Distance, "the distance"),
+    (&["tip", "gratuity"],
+     &["calculate", "how much", "work out", "figure out", "compute", "what should", "what's", "what is"],
+     Input::Amount, "the bill amount (and the tip percentage)"),
+];
+
+/// A calculation of `FORMULAS` with its input missing.
+#[rustfmt::skip]
+fn formula(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.payload
+        || m.any(PROGRAMMING).is_some()
+        || m.any(&["code", "function", "script", "program", "formula", "formulas", "explain", "how does", "how do you calculate", "what does"]).is_some()
+    {
+        return;
+    }
+    let all = ctx.words();
+    // How long a sum takes to double turns on the rate, not the amount.
+    if m.any(&["double", "doubles", "triple", "triples"]).is_some() {
+        return;
+    }
+    let amount = ctx.all.contains(['$', '€', '£', '¥', '₹'])
+        || all
+            .any(&[
+                "dollar", "dollars", "euro", "euros", "pound", "pounds", "usd", "eur", "gbp", "yen",
+                "bucks", "rupees", "grand", "bill was", "bill is", "bill came",
+            ])
+            .is_some()
+        || all.w.iter().any(|x| {
+            let d: String = x.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect();
+            Words::is_number(x)
+                && (x.ends_with('k') || d.split('.').next().is_some_and(|n| n.len() >= 4))
+        });
+    const LENGTHS: &[&str] = &[
+        "miles", "mile", "km", "kilometers", "kilometres", "kilometer", "kilometre", "meters",
+        "metres", "yards", "nautical",
+    ];
+    let distance = all.w.iter().enumerate().any(|(i, x)| {
+        LENGTHS.contains(&x.as_str())
+            && i > 0
+            && Words::is_number(&all.w[i - 1])
+            // "15 km/h" is split at the slash: "km" then "h".
+            && all.w.get(i + 1).is_none_or(|n| !["per", "an", "a", "h", "hr", "hour"].contains(&n.as_str()))
+    });
+    for &(cues, companions, input, what) in FORMULAS {
+        let Some(cue) = m.any(cues) else { continue };
+        if !companions.is_empty() && m.any(companions).is_none() {
+            continue;
+        }
+        let given = match input {
+            Input::Amount => amount,
+            Input::Distance => distance,
+        };
+        if !given {
+            out.push(finding(
+                "math",
+                Slot::Quantity,
+                what,
+                0.8,
+                format!("\"{cue}\": a calculation without {what}"),
+            ));
+            return;
+        }
+    }
+}
+
+/// A recipe to scale ("for 14 people instead of the usual") with the recipe not given:
+/// its ingredients and how many it serves are the numbers to scale.
+#[rustfmt::skip]
+fn scaled_recipe(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    // "It uses 500 g mince, 12 sheets of pasta and 400 ml of bechamel": the recipe given.
+    if ctx.has_text() || !m.has("recipe") || m.numbers() >= 3 {
+        return;
+    }
+    let Some(cue) = m.any(&[
+        "double", "halve", "triple", "scale", "instead of", "how much of each", "each ingredient",
+        "adjust", "people", "servings", "serve", "portions",
+    ]) else {
+        return;
+    };
+    // "a recipe for 6 people", "a good lasagna recipe": asking for a recipe, not one to scale.
+    if m.any(&["my", "our", "mom's", "mum's", "grandma's", "this", "the recipe", "her", "his"]).is_none() {
+        return;
+    }
+    out.push(finding(
+        "math",
+        Slot::Text,
+        "the recipe itself (its ingredients and how many it serves)",
+        0.8,
+        format!("\"{cue}\" scales a recipe the message does not give"),
+    ));
+}
+
 /// A booking, reminder or meeting with no date or time.
 #[rustfmt::skip]
 fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
@@ -967,7 +1184,34 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "to a different day", "to a different time", "to some other time",
         ])
         .is_some();
-    if ctx.words().has_date() && !vague {
+    let all = ctx.words();
+    if all.has_date() && !vague {
+        // "Book a 30 min 1:1 with Kenji on Tuesday": a meeting booked on a day, at no
+        // time of that day.
+        let day = all
+            .any(&[
+                "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                "tomorrow",
+            ])
+            .filter(|_| {
+                m.any(&["book", "schedule", "set up", "arrange", "put"]).is_some()
+                    && m.any(&[
+                        "meeting", "call", "1:1", "one-on-one", "sync", "interview", "demo",
+                        "appointment", "consultation", "session", "standup", "stand-up",
+                    ])
+                    .is_some()
+                    && !has_time_of_day(&all)
+            });
+        if let Some(day) = day {
+            let day = format!("{}{}", day[..1].to_uppercase(), &day[1..]);
+            out.push(finding(
+                "scheduling",
+                Slot::DateTime,
+                format!("the time on {day}"),
+                0.75,
+                format!("\"{cue}\" on {day}, at no time of day"),
+            ));
+        }
         return;
     }
     // A reminder's own time: asked for "the date and time", Qwen asked for "the date and
@@ -984,6 +1228,45 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         0.8,
         format!("\"{cue}\" with no date or time"),
     ));
+}
+
+/// A time of day: "3pm", "15:30", "at 9", "noon", "in the morning", "9 o'clock", "now".
+fn has_time_of_day(m: &Words) -> bool {
+    let clock = |x: &str| {
+        let d = x.trim_end_matches("am").trim_end_matches("pm");
+        (d.len() < x.len()
+            && d.starts_with(|c: char| c.is_ascii_digit())
+            && d.chars().all(|c| c.is_ascii_digit() || ":.-".contains(c)))
+            || (x.contains(':') && x != "1:1" && x.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    m.w.iter().enumerate().any(|(i, x)| {
+        clock(x)
+            || (Words::is_number(x) && i > 0 && ["at", "by", "from"].contains(&m.w[i - 1].as_str()))
+    }) || m
+        .any(&[
+            "noon",
+            "midday",
+            "morning",
+            "afternoon",
+            "evening",
+            "tonight",
+            "night",
+            "lunchtime",
+            "lunch",
+            "o'clock",
+            "eod",
+            "end of day",
+            "first thing",
+            "asap",
+            "now",
+            "any time",
+            "anytime",
+            "whenever",
+            "free slot",
+            "open slot",
+            "when we're both free",
+        ])
+        .is_some()
 }
 
 /// A verdict ("which is better?") with no criteria, or over items it does not name.
@@ -1009,11 +1292,31 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             !["the", "those", "these", "them", "both", "my", "our"].contains(&x.as_str())
         }) && m.find_from("and", i).is_some()
     });
-    // "python vs the other one": one side named, the other pointed at.
+    // "python vs the other one", "the cheaper plan or the premium one": a side pointed
+    // at by a word about it ("the X one"), not named.
     let half_named = m
         .any(&["the other one", "the other option", "the better one", "the cheaper one"])
-        .is_some();
-    let items_named = !half_named
+        .or_else(|| {
+            (2..m.len())
+                .find(|&i| m.w[i] == "one" && m.w[i - 2] == "the")
+                .map(|_| "the … one")
+        });
+    // "She likes the first one and I like the second one": options numbered, never
+    // named. A long message tells a story around them; it does not carry them.
+    // "plan A or plan B": one noun, lettered.
+    let lettered = (1..m.len()).any(|i| {
+        m.w[i] == "a"
+            && m.w[i - 1] != "or"
+            && (1..m.len()).any(|j| m.w[j] == "b" && m.w[j - 1] == m.w[i - 1])
+    });
+    let numbered_only = (lettered
+        || m
+            .any(&["the first one", "the second one", "the first or the second", "option a", "option b"])
+            .is_some())
+        && !delimited_payload(m.raw)
+        && !ctx.earlier_text;
+    let items_named = half_named.is_none()
+        && !numbered_only
         && (m.has("or")
         || m.has("vs")
         || m.has("vs.")
@@ -1029,19 +1332,16 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "which is", "which would", "which do you", "recommend", "choose", "pick", "winner",
         ])
         .is_some();
-    // "She likes the first one and I like the second one": options numbered, never
-    // named. A long message tells a story around them; it does not carry them.
-    let numbered_only = m
-        .any(&["the first one", "the second one", "the first or the second", "option a", "option b"])
-        .is_some()
-        && !delimited_payload(m.raw)
-        && !ctx.earlier_text;
     let items = match items_noun(m) {
         Some(noun) => format!("the {noun} being compared"),
         None => "the options being compared".to_string(),
     };
+    // "the blue one or the grey one": both sides pointed at.
+    let pointed = deictic_items
+        .or(half_named.filter(|_| m.has("or")))
+        .or(lettered.then_some("A or B"));
     if !items_named && (!ctx.has_text() || numbered_only) {
-        if let Some(d) = deictic_items {
+        if let Some(d) = pointed {
             out.push(finding(
                 "comparison",
                 Slot::Items,
@@ -1267,7 +1567,28 @@ fn taste(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 /// A pronoun with nothing to refer to, in the first message of a conversation.
 #[rustfmt::skip]
 fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    if ctx.has_text() || m.len() > 40 || m.has_person_name() {
+    if ctx.has_text() || m.len() > 40 {
+        return;
+    }
+    // "Explain what you said earlier again" as the first message: there is no earlier
+    // answer to mean, so it is asked for as a text.
+    if let Some(q) = m.any(&[
+        "what you said", "you said earlier", "you mentioned", "you told me", "your last answer",
+        "your previous answer", "your earlier answer", "what you wrote", "you explained",
+        "your explanation", "your last message", "your previous message", "your last reply",
+    ]) {
+        if ctx.first {
+            out.push(finding(
+                "referent",
+                Slot::Text,
+                "the earlier answer (this conversation has none)",
+                0.85,
+                format!("\"{q}\" in the first message: nothing was said before"),
+            ));
+            return;
+        }
+    }
+    if m.has_person_name() {
         return;
     }
     // "Who is he exactly?": a question about who someone is, with no name anywhere, asks
@@ -1462,6 +1783,31 @@ const THING_KINDS: &[(&[&str], &str)] = &[
     (&["built"], "building or structure"),
 ];
 
+/// A time converted between the user's zone and someone else's ("what time is 3pm my
+/// time for my client?") with neither place named.
+#[rustfmt::skip]
+fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    let Some(cue) = m.any(&[
+        "my time", "their time", "his time", "her time", "time difference", "time zone",
+        "timezone", "time zones", "timezones", "my timezone", "my time zone",
+    ]) else {
+        return;
+    };
+    if m.any(&["what time", "when", "convert", "what's", "what is", "how many hours"]).is_none()
+        || ctx.words().has_place()
+        || m.any(&["explain", "why", "how do time zones", "what are time zones"]).is_some()
+    {
+        return;
+    }
+    out.push(finding(
+        "live",
+        Slot::Location,
+        super::TIME_PLACES,
+        0.8,
+        format!("\"{cue}\" converts a time between places the message does not name"),
+    ));
+}
+
 /// Live data: the weather, opening hours, the next train, the time.
 #[rustfmt::skip]
 fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
@@ -1523,6 +1869,7 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "write", "poem", "story", "best time", "in general", "tend to", "annual", "annually",
         "per year", "on average", "season", "a lot", "on sundays", "on thanksgiving",
         "on christmas", "on holidays", "on weekends", "on public holidays", "on new year's",
+        "solstice", "equinox", "roughly",
     ])
     .is_some()
     {
@@ -1532,7 +1879,7 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "weather" | "forecast" | "rain" | "rain today" | "raining" | "snow" | "snowing"
         | "sunny" | "windy" | "storm" | "umbrella" | "humidity" | "uv index" | "air quality"
         | "pollen" => "the current weather",
-        "what time is it" | "current time" | "time is it" => "the current time",
+        "what time is it" | "current time" | "time is it" | "local time" => "the current time",
         "today's date" | "what day is it" | "what's the date" | "what is the date" => {
             "today's date"
         }

@@ -146,6 +146,33 @@ fn underspecified_prompts_name_their_missing_slot() {
         // A trip's cost or time between ways to travel turns on the trip.
         ("Would it be quicker to fly or take the bus?", &["location"]),
         ("should i take a taxi or walk, which is cheaper", &["location"]),
+        // A known formula with its one input left out.
+        ("What would I pay each month on a 15-year loan at 5%?", &["quantity"]),
+        ("If I put money in an index fund at 8% a year, how much will I have after 20 years?", &["quantity"]),
+        ("We're cycling to the lake at 15 km/h, how long will it take us?", &["quantity"]),
+        ("work out the gratuity for me", &["quantity"]),
+        ("Halve my grandma's cookie recipe, what amounts do I use?", &["text"]),
+        // Code asked for with a data format or a pattern named, not a language.
+        ("Please provide an implementation of a trie with insert and search.", &["programming_language"]),
+        ("Write a function that reads a YAML file and prints its keys.", &["programming_language"]),
+        ("Build a script that checks phone numbers without using regex.", &["programming_language"]),
+        // An error message pasted, and the code that raises it not.
+        ("I get this error: ValueError: too many values to unpack. Can you fix it?", &["text"]),
+        // The target named only as the place's language.
+        ("What's 'thank you very much' in the local language? Going there in May.", &["target_language"]),
+        ("put this in italian pls thx", &["text"]),
+        // A meeting booked on a day, at no time of it.
+        ("Schedule a call with Priya on Thursday.", &["date_time"]),
+        // Sides pointed at, not named.
+        ("Is plan A or plan B the better deal for me, cost-wise?", &["items"]),
+        ("Should I buy the blue one or the grey one? I care about battery life.", &["items"]),
+        ("Which of these two phones is more reliable?", &["items"]),
+        // An earlier answer asked about in the first message.
+        ("Can you repeat what you said earlier, but shorter?", &["text"]),
+        // Sunset and local time depend on a place; a time converted, on two.
+        ("what time does the sun go down today", &["live_data", "location"]),
+        ("What's the local time where my cousin lives?", &["live_data", "location"]),
+        ("if it's 9am my time, what time is it for my boss?", &["location"]),
     ] {
         let got = slots(text, &[]);
         if got != want {
@@ -221,6 +248,25 @@ fn clear_prompts_stay_silent() {
         "In Excel, why does =A1/B1 give #DIV/0! when B1 is empty?",
         "how do i say 'good luck' in korean? my coworker doesn't speak english",
         "How many calories does a 70 kg person burn running 5 km?",
+        // Each formula's input given.
+        "What's the monthly payment on a $250,000 mortgage over 30 years at 6%?",
+        "How long does it take to drive 180 miles at 60 mph?",
+        "Calculate a 15% tip on a $64 bill.",
+        "I invest 10k at 5% a year compounded yearly, how much will I have after 8 years?",
+        "Scale my pancake recipe from 4 to 6 servings: 200 g flour, 2 eggs, 300 ml milk.",
+        // A regex, an error with its code, a general error, a meeting with its time.
+        "fix the regex so it also accepts dashes: ^[a-z0-9_]+$",
+        "Fix it please: `const xs = data.map(f)` throws TypeError: Cannot read properties of undefined",
+        "How do I fix ModuleNotFoundError: No module named requests?",
+        "Book a 1:1 with Sam on Friday at 10am.",
+        "Set up a sync with the design team next Tuesday 2-3pm.",
+        // The language named, the sides named, a time zone of a named place.
+        "Write a Python function that parses JSON from a file.",
+        "Write a unit test for this function: def is_odd(n): return n % 2 == 1",
+        "How do I say 'thank you' in the local language of Brazil, Portuguese?",
+        "Which is more reliable, a Toyota Corolla or a Honda Civic?",
+        "What time is 3pm in New York for someone in London?",
+        "Roughly when does the sun set in Oslo around the summer solstice?",
     ] {
         let got = slots(text, &[]);
         if !got.is_empty() {

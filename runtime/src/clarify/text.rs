@@ -381,7 +381,8 @@ pub fn delimited_payload(raw: &str) -> bool {
 }
 
 /// Code or a formula written inline: "=A2+B2", "len(xs)", "arr[i]", "x==y" (an `=`
-/// before a letter or digit, or brackets opened right after one and closed).
+/// before a letter or digit, or brackets opened right after one and closed), or a
+/// pattern dense with regex symbols ("^[a-z0-9]+$").
 fn inline_code(t: &str) -> bool {
     let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     t.split_whitespace().any(|tok| {
@@ -389,16 +390,18 @@ fn inline_code(t: &str) -> bool {
             .trim_end_matches(['.', ',', '?', '!', ';', ':'])
             .chars()
             .collect();
-        c.iter().enumerate().any(|(i, &ch)| match ch {
-            '=' => c
-                .get(i + 1)
-                .is_some_and(|&n| word(n) || n == '(' || n == '='),
-            '(' | '[' => {
-                let close = if ch == '(' { ')' } else { ']' };
-                i > 0 && word(c[i - 1]) && c[i + 1..].contains(&close)
-            }
-            _ => false,
-        })
+        let symbols = c.iter().filter(|&&ch| "^$[]{}|\\*+".contains(ch)).count();
+        symbols >= 3 && c.len() >= 4
+            || c.iter().enumerate().any(|(i, &ch)| match ch {
+                '=' => c
+                    .get(i + 1)
+                    .is_some_and(|&n| word(n) || n == '(' || n == '='),
+                '(' | '[' => {
+                    let close = if ch == '(' { ')' } else { ']' };
+                    i > 0 && word(c[i - 1]) && c[i + 1..].contains(&close)
+                }
+                _ => false,
+            })
     })
 }
 
