@@ -221,9 +221,16 @@ pub struct BehaviourGate {
     /// lenient, so the goal must hold by hand too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub useful_by_hand: Option<HandSample>,
+    /// The useful-question rate by the scorer on underspecified prompts by an author the
+    /// rules were not written against, run on the current policy before any change it
+    /// led to (eval/probes/ID.unseen.replies.jsonl): how far the rules carry to new
+    /// words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub useful_unseen: Option<HandSample>,
 }
 
-/// Replies labelled by hand: how many of `of` were useful.
+/// Replies read (by hand, or by the scorer on an unseen set): how many of `of` were
+/// useful.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HandSample {
     pub useful: u32,
@@ -279,6 +286,17 @@ impl BehaviourGate {
                 pct(self.useful_clarification)
             )),
             _ => {}
+        }
+        if let Some(u) = self.useful_unseen.filter(|u| u.of > 0) {
+            let rate = u.useful as f64 / u.of as f64;
+            if rate < 0.95 {
+                v.push(format!(
+                    "asks a useful question on {} ({} of {}) of underspecified prompts by an author its rules were not written against (goal 95%)",
+                    pct(rate),
+                    u.useful,
+                    u.of
+                ));
+            }
         }
         if self.false_clarification > 0.05 {
             v.push(format!(
@@ -864,8 +882,21 @@ mod tests {
             loops: 0.0,
             natural_termination: 0.95,
             useful_by_hand: None,
+            useful_unseen: None,
         };
         assert!(pass.summary().0);
+        // The committed sets pass; prompts by a new author do not.
+        let unseen = BehaviourGate {
+            useful_unseen: Some(HandSample { useful: 58, of: 88 }),
+            ..pass.clone()
+        };
+        assert_eq!(
+            unseen.summary(),
+            (
+                false,
+                "Behaviour gate: fails. With Clarify first on, it asks a useful question on 66% (58 of 88) of underspecified prompts by an author its rules were not written against (goal 95%).".to_string()
+            )
+        );
         // The scorer's figure passes; the hand-read sample does not.
         let by_hand = BehaviourGate {
             useful_clarification: 0.972,

@@ -360,6 +360,38 @@ fn the_catalog_states_the_measured_behaviour_gate() {
                 hand.len()
             ),
         }
+        // The unseen author's set: the scorer's verdicts on its underspecified prompts,
+        // policy on, as eval/probes holds them.
+        let unseen = repo.join(format!("eval/probes/{id}.unseen.replies.jsonl"));
+        match (
+            b.get("useful_unseen"),
+            std::fs::read_to_string(&unseen).ok(),
+        ) {
+            (Some(u), Some(text)) => {
+                let rows: Vec<Value> = text
+                    .lines()
+                    .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                    .filter(|r| r["policy"] == true && r["underspecified"] == true)
+                    .collect();
+                let useful = rows.iter().filter(|r| r["useful"] == true).count();
+                assert_eq!(
+                    u["of"].as_u64().unwrap() as usize,
+                    rows.len(),
+                    "{id}: unseen size"
+                );
+                assert_eq!(
+                    u["useful"].as_u64().unwrap() as usize,
+                    useful,
+                    "{id}: unseen useful"
+                );
+            }
+            (None, None) => {}
+            (card, file) => panic!(
+                "{id}: the card's unseen figure ({card:?}) and {} (present: {}) disagree",
+                unseen.display(),
+                file.is_some()
+            ),
+        }
         checked += 1;
     }
     assert_eq!(checked, 2, "both catalog models carry their gate");
