@@ -81,6 +81,7 @@ pub const TEXT_VERBS: &[(&str, &str)] = &[
     ("improve", "fix"),
     ("clean up", "fix"),
     ("refactor", "fix"),
+    ("validate", "fix"),
     ("optimize", "fix"),
     ("optimise", "fix"),
     ("edit", "fix"),
@@ -255,7 +256,8 @@ pub const PLACE_NOUNS: &[&str] = &[
     "clubs", "nightclub", "spa", "plumber", "electrician", "vet", "veterinarian", "lawyer",
     "attorney", "accountant", "daycare", "kindergarten", "library", "place to eat",
     "place to stay", "places to eat", "places to stay", "things to do", "thing to do",
-    "something to do", "neighborhood",
+    "something to do", "trails", "hiking trails", "farmers market", "market", "markets",
+    "neighborhood",
     "neighbourhood", "apartment", "realtor", "therapist", "physiotherapist", "chiropractor",
     "clinic", "tailor", "florist", "car wash", "hiking trail", "hike", "hikes", "trail",
     "campsite", "camping", "ski resort", "neighborhoods", "museums", "bookstore", "bookshop",
@@ -277,7 +279,7 @@ pub const RECOMMEND_CUES: &[&str] = &[
     "favourite", "any", "nice", "recomend", "which", "should i join", "should i go to", "must-see",
     "must see", "worth visiting", "worth a visit", "safest", "cheapest", "nicest", "quietest",
     "coolest", "tastiest", "popular", "top-rated", "highly rated", "where should we",
-    "where can we", "take my", "fun",
+    "where can we", "take my", "fun", "looking for", "need a", "know any", "know a",
 ];
 
 /// What follows "in"/"near" that is not a place.
@@ -325,7 +327,7 @@ pub const CRITERIA: &[&str] = &[
     "larger", "longer", "shorter", "simpler", "harder", "more", "less", "fewer", "performance",
     "price", "speed", "cost", "battery", "quality", "reliability", "durability", "security",
     "privacy", "readability", "efficiency", "efficient", "beginners", "beginner", "taste",
-    "nutrition", "calories", "comfort", "mileage", "value", "budget", "salary", "career",
+    "nutrition", "calories", "comfort", "mileage", "value", "budget", "salary", "career", "deal",
     "learning", "memory", "scalability", "maintenance", "environment", "climate", "warmer",
     "colder", "quieter", "louder", "lower", "higher", "best at", "better at", "suited", "ideal",
     "recommended", "which has", "which uses", "which costs", "which runs", "because", "to learn",
@@ -417,6 +419,7 @@ pub const LIVE_CUES: &[&str] = &[
     "won last night", "lose last night", "lost last night", "petrol today", "gas today",
     "fuel today", "diesel today", "price of petrol", "price of gas", "price of fuel", "fuel prices",
     "sun set", "sun rise", "sun go down", "sun come up", "get dark", "gets dark", "local time",
+    "events going on", "going on this weekend", "going on tonight", "going on today",
 ];
 
 /// Live questions that depend on a place.
@@ -427,7 +430,7 @@ pub const LOCAL_LIVE_CUES: &[&str] = &[
     "pollen", "sunset", "sunrise", "uv index", "humidity", "wait time", "showtimes", "playing",
     "umbrella", "delays", "concerts", "events", "what's on", "happening", "opening hours",
     "petrol", "gas", "fuel", "diesel", "trains", "buses", "flights", "ferries", "trams", "subway",
-    "metro", "tube", "sun", "dark", "local time",
+    "metro", "tube", "sun", "dark", "local time", "there", "going on",
 ];
 
 /// Maths cues, and what each needs.

@@ -15,6 +15,9 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     let mut out = Vec::new();
     live(&m, &ctx, &mut out);
     time_zones(&m, &ctx, &mut out);
+    if !out.iter().any(|f| f.slot == Slot::Location) {
+        local_facts(&m, &ctx, &mut out);
+    }
     translate(&m, &ctx, &mut out);
     acts_on_text(&m, &ctx, &mut out);
     error_without_code(&m, &ctx, &mut out);
@@ -127,7 +130,9 @@ fn deictic_object(m: &Words, i: usize, n: usize) -> Option<String> {
         // too ("want this to work"), unless a language or format follows: "port this to
         // Go", "turn it into JSON".
         let destination = m.w.get(j + 2).is_some_and(|x| {
-            LANGUAGES.contains(&x.as_str())
+            // "refactor this to use async/await": a change asked of the text.
+            ["use", "support", "handle", "accept", "return", "match", "async"].contains(&x.as_str())
+                || LANGUAGES.contains(&x.as_str())
                 || PROGRAMMING.contains(&x.as_str())
                 || ["json", "csv", "xml", "yaml", "markdown", "sql", "html"].contains(&x.as_str())
         });
@@ -142,7 +147,10 @@ fn deictic_object(m: &Words, i: usize, n: usize) -> Option<String> {
         }
         return Some(String::new());
     }
-    if POSSESSIVE.contains(&first) || first == "the" {
+    // "yesterday's meeting notes": a text of the user's day.
+    let dated = ["yesterday's", "today's", "tonight's", "this morning's", "week's", "month's"]
+        .contains(&first);
+    if POSSESSIVE.contains(&first) || first == "the" || dated {
         // "my essay", "the email I got from my boss", "my cover letter".
         for k in j + 1..(j + 4).min(m.len()) {
             let one = m.w[k].as_str();
@@ -324,6 +332,17 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "her language", "his language", "native language", "mother tongue",
         "language they speak", "language spoken there", "the language there",
     ]);
+    // "in my grandmother's language": a language named by whose it is.
+    let other_language = other_language.or_else(|| {
+        (1..m.len())
+            .any(|i| {
+                m.w[i] == "language"
+                    && (m.w[i - 1].ends_with("'s")
+                        || i > 1 && m.w[i - 2] == "other"
+                        || m.w[i - 1] == "native" && i > 1 && m.w[i - 2].ends_with("'s"))
+            })
+            .then_some("someone's language")
+    });
     if verb.is_none() && say.is_none() && !lang_at_end && !lang_for && other_language.is_none() {
         return;
     }
@@ -431,6 +450,7 @@ fn error_without_code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // The user's own code: "fix it", "fix my script".
     if m.any(THING_PRONOUNS).is_none()
         && m.any(&["my code", "my script", "my program", "my app", "my function", "my test", "my tests"]).is_none()
+        && m.len() > 15
     {
         return;
     }
@@ -438,7 +458,8 @@ fn error_without_code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let error = m
         .any(&[
             "error", "exception", "traceback", "stack trace", "segfault", "segmentation fault",
-            "panicked", "nullpointerexception", "cannot read properties", "is not a function",
+            "panicked", "nullpointerexception", "cannot read properties", "cannot read property",
+            "of null", "is not a function",
             "is not defined", "undefined",
         ])
         .is_some()
@@ -477,6 +498,12 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     for (verb, category) in TEXT_VERBS {
         let Some(i) = m.find(verb) else { continue };
         let n = verb.split(' ').count();
+        // "turn it off" switches a thing; "turn it into JSON" converts a text.
+        if *verb == "turn"
+            && m.w.get(i + 2).is_some_and(|x| ["off", "on", "up", "down"].contains(&x.as_str()))
+        {
+            continue;
+        }
         // Some verbs end in their object already ("what's wrong with" it).
         let object = if verb.ends_with(" with")
             || verb.ends_with(" in")
@@ -536,7 +563,7 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if let Some(cue) = m.any(&[
         "pasted", "attached", "below", "here is my", "here's my", "here is the", "here's the",
         "see above", "the above", "as follows", "in the pdf", "in the attachment", "in the doc",
-        "i showed you", "i sent you", "i gave you", "i shared",
+        "i showed you", "i sent you", "i gave you", "i shared", "we talked about", "we discussed",
     ]) {
         out.push(finding(
             "fix",
@@ -560,6 +587,35 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 format!("the {noun} itself"),
                 0.9,
                 format!("a problem (\"{p}\") with a {noun} the message does not show"),
+            ));
+            return;
+        }
+        // "Add input validation to the signup function I wrote yesterday": a change
+        // asked of a text the user says is theirs ("I wrote") and is not here. "Add a
+        // function to our codebase" adds to it, and needs none of it.
+        const CONTAINERS: &[&str] = &[
+            "codebase", "project", "app", "repo", "repository", "website", "site", "blog",
+        ];
+        let theirs = !CONTAINERS.contains(&noun.as_str())
+            || m
+            .any(&[
+                "i wrote", "we wrote", "i've written", "i have written", "i drafted", "i made",
+                "we made", "i created", "we created", "i built", "we built", "we discussed",
+            ])
+            .is_some();
+        if let Some(v) = m.any(&[
+            "add", "change", "update", "extend", "modify", "improve", "optimize", "optimise",
+            "shorten", "expand", "speed up", "clean up", "tidy", "polish", "edit", "rework",
+            "adapt", "adjust", "simplify", "document", "comment", "rename",
+        ])
+        .filter(|_| theirs)
+        {
+            out.push(finding(
+                "fix",
+                Slot::Text,
+                format!("the {noun} itself"),
+                0.85,
+                format!("\"{v}\" asks a change of a {noun} the message does not show"),
             ));
             return;
         }
@@ -780,7 +836,14 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .any(&[
             "any fields", "appropriate fields", "the usual fields", "it needs",
         ])
-        .is_some();
+        .is_some()
+        // "use the fields we discussed" as a first message: nothing was discussed here.
+        || (ctx.first
+            && m.any(&[
+                "we discussed", "we talked about", "we agreed", "as discussed", "like last time",
+                "from before", "i mentioned",
+            ])
+            .is_some());
     if fields && !vague {
         return;
     }
@@ -843,7 +906,10 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     else {
         return;
     };
-    if ctx.payload
+    // "Split the bill fairly: I had the pasta…": a colon, but no prices after it.
+    let bill = m.any(&["split the bill", "split the check", "the bill", "the check"]).is_some()
+        && ctx.words().numbers() < 2;
+    if (ctx.payload && !bill)
         || m.any(PROGRAMMING).is_some()
         || m.any(&["code", "function", "script", "program"]).is_some()
     {
@@ -985,7 +1051,18 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         what = "the amount to take the percentage of";
         why = "a percentage of an amount the message does not give".to_string();
+    } else if numbers == 0
+        && m.any(&["calculate", "compute", "work out", "figure out"]).is_some()
+        && m.len() <= 8
+    {
+        // "calculate the area": a measure of nothing given.
+        what = if shape_cue.is_some() { "the shape and its dimensions" } else { "the numbers to use" };
+        why = format!("\"{cue}\" with nothing to calculate from");
     } else {
+        return;
+    }
+    // "Convert this to async/await": code to convert, a text already asked for.
+    if cue == "convert" && out.iter().any(|f| f.slot == Slot::Text) {
         return;
     }
     out.push(finding("math", Slot::Quantity, what, 0.8, why));
@@ -999,6 +1076,8 @@ enum Input {
     Amount,
     /// A distance: a number with a length unit that is not part of a speed.
     Distance,
+    /// A length of time: a number of years, months or decades, or a year to reach.
+    Term,
 }
 
 /// Calculations with a fixed formula, each needing one input a person often leaves
@@ -1014,6 +1093,9 @@ const FORMULAS: &[(&[&str], &[&str], Input, &str)] = &[
     (&["invest", "investing", "invested", "investment", "compounded", "compound interest", "savings account", "deposit", "index fund", "put money", "etf"],
      &["how much will", "how much would", "end up with", "worth", "grow", "after", "in 10 years", "will i have", "would i have"],
      Input::Amount, "the amount invested (and any regular deposits)"),
+    (&["invest", "investing", "invested", "investment", "compounded", "compound interest", "savings", "put away", "save", "saving"],
+     &["how much will", "how much would", "end up with", "will i have", "would i have"],
+     Input::Term, "how many years (or months) it grows"),
     (&["mph", "km h", "kph", "kmh", "miles per hour", "kilometers per hour", "kilometres per hour", "knots", "miles an hour"],
      &["how long", "how many hours", "how many minutes", "when will i", "when will we", "what time will", "arrive"],
      Input::Distance, "the distance"),
@@ -1025,8 +1107,9 @@ const FORMULAS: &[(&[&str], &[&str], Input, &str)] = &[
 /// A calculation of `FORMULAS` with its input missing.
 #[rustfmt::skip]
 fn formula(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    if ctx.payload
-        || m.any(PROGRAMMING).is_some()
+    // A colon does not give an input ("My son's homework: a train travels at 60 mph…"):
+    // each input is looked for in the words.
+    if m.any(PROGRAMMING).is_some()
         || m.any(&["code", "function", "script", "program", "formula", "formulas", "explain", "how does", "how do you calculate", "what does"]).is_some()
     {
         return;
@@ -1059,6 +1142,12 @@ fn formula(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             // "15 km/h" is split at the slash: "km" then "h".
             && all.w.get(i + 1).is_none_or(|n| !["per", "an", "a", "h", "hr", "hour"].contains(&n.as_str()))
     });
+    let term = all.w.iter().enumerate().any(|(i, x)| {
+        ["year", "years", "yr", "yrs", "month", "months", "decade", "decades"].contains(&x.as_str())
+            && i > 0
+            && Words::is_number(&all.w[i - 1])
+    }) || all.any(&["retire", "retirement", "by then", "in a decade"]).is_some()
+        || all.w.iter().any(|x| x.len() == 4 && x.starts_with("20") && x.chars().all(|c| c.is_ascii_digit()));
     for &(cues, companions, input, what) in FORMULAS {
         let Some(cue) = m.any(cues) else { continue };
         if !companions.is_empty() && m.any(companions).is_none() {
@@ -1067,6 +1156,7 @@ fn formula(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         let given = match input {
             Input::Amount => amount,
             Input::Distance => distance,
+            Input::Term => term,
         };
         if !given {
             out.push(finding(
@@ -1113,7 +1203,7 @@ fn scaled_recipe(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     const VERBS: &[&str] = &[
         "schedule", "reschedule", "rescedule", "shedule", "create", "set", "inviting", "invite",
-        "invitation", "book", "reserve", "arrange", "organize", "organise", "set up", "put", "add",
+        "invitation", "book", "booking", "reserve", "arrange", "organize", "organise", "set up", "put", "add",
         "move", "make", "plan", "get", "find", "confirm", "block", "invite",
     ];
     const EVENTS: &[&str] = &[
@@ -1272,7 +1362,9 @@ fn has_time_of_day(m: &Words) -> bool {
 /// A verdict ("which is better?") with no criteria, or over items it does not name.
 #[rustfmt::skip]
 fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    let Some(cue) = m.any(COMPARE_CUES) else {
+    // "Python or R?": two names and nothing else, so nothing of what they are for.
+    let bare_pair = m.len() <= 4 && m.has("or") && m.has_name() && m.raw.trim_end().ends_with('?');
+    let Some(cue) = m.any(COMPARE_CUES).or(bare_pair.then_some("or")) else {
         return;
     };
     // "they said afternoons work best for them": "them" are people who were named.
@@ -1297,8 +1389,12 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let half_named = m
         .any(&["the other one", "the other option", "the better one", "the cheaper one"])
         .or_else(|| {
-            (2..m.len())
-                .find(|&i| m.w[i] == "one" && m.w[i - 2] == "the")
+            (1..m.len())
+                .find(|&i| {
+                    m.w[i] == "one"
+                        && (m.w[i - 1] == "the" && m.w.get(i + 1).is_some_and(|n| !["of", "and"].contains(&n.as_str()))
+                            || i > 1 && m.w[i - 2] == "the")
+                })
                 .map(|_| "the … one")
         });
     // "She likes the first one and I like the second one": options numbered, never
@@ -1331,14 +1427,23 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "better", "best", "superior", "worse", "prefer", "preferable", "should i", "which one",
             "which is", "which would", "which do you", "recommend", "choose", "pick", "winner",
         ])
-        .is_some();
+        .is_some()
+        || bare_pair;
     let items = match items_noun(m) {
         Some(noun) => format!("the {noun} being compared"),
         None => "the options being compared".to_string(),
     };
     // "the blue one or the grey one": both sides pointed at.
+    // "narrowed it down to three vendors": counted, not named.
+    let counted = (1..m.len()).find_map(|i| {
+        (["two", "three", "four", "five", "2", "3", "4", "5"].contains(&m.w[i - 1].as_str())
+            && plural(&m.w[i])
+            && !m.has_name())
+        .then_some("a number of options")
+    });
     let pointed = deictic_items
         .or(half_named.filter(|_| m.has("or")))
+        .or(counted.filter(|_| !items_named))
         .or(lettered.then_some("A or B"));
     if !items_named && (!ctx.has_text() || numbered_only) {
         if let Some(d) = pointed {
@@ -1383,6 +1488,7 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if items_named
         || deictic_items.is_some()
         || m.has("which")
+        || bare_pair
         || (product.is_some()
             && m.any(&[
                 "best", "better", "should i buy", "should i get", "recommend",
@@ -1641,6 +1747,51 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             return;
         }
     }
+    // "Is it safe to eat?", "How do I turn it off?", "Is that normal for a 3-year-old?":
+    // the thing itself is never said.
+    let safe_to = (0..m.len().saturating_sub(4)).any(|i| {
+        m.w[i..i + 4].join(" ") == "is it safe to" && i + 5 == m.len()
+    });
+    let q = m
+        .any(&[
+            "turn it off", "turn it on", "turn that off", "turn this off", "is that normal",
+            "is this normal", "is it normal", "the same thing but", "do the same thing",
+            "do the same for", "same thing but for", "did that come out", "did it come out",
+        ])
+        .or(safe_to.then_some("is it safe to"));
+    // A longer message tells what "that" is ("…she says it sleeps 18 hours a day. Is that
+    // normal for them?").
+    if let Some(q) = q.filter(|_| ctx.first && !m.has_name() && m.len() <= 10) {
+        let p = ["that", "this", "it"]
+            .into_iter()
+            .find(|p| q.split(' ').any(|w| w == *p))
+            .unwrap_or("the same thing");
+        out.push(finding(
+            "referent",
+            Slot::Referent,
+            format!("what \"{p}\" refers to"),
+            0.85,
+            format!("\"{q}\" with nothing in the conversation for it to be"),
+        ));
+        return;
+    }
+    // "Can you make the one from before shorter?" as a first message: nothing came before.
+    if let Some(q) = m.any(&[
+        "the one from before", "the one you mentioned", "the one you suggested",
+        "the one you gave", "the second option", "the first option", "the last option",
+        "the same one", "the other version",
+    ]) {
+        if ctx.first && !m.has_name() {
+            out.push(finding(
+                "referent",
+                Slot::Referent,
+                format!("what \"{q}\" refers to"),
+                0.85,
+                format!("\"{q}\" in the first message: nothing was given before"),
+            ));
+            return;
+        }
+    }
     // Past here a capitalized name ("the Eiffel Tower") can be what "it" stands for.
     let singular = m.w.iter().any(|x| {
         PERSON_PRONOUNS.contains(&x.as_str()) && !THEY_FORMS.contains(&x.as_str())
@@ -1783,6 +1934,39 @@ const THING_KINDS: &[(&[&str], &str)] = &[
     (&["built"], "building or structure"),
 ];
 
+/// A local rule or service ("what's the sales tax here", "which day is trash pickup",
+/// "do I need a permit to build a fence") with no place: the answer is the place's.
+#[rustfmt::skip]
+fn local_facts(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    let Some(cue) = m.any(&[
+        "trash pickup", "trash day", "garbage pickup", "garbage collection", "bin day",
+        "recycling pickup", "recycling day", "sales tax", "permit", "zoning", "minimum wage",
+        "drinking age", "speed limit", "buses running", "trains running", "last bus", "last train",
+    ]) else {
+        return;
+    };
+    // The user's own place: "my", "here", or a question of when ("which day is trash pickup").
+    let local = m
+        .any(&[
+            "here", "my", "i", "we", "our", "tonight", "today", "when is", "which day", "what day",
+            "how late",
+        ])
+        .is_some();
+    if !local
+        || ctx.words().has_place()
+        || m.any(&["what is a", "what's a", "explain", "how does", "why", "history"]).is_some()
+    {
+        return;
+    }
+    out.push(finding(
+        "live",
+        Slot::Location,
+        "the location (city or area)",
+        0.8,
+        format!("\"{cue}\" differs from place to place, and no place is named"),
+    ));
+}
+
 /// A time converted between the user's zone and someone else's ("what time is 3pm my
 /// time for my client?") with neither place named.
 #[rustfmt::skip]
@@ -1867,7 +2051,7 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "typical", "typically", "usually", "usual", "average", "generally", "normally", "climate",
         "how do", "how does", "why", "what causes", "explain", "history", "forecast model",
         "write", "poem", "story", "best time", "in general", "tend to", "annual", "annually",
-        "per year", "on average", "season", "a lot", "on sundays", "on thanksgiving",
+        "per year", "on average", "in season", "seasons", "which season", "what season", "a lot", "on sundays", "on thanksgiving",
         "on christmas", "on holidays", "on weekends", "on public holidays", "on new year's",
         "solstice", "equinox", "roughly",
     ])

@@ -173,6 +173,27 @@ fn underspecified_prompts_name_their_missing_slot() {
         ("what time does the sun go down today", &["live_data", "location"]),
         ("What's the local time where my cousin lives?", &["live_data", "location"]),
         ("if it's 9am my time, what time is it for my boss?", &["location"]),
+        // Round two: a change asked of code the user wrote, counted options, a dated
+        // text, a language named by whose it is, a first message pointing back.
+        ("Please extend the parser class I wrote last week with a method for dates.", &["text"]),
+        ("Rewrite this to use generators instead of lists.", &["text"]),
+        ("We shortlisted four suppliers, can you make a pros and cons table?", &["items"]),
+        ("Turn today's standup notes into five bullet points.", &["text"]),
+        ("how do you write 'welcome home' in my uncle's language?", &["target_language"]),
+        ("Make the one you suggested shorter.", &["referent"]),
+        ("I save $300 a month at 5% interest, how much will I have?", &["quantity"]),
+        ("getting 'cannot read property length of null' pls fix", &["text"]),
+        // Round three.
+        ("Is it safe to drink?", &["referent"]),
+        ("how do i turn it on", &["referent"]),
+        ("Port this to async/await, thanks", &["text"]),
+        ("Add caching to my database query function.", &["text"]),
+        ("Translate it into the other official language of our country.", &["target_language", "text"]),
+        ("A car goes at 50 km/h. How long until it reaches the city?", &["quantity"]),
+        ("compute the volume", &["quantity"]),
+        ("when is bin day", &["location"]),
+        ("Java or Kotlin?", &["criteria"]),
+        ("Make a JSON array of the books we talked about.", &["schema", "text"]),
     ] {
         let got = slots(text, &[]);
         if got != want {
@@ -267,6 +288,14 @@ fn clear_prompts_stay_silent() {
         "Which is more reliable, a Toyota Corolla or a Honda Civic?",
         "What time is 3pm in New York for someone in London?",
         "Roughly when does the sun set in Oslo around the summer solstice?",
+        "Add a function to our Go codebase that checks whether a year is a leap year.",
+        "I save $300 a month at 5% interest, how much will I have after 10 years?",
+        "We compared Postgres, MySQL and SQLite; make a pros and cons table of the three.",
+        "Is it safe to swim right after eating a big lunch?",
+        "My neighbour's puppy chews everything in sight all day long. Is that normal?",
+        "What is the sales tax rate in Ontario?",
+        "Which is the better deal: quote A at $9,800 with a 10-year warranty or quote B at $8,900 with 2 years?",
+        "Turn the lights metaphor into a haiku: the city lights are stars that fell asleep.",
     ] {
         let got = slots(text, &[]);
         if !got.is_empty() {
