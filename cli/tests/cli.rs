@@ -242,6 +242,41 @@ fn committed_clarify_results_are_the_committed_replies_scored() {
             String::from_utf8_lossy(&o.stdout) == committed,
             "{id}: re-score with `slm --json eval clarify {id}.slm --from eval/results/{id}.replies.jsonl`"
         );
+        // The unseen author's replies: their recorded verdicts are the scorer's today.
+        let unseen = format!("eval/probes/{id}.unseen.replies.jsonl");
+        let o = Command::new(env!("CARGO_BIN_EXE_slm"))
+            .current_dir(&repo)
+            .args([
+                "--json",
+                "eval",
+                "clarify",
+                &format!("{id}.slm"),
+                "--policy",
+                "on",
+            ])
+            .args([
+                "--set",
+                "eval/probes/clarify_probe7.jsonl",
+                "--from",
+                &unseen,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let total = &report["sets"][0]["results"][0]["total"];
+        let recorded: Vec<Value> = std::fs::read_to_string(repo.join(&unseen))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|r: &Value| r["underspecified"] == true)
+            .collect();
+        let useful = recorded.iter().filter(|r| r["useful"] == true).count() as f64;
+        let rate = total["useful_clarification_rate"].as_f64().unwrap();
+        assert!(
+            (rate * recorded.len() as f64 - useful).abs() < 1e-6,
+            "{id}: {unseen} records {useful} useful, the scorer now reads {rate}"
+        );
     }
 }
 
