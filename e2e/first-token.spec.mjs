@@ -19,6 +19,13 @@ const read = async (page) => {
   };
 };
 
+// The lead the worker prefilled after the load: the KV length once it is not 0.
+const leadAfterLoad = async (page) => {
+  const kv = page.getByTestId('kv-length');
+  await expect(kv).not.toHaveText(/KV length 0 \//);
+  return Number((await kv.textContent()).match(/KV length (\d+)/)[1]);
+};
+
 test('the page reports the first token time of a short turn', async ({ page }, info) => {
   const first = [];
   const cold = [];
@@ -30,8 +37,7 @@ test('the page reports the first token time of a short turn', async ({ page }, i
     await page.getByRole('button', { name: 'New chat' }).and(page.locator(':not(.conv-open)')).click();
     await expect(page.locator('.msg')).toHaveCount(0);
     const kv = page.getByTestId('kv-length');
-    await expect(kv).not.toHaveText(/KV length 0 \//);
-    const lead = Number((await kv.textContent()).match(/KV length (\d+)/)[1]);
+    const lead = await leadAfterLoad(page);
     await say(page, 'What is the capital of France?');
     const t = await read(page);
     expect(t.reused).toBe(lead);
@@ -60,9 +66,7 @@ test('the lead prefilled after a load holds the custom system prompt', async ({ 
   await system.dispatchEvent('change');
   await pickFile(page);
   await greedy(page, 4);
-  const kv = page.getByTestId('kv-length');
-  await expect(kv).not.toHaveText(/KV length 0 \//);
-  const lead = Number((await kv.textContent()).match(/KV length (\d+)/)[1]);
+  const lead = await leadAfterLoad(page);
   await say(page, 'What is the capital of France?');
   const t = await read(page);
   // SmolLM2's own default system prompt is not this one: a lead made without the

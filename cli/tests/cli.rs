@@ -375,58 +375,44 @@ fn the_catalog_states_the_measured_behaviour_gate() {
                 hand.insert(key, r["label"].as_bool().unwrap());
             }
         }
-        let useful = hand.values().filter(|l| **l).count();
-        match b.get("useful_by_hand") {
-            Some(h) => {
-                assert_eq!(
-                    h["of"].as_u64().unwrap() as usize,
-                    hand.len(),
-                    "{id}: hand sample size"
-                );
-                assert_eq!(
-                    h["useful"].as_u64().unwrap() as usize,
-                    useful,
-                    "{id}: hand useful"
-                );
-            }
-            None => assert!(
-                hand.is_empty(),
-                "{id}: {} labels of its final replies, not on the card",
-                hand.len()
-            ),
-        }
-        // The unseen author's set: the scorer's verdicts on its underspecified prompts,
-        // policy on, as eval/probes holds them.
-        let unseen = repo.join(format!("eval/probes/{id}.unseen.replies.jsonl"));
-        match (
-            b.get("useful_unseen"),
-            std::fs::read_to_string(&unseen).ok(),
+        // A card's (useful, of) figure, or its absence, against the count behind it.
+        let agree = |card: Option<&Value>, counted: Option<(usize, usize)>, what: &str| match (
+            card, counted,
         ) {
-            (Some(u), Some(text)) => {
-                let rows: Vec<Value> = text
-                    .lines()
-                    .map(|l| serde_json::from_str::<Value>(l).unwrap())
-                    .filter(|r| r["policy"] == true && r["underspecified"] == true)
-                    .collect();
-                let useful = rows.iter().filter(|r| r["useful"] == true).count();
+            (Some(c), Some((useful, of))) => {
+                assert_eq!(c["of"].as_u64().unwrap() as usize, of, "{id}: {what} size");
                 assert_eq!(
-                    u["of"].as_u64().unwrap() as usize,
-                    rows.len(),
-                    "{id}: unseen size"
-                );
-                assert_eq!(
-                    u["useful"].as_u64().unwrap() as usize,
+                    c["useful"].as_u64().unwrap() as usize,
                     useful,
-                    "{id}: unseen useful"
+                    "{id}: {what} useful"
                 );
             }
             (None, None) => {}
-            (card, file) => panic!(
-                "{id}: the card's unseen figure ({card:?}) and {} (present: {}) disagree",
-                unseen.display(),
-                file.is_some()
-            ),
-        }
+            (c, n) => panic!("{id}: the card's {what} ({c:?}) and the count ({n:?}) disagree"),
+        };
+        let useful = hand.values().filter(|l| **l).count();
+        agree(
+            b.get("useful_by_hand"),
+            (!hand.is_empty()).then_some((useful, hand.len())),
+            "hand-read sample",
+        );
+        // The unseen author's set: the scorer's verdicts on its underspecified prompts,
+        // policy on, as eval/probes holds them.
+        let unseen =
+            std::fs::read_to_string(repo.join(format!("eval/probes/{id}.unseen.replies.jsonl")))
+                .ok()
+                .map(|text| {
+                    let rows: Vec<Value> = text
+                        .lines()
+                        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                        .filter(|r| r["policy"] == true && r["underspecified"] == true)
+                        .collect();
+                    (
+                        rows.iter().filter(|r| r["useful"] == true).count(),
+                        rows.len(),
+                    )
+                });
+        agree(b.get("useful_unseen"), unseen, "unseen author's set");
         checked += 1;
     }
     assert_eq!(checked, 2, "both catalog models carry their gate");
