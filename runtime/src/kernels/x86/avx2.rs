@@ -471,9 +471,11 @@ pub(super) unsafe fn rows8_tokens_with<const T: usize>(
         super::super::check_tile_tokens(x, nb);
         let xv: [*const f32; T] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
         let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
-        let mut acc = [[_mm256_setzero_ps(); 8]; T];
-        let mut accm = [[_mm256_setzero_ps(); 8]; T];
-        for (b, k) in (0..nb).zip((0..8).cycle()) {
+        // [token][block b % 8], written before read (`super::LaneSums`).
+        let mut acc = super::LaneSums::<__m256, T>::new();
+        let mut accm = super::LaneSums::<__m256, T>::new();
+        let zero = _mm256_setzero_ps();
+        for b in 0..nb {
             let p = w.as_ptr().add(b * GROUP * bs);
             let chunk = |c: usize| _mm_loadu_si128(p.add(at + 16 * c) as *const __m128i);
             // Values 2k and 2k + 1 of token t's block b as one 32-bit lane, broadcast
@@ -503,16 +505,22 @@ pub(super) unsafe fn rows8_tokens_with<const T: usize>(
                 }
             }
             for (t, &s) in sum.iter().enumerate() {
-                rows8_add_block(s, p, &x[t], b, bias, &mut acc[t][k]);
+                acc.update(t, b, zero, |a| rows8_add_block(s, p, &x[t], b, bias, a));
                 if offsets {
-                    rows8_add_offset(p, &x[t], b, &mut accm[t][k]);
+                    accm.update(t, b, zero, |a| rows8_add_offset(p, &x[t], b, a));
                 }
             }
         }
-        for ((a, m), o) in acc.iter().zip(&accm).zip(out.chunks_exact_mut(GROUP)) {
-            rows8_finish(a, o);
-            if offsets {
-                rows8_finish_offsets(m, o);
+        let acc = acc.finish(nb, zero);
+        let accm = if offsets {
+            Some(accm.finish(nb, zero))
+        } else {
+            None
+        };
+        for (t, o) in out.chunks_exact_mut(GROUP).enumerate() {
+            rows8_finish(&acc[t], o);
+            if let Some(m) = accm {
+                rows8_finish_offsets(&m[t], o);
             }
         }
     }

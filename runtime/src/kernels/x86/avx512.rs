@@ -134,6 +134,25 @@ unsafe fn rows8_pairs<const SPREAD: bool>(dtype: DType, w: &[u8], x: &Q8Row, out
     }
 }
 
+/// `avx2::rows8` with `vpdpwssd` on ymm registers (AVX-512 VNNI with VL, EVEX-encoded):
+/// one instruction where AVX2 takes `vpmaddwd` and an add, for the same exact i32 lane
+/// sums. This is the narrow decode of the `avx512vnni` table: on Zen 4, which runs each
+/// 512-bit operation as two 256-bit halves, 256 bits decode faster than `rows8`
+/// (`Model::tune_decode_width` times both), and AVX-VNNI's VEX form, which
+/// `vnni::rows8` uses, is absent there.
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512vl`, `avx512vnni`, `avx2`, `fma`, `f16c` (the
+/// `#[target_feature]` above): the kernel tables that hold this, and its callers, are
+/// chosen only after detecting them.
+#[target_feature(enable = "avx512f,avx512vl,avx512vnni,avx2,fma,f16c")]
+pub unsafe fn rows8_vl(dtype: DType, w: &[u8], x: &Q8Row, out: &mut [f32]) {
+    // Safety: the caller keeps this function's `# Safety` contract, which
+    // is all that the operations below rely on.
+    unsafe { avx2::rows8_with(dtype, w, x, out, |acc, w, x| _mm256_dpwssd_epi32(acc, w, x)) }
+}
+
 /// The q5 fifth bits of two interleaved group blocks (`Rows8Shape::fifth` at `lo` and
 /// `hi`: the same block twice where one group's chunks fill both halves) as
 /// [weights 0..16, weights 16..32]: `avx2::fifth_lanes` of `lo` in the low 256 bits, of
@@ -172,6 +191,37 @@ unsafe fn add_fifth(q: [__m512i; 2], f: [__m512i; 2], m: __m512i) -> [__m512i; 2
 /// Tokens per `rows16_tokens` call: 8 sums, the chunk's weights and a broadcast
 /// value pair stay in registers (AVX-512 has 32).
 pub const TILE_TOKENS: usize = 8;
+
+/// acc + the pair products of `w` and the 32-bit value pair `at.0[at.1]`, broadcast:
+/// `vpdpwssd` with an embedded broadcast, the same exact i32 sums as the intrinsic.
+/// In asm because LLVM's machine combiner, to shorten a chain of `vpdpwssd`s on the
+/// same accumulator, rewrites every other one as `vpbroadcastd`, `vpmaddwd` and
+/// `vpaddd`: three operations on the vector ports instead of one, which on Zen 4 made
+/// `rows16_tokens` issue-bound rather than bound by the multiplies (the tile's eight
+/// independent chains need no shorter latency).
+///
+/// # Safety
+///
+/// The CPU must have `avx512f`, `avx512vnni`; `at.0.add(at.1)` must be valid for
+/// reading 4 bytes. (A base and an index, so that no address is computed apart.)
+#[inline]
+#[target_feature(enable = "avx512f,avx512vnni")]
+unsafe fn dp_pair(acc: __m512i, w: __m512i, at: (*const i32, usize)) -> __m512i {
+    let mut acc = acc;
+    // Safety: the caller keeps this function's `# Safety` contract; the asm reads
+    // 4 bytes at at.0 + 4·at.1 and writes only `acc`.
+    unsafe {
+        std::arch::asm!(
+            "vpdpwssd {acc}, {w}, dword ptr [{p} + 4*{k}]{{1to16}}",
+            acc = inout(zmm_reg) acc,
+            w = in(zmm_reg) w,
+            p = in(reg) at.0,
+            k = in(reg) at.1,
+            options(pure, readonly, nostack, preserves_flags),
+        );
+    }
+    acc
+}
 
 /// `avx2::rows8_tokens_with` for two consecutive `interleave8` groups (16 rows) at
 /// once, every interleaved type (q5's fifth bits added under a bit-test mask, q4_1's
@@ -217,9 +267,11 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
         let (nib, z) = (_mm512_set1_epi16(0x0f), _mm512_setzero_si512());
         // [token][block b % 8]: lanes 0..8 group 0's rows, 8..16 group 1's; q4_1's and
         // q5_1's Σx·(m·d_x) terms apart, as in the scalar dot.
-        let mut acc = [[_mm512_setzero_ps(); 8]; T];
-        let mut accm = [[_mm512_setzero_ps(); 8]; T];
-        for (b, k) in (0..nb).zip((0..8).cycle()) {
+        // Written before read (`super::LaneSums`).
+        let mut acc = super::LaneSums::<__m512, T>::new();
+        let mut accm = super::LaneSums::<__m512, T>::new();
+        let zero = _mm512_setzero_ps();
+        for b in 0..nb {
             let (p0, p1) = (g0.add(b * GROUP * bs), g1.add(b * GROUP * bs));
             // 16 bytes at `off` of block b in group 0, then in group 1.
             let both = |off: usize| {
@@ -228,17 +280,15 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
                     _mm_loadu_si128(p1.add(off) as *const __m128i),
                 )
             };
-            // Values 2k and 2k + 1 of token t's block b as one 32-bit lane, broadcast
-            // from memory (a load, no shuffle).
-            let pair = |t: usize, k: usize| {
-                _mm512_castps_si512(_mm512_broadcastss_ps(_mm_load_ss(xv[t].add(16 * b + k))))
-            };
+            // Values 2k and 2k + 1 of token t's block b, as one 32-bit lane that
+            // `dp_pair` broadcasts from memory (a load, no shuffle).
+            let pair = |t: usize, k: usize| (xv[t].add(16 * b) as *const i32, k);
             let mut sum = [z; T];
             if !nibbles {
                 for c in 0..16 {
                     let wc = _mm512_cvtepi8_epi16(both(at + 16 * c));
                     for (t, s) in sum.iter_mut().enumerate() {
-                        *s = _mm512_dpwssd_epi32(*s, wc, pair(t, c));
+                        *s = dp_pair(*s, wc, pair(t, c));
                     }
                 }
             } else {
@@ -259,8 +309,8 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
                         [lo, hi] = add_fifth([lo, hi], f, m);
                     }
                     for (t, s) in sum.iter_mut().enumerate() {
-                        *s = _mm512_dpwssd_epi32(*s, lo, pair(t, c));
-                        *s = _mm512_dpwssd_epi32(*s, hi, pair(t, c + 8));
+                        *s = dp_pair(*s, lo, pair(t, c));
+                        *s = dp_pair(*s, hi, pair(t, c + 8));
                     }
                 }
             }
@@ -273,16 +323,19 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
                     s
                 };
                 let scale = _mm512_mul_ps(dw, _mm512_set1_ps(x[t].d[b]));
-                acc[t][k] =
-                    _mm512_add_ps(acc[t][k], _mm512_mul_ps(_mm512_cvtepi32_ps(isum), scale));
+                acc.update(t, b, zero, |a| {
+                    *a = _mm512_add_ps(*a, _mm512_mul_ps(_mm512_cvtepi32_ps(isum), scale))
+                });
             }
             if offsets {
                 // rows8_add_offset, 16 lanes: Σx · (m · d_x), m after the scales.
                 let m = _mm512_cvtph_ps(both(2 * GROUP));
-                for t in 0..T {
-                    let scale = _mm512_mul_ps(m, _mm512_set1_ps(x[t].d[b]));
-                    let s = _mm512_cvtepi32_ps(_mm512_set1_epi32(x[t].s[b]));
-                    accm[t][k] = _mm512_add_ps(accm[t][k], _mm512_mul_ps(s, scale));
+                for (t, xt) in x.iter().enumerate() {
+                    let scale = _mm512_mul_ps(m, _mm512_set1_ps(xt.d[b]));
+                    let s = _mm512_cvtepi32_ps(_mm512_set1_epi32(xt.s[b]));
+                    accm.update(t, b, zero, |a| {
+                        *a = _mm512_add_ps(*a, _mm512_mul_ps(s, scale))
+                    });
                 }
             }
         }
@@ -293,10 +346,16 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
                 _mm512_add_ps(_mm512_add_ps(a[2], a[6]), _mm512_add_ps(a[3], a[7])),
             )
         };
-        for ((a, m), o) in acc.iter().zip(&accm).zip(out.chunks_exact_mut(2 * GROUP)) {
-            let mut sum = tree(a);
-            if offsets {
-                sum = _mm512_add_ps(sum, tree(m));
+        let acc = acc.finish(nb, zero);
+        let accm = if offsets {
+            Some(accm.finish(nb, zero))
+        } else {
+            None
+        };
+        for (t, o) in out.chunks_exact_mut(2 * GROUP).enumerate() {
+            let mut sum = tree(&acc[t]);
+            if let Some(m) = accm {
+                sum = _mm512_add_ps(sum, tree(&m[t]));
             }
             _mm512_storeu_ps(o.as_mut_ptr(), sum);
         }

@@ -39,7 +39,8 @@ pub(super) fn available() -> Vec<&'static Kernels> {
     // every 512-bit operation in two, AVX2's `rows8` decodes faster (SmolLM2 Q8_0 144
     // against 101 tok/s), so the table carries it as `rows8_narrow` and the loaded
     // model measures both (`Model::tune_decode_width`, eighteenth session).
-    if avx512 && is_x86_feature_detected!("avx512vnni") {
+    // The narrow decode (`avx512::rows8_vl`) takes 256-bit `vpdpwssd`: VL.
+    if avx512 && is_x86_feature_detected!("avx512vnni") && is_x86_feature_detected!("avx512vl") {
         v.push(&AVX512_VNNI);
     }
     if avx2 && is_x86_feature_detected!("avxvnni") {
@@ -137,7 +138,7 @@ static AVX512_VNNI: Kernels = Kernels {
     name: "avx512vnni",
     rows8: Some(|d, w, x, out| unsafe { avx512::rows8(d, w, x, out) }),
     rows8_spread: true,
-    rows8_narrow: Some(|d, w, x, out| unsafe { avx2::rows8(d, w, x, out) }),
+    rows8_narrow: Some(|d, w, x, out| unsafe { avx512::rows8_vl(d, w, x, out) }),
     rows16_tokens: Some(|d, w, x, out| unsafe { avx512::rows16_tokens(d, w, x, out) }),
     dot_q4_k: |w, x| unsafe { avx512::dot_q4_k(w, x) },
     dot_q5_k: |w, x| unsafe { avx512::dot_q5_k(w, x) },
@@ -375,6 +376,48 @@ macro_rules! weighted_sums {
 }
 
 // One file per ISA, declared after the macros above, which they use.
+/// The lane accumulators of a tile kernel, [token][block % 8], that start as
+/// 0 + the first block's term instead of as a zeroed array: zeroing 8 KiB of them per
+/// call (two `memset`s) took 6% of `avx512::rows16_tokens`' prefill. 0 + v is what
+/// adding v to a zeroed accumulator gives (−0 becomes +0 either way), so the bits are
+/// unchanged.
+struct LaneSums<V: Copy, const T: usize>([[std::mem::MaybeUninit<V>; 8]; T]);
+
+impl<V: Copy, const T: usize> LaneSums<V, T> {
+    fn new() -> Self {
+        LaneSums([[std::mem::MaybeUninit::uninit(); 8]; T])
+    }
+
+    /// Applies `f` to token t's accumulator of block b (lane b % 8): to `zero` when b
+    /// is that lane's first block, else to what the lane holds.
+    #[inline(always)]
+    fn update(&mut self, t: usize, b: usize, zero: V, f: impl FnOnce(&mut V)) {
+        let slot = &mut self.0[t][b % 8];
+        let mut v = if b < 8 {
+            zero
+        } else {
+            // Safety: block b − 8 (< b) wrote this lane.
+            unsafe { slot.assume_init() }
+        };
+        f(&mut v);
+        slot.write(v);
+    }
+
+    /// Every lane, after the blocks 0..nb were added: lanes that no block reached
+    /// (nb < 8) are `zero`.
+    #[inline(always)]
+    fn finish(&mut self, nb: usize, zero: V) -> &[[V; 8]; T] {
+        for lanes in &mut self.0 {
+            for slot in lanes.iter_mut().skip(nb) {
+                slot.write(zero);
+            }
+        }
+        // Safety: every lane is written, by block k (< nb) or just above, and
+        // `MaybeUninit<V>` has V's layout.
+        unsafe { &*(self.0.as_ptr() as *const [[V; 8]; T]) }
+    }
+}
+
 mod avx2;
 mod avx512;
 mod vnni;
