@@ -1149,6 +1149,10 @@ unsafe fn k_tokens<const T: usize>(dtype: DType, w: &[u8], x: &[Q8Row], out: &mu
         let n = k_blocks(w, x, bs);
         let z = _mm256_setzero_si256();
         let (mut acc, mut accm) = ([_mm256_setzero_ps(); T], [_mm256_setzero_ps(); T]);
+        // v[t][j]: token t's i32 lane sums of sub-block j, every one written by each
+        // super-block before it is read (zeroed here once, not per super-block: that
+        // was a 2 KiB memset per super-block).
+        let mut v = [[z; 8]; T];
         for k in 0..n {
             prefetch_ahead(w, bs * k, bs);
             let b = &w[bs * k..bs * (k + 1)];
@@ -1157,8 +1161,6 @@ unsafe fn k_tokens<const T: usize>(dtype: DType, w: &[u8], x: &[Q8Row], out: &mu
                 [0, 16]
                     .map(|o| _mm256_cvtepu8_epi16(_mm_loadu_si128(p.add(at + o) as *const __m128i)))
             };
-            // v[t][j]: token t's i32 lane sums of sub-block j.
-            let mut v = [[z; 8]; T];
             let mut sub = |j: usize, q: [__m256i; 2]| {
                 for (t, v) in v.iter_mut().enumerate() {
                     v[j] = values(&x[t], 8 * k + j, (q[0], q[1]), |w0, x0, w1, x1| {

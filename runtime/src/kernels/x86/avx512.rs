@@ -702,6 +702,10 @@ unsafe fn k_tokens<const T: usize>(dtype: DType, w: &[u8], x: &[Q8Row], out: &mu
         let n = avx2::k_blocks(w, x, bs);
         let z = _mm256_setzero_si256();
         let (mut acc, mut accm) = ([_mm256_setzero_ps(); T], [_mm256_setzero_ps(); T]);
+        // v[t][j]: token t's i32 lane sums of sub-block j, every one written by each
+        // super-block before it is read (zeroed here once, not per super-block: that
+        // was a 2 KiB memset per super-block).
+        let mut v = [[z; 8]; T];
         for k in 0..n {
             avx2::prefetch_ahead(w, bs * k, bs);
             let b = &w[bs * k..bs * (k + 1)];
@@ -709,8 +713,6 @@ unsafe fn k_tokens<const T: usize>(dtype: DType, w: &[u8], x: &[Q8Row], out: &mu
             // Bytes at..at + 32 of the super-block, widened to 32 u16 lanes.
             let wide =
                 |at: usize| _mm512_cvtepu8_epi16(_mm256_loadu_si256(p.add(at) as *const __m256i));
-            // v[t][j]: token t's i32 lane sums of sub-block j.
-            let mut v = [[z; 8]; T];
             let mut sub = |j: usize, q: __m512i| {
                 for (t, v) in v.iter_mut().enumerate() {
                     let xv = _mm512_loadu_si512(x[t].v.as_ptr().add(32 * (8 * k + j)) as *const _);
