@@ -472,9 +472,8 @@ pub(super) unsafe fn rows8_tokens_with<const T: usize>(
         let xv: [*const f32; T] = std::array::from_fn(|t| x[t].v.as_ptr() as *const f32);
         let (nib, z) = (_mm256_set1_epi16(0x0f), _mm256_setzero_si256());
         // [token][block b % 8], written before read (`super::LaneSums`).
-        let mut acc = super::LaneSums::<__m256, T>::new();
-        let mut accm = super::LaneSums::<__m256, T>::new();
-        let zero = _mm256_setzero_ps();
+        let mut acc = super::LaneSums::<__m256, T>::new(_mm256_setzero_ps());
+        let mut accm = super::LaneSums::<__m256, T>::new(_mm256_setzero_ps());
         for b in 0..nb {
             let p = w.as_ptr().add(b * GROUP * bs);
             let chunk = |c: usize| _mm_loadu_si128(p.add(at + 16 * c) as *const __m128i);
@@ -505,18 +504,14 @@ pub(super) unsafe fn rows8_tokens_with<const T: usize>(
                 }
             }
             for (t, &s) in sum.iter().enumerate() {
-                acc.update(t, b, zero, |a| rows8_add_block(s, p, &x[t], b, bias, a));
+                acc.update(t, b, |a| rows8_add_block(s, p, &x[t], b, bias, a));
                 if offsets {
-                    accm.update(t, b, zero, |a| rows8_add_offset(p, &x[t], b, a));
+                    accm.update(t, b, |a| rows8_add_offset(p, &x[t], b, a));
                 }
             }
         }
-        let acc = acc.finish(nb, zero);
-        let accm = if offsets {
-            Some(accm.finish(nb, zero))
-        } else {
-            None
-        };
+        let acc = acc.finish(nb);
+        let accm = offsets.then(|| accm.finish(nb));
         for (t, o) in out.chunks_exact_mut(GROUP).enumerate() {
             rows8_finish(&acc[t], o);
             if let Some(m) = accm {

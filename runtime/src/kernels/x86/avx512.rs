@@ -268,9 +268,8 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
         // [token][block b % 8]: lanes 0..8 group 0's rows, 8..16 group 1's; q4_1's and
         // q5_1's Σx·(m·d_x) terms apart, as in the scalar dot.
         // Written before read (`super::LaneSums`).
-        let mut acc = super::LaneSums::<__m512, T>::new();
-        let mut accm = super::LaneSums::<__m512, T>::new();
-        let zero = _mm512_setzero_ps();
+        let mut acc = super::LaneSums::<__m512, T>::new(_mm512_setzero_ps());
+        let mut accm = super::LaneSums::<__m512, T>::new(_mm512_setzero_ps());
         for b in 0..nb {
             let (p0, p1) = (g0.add(b * GROUP * bs), g1.add(b * GROUP * bs));
             // 16 bytes at `off` of block b in group 0, then in group 1.
@@ -323,7 +322,7 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
                     s
                 };
                 let scale = _mm512_mul_ps(dw, _mm512_set1_ps(x[t].d[b]));
-                acc.update(t, b, zero, |a| {
+                acc.update(t, b, |a| {
                     *a = _mm512_add_ps(*a, _mm512_mul_ps(_mm512_cvtepi32_ps(isum), scale))
                 });
             }
@@ -333,9 +332,7 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
                 for (t, xt) in x.iter().enumerate() {
                     let scale = _mm512_mul_ps(m, _mm512_set1_ps(xt.d[b]));
                     let s = _mm512_cvtepi32_ps(_mm512_set1_epi32(xt.s[b]));
-                    accm.update(t, b, zero, |a| {
-                        *a = _mm512_add_ps(*a, _mm512_mul_ps(s, scale))
-                    });
+                    accm.update(t, b, |a| *a = _mm512_add_ps(*a, _mm512_mul_ps(s, scale)));
                 }
             }
         }
@@ -346,12 +343,8 @@ pub unsafe fn rows16_tokens(dtype: DType, w: &[u8], x: &[Q8Row], out: &mut [f32]
                 _mm512_add_ps(_mm512_add_ps(a[2], a[6]), _mm512_add_ps(a[3], a[7])),
             )
         };
-        let acc = acc.finish(nb, zero);
-        let accm = if offsets {
-            Some(accm.finish(nb, zero))
-        } else {
-            None
-        };
+        let acc = acc.finish(nb);
+        let accm = offsets.then(|| accm.finish(nb));
         for (t, o) in out.chunks_exact_mut(2 * GROUP).enumerate() {
             let mut sum = tree(&acc[t]);
             if let Some(m) = accm {

@@ -36,10 +36,10 @@ pub(super) fn available() -> Vec<&'static Kernels> {
     // since Zen 4 has no AVX-VNNI. On an AMD EPYC (Zen 5) against avxvnni, 1 thread, alternated: SmolLM2
     // prefill 592 → 914 tok/s (q4_0) and 607 → 1008 (q8_0), q4_0 decode 267 → 317,
     // q8_0 decode even (bench/README.md, thirteenth session). On Zen 4, which splits
-    // every 512-bit operation in two, AVX2's `rows8` decodes faster (SmolLM2 Q8_0 144
-    // against 101 tok/s), so the table carries it as `rows8_narrow` and the loaded
-    // model measures both (`Model::tune_decode_width`, eighteenth session).
-    // The narrow decode (`avx512::rows8_vl`) takes 256-bit `vpdpwssd`: VL.
+    // every 512-bit operation in two, 256-bit `rows8` decodes faster (SmolLM2 Q8_0 144
+    // against 101 tok/s), so the table carries one as `rows8_narrow` and the loaded
+    // model measures both (`Model::tune_decode_width`, eighteenth session). That one
+    // is `avx512::rows8_vl`, AVX2's loop with 256-bit `vpdpwssd`: it needs VL.
     if avx512 && is_x86_feature_detected!("avx512vnni") && is_x86_feature_detected!("avx512vl") {
         v.push(&AVX512_VNNI);
     }
@@ -375,30 +375,36 @@ macro_rules! weighted_sums {
     }};
 }
 
-// One file per ISA, declared after the macros above, which they use.
 /// The lane accumulators of a tile kernel, [token][block % 8], that start as
 /// 0 + the first block's term instead of as a zeroed array: zeroing 8 KiB of them per
 /// call (two `memset`s) took 6% of `avx512::rows16_tokens`' prefill. 0 + v is what
 /// adding v to a zeroed accumulator gives (−0 becomes +0 either way), so the bits are
 /// unchanged.
-struct LaneSums<V: Copy, const T: usize>([[std::mem::MaybeUninit<V>; 8]; T]);
+struct LaneSums<V: Copy, const T: usize> {
+    lanes: [[std::mem::MaybeUninit<V>; 8]; T],
+    /// The vector type's zero.
+    zero: V,
+}
 
 impl<V: Copy, const T: usize> LaneSums<V, T> {
-    fn new() -> Self {
-        LaneSums([[std::mem::MaybeUninit::uninit(); 8]; T])
+    fn new(zero: V) -> Self {
+        LaneSums {
+            lanes: [[std::mem::MaybeUninit::uninit(); 8]; T],
+            zero,
+        }
     }
 
-    /// Applies `f` to token t's accumulator of block b (lane b % 8): to `zero` when b
+    /// Applies `f` to token t's accumulator of block b (lane b % 8): to zero when b
     /// is that lane's first block, else to what the lane holds.
     #[inline(always)]
-    fn update(&mut self, t: usize, b: usize, zero: V, f: impl FnOnce(&mut V)) {
-        let slot = &mut self.0[t][b % 8];
+    fn update(&mut self, t: usize, b: usize, f: impl FnOnce(&mut V)) {
+        let slot = &mut self.lanes[t][b % 8];
         // A volatile read, so that LLVM keeps the branch: with a plain one it loaded
         // from a select of two addresses (the lane or a spilled zero), which put a
         // store, a cmov and a dependent load in every block and cost the AVX2 tile
         // a quarter of its speed.
         let mut v = if b < 8 {
-            zero
+            self.zero
         } else {
             // Safety: block b − 8 (< b) wrote this lane.
             unsafe { std::ptr::read_volatile(slot.as_ptr()) }
@@ -408,20 +414,21 @@ impl<V: Copy, const T: usize> LaneSums<V, T> {
     }
 
     /// Every lane, after the blocks 0..nb were added: lanes that no block reached
-    /// (nb < 8) are `zero`.
+    /// (nb < 8) are zero.
     #[inline(always)]
-    fn finish(&mut self, nb: usize, zero: V) -> &[[V; 8]; T] {
-        for lanes in &mut self.0 {
+    fn finish(&mut self, nb: usize) -> &[[V; 8]; T] {
+        for lanes in &mut self.lanes {
             for slot in lanes.iter_mut().skip(nb) {
-                slot.write(zero);
+                slot.write(self.zero);
             }
         }
         // Safety: every lane is written, by block k (< nb) or just above, and
         // `MaybeUninit<V>` has V's layout.
-        unsafe { &*(self.0.as_ptr() as *const [[V; 8]; T]) }
+        unsafe { &*(self.lanes.as_ptr() as *const [[V; 8]; T]) }
     }
 }
 
+// One file per ISA, declared after the macros above, which they use.
 mod avx2;
 mod avx512;
 mod vnni;
