@@ -39,6 +39,9 @@ test('Clarify first: an underspecified message gets a visible note, a clear one 
 
   await say(page, 'What is the capital of France?');
   await expect(page.getByTestId('msg-policy').last()).toHaveAttribute('data-clarify', 'false');
+  // The model carries a clarify probe (scripts/model.sh): its reading is shown with the
+  // decision, here under its threshold.
+  await expect(page.getByTestId('msg-policy').last()).toContainText(/the clarify probe's margin at layer 21 is -?\d+\.\d\d \(threshold 1\.50\)/);
   await expect(page.getByTestId('rendered-prompt')).not.toContainText('What is the capital of France?\n\n[Clarify first');
 
   await box.uncheck();

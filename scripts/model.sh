@@ -11,6 +11,9 @@
 # Each model's preset tuning (`--tune-preset`) is the one docs/behaviour.md measured:
 # SmolLM2 loops under the chat preset's repetition penalty of 1.05 (5 of 85 utility
 # prompts) and not at 1.1, while Qwen asks more usefully at 1.05.
+# Each model's clarify probe (`--clarify-probe`, eval/clarify_probe/NAME.json) was fitted
+# on this very conversion by `slm eval probe` (docs/behaviour.md, "The clarify probe");
+# the converter refuses it for any other source bytes or --quant.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TINYRUSTLM_CACHE="${TINYRUSTLM_CACHE:-$HOME/.cache/tinyrustlm}"
@@ -26,9 +29,10 @@ scripts/fetch-models.sh >&2
 cargo build --release --locked -p slm-cli >&2
 MODEL="$TINYRUSTLM_CACHE/slm/$NAME.slm"
 SLM="$CARGO_TARGET_DIR/release/slm"
-if [ ! -f "$MODEL" ] || [ "$SLM" -nt "$MODEL" ]; then
+if [ ! -f "$MODEL" ] || [ "$SLM" -nt "$MODEL" ] || [ "eval/clarify_probe/$NAME.json" -nt "$MODEL" ]; then
   mkdir -p "$(dirname "$MODEL")"
-  "$SLM" convert "$TINYRUSTLM_CACHE/models/$GGUF" -o "$MODEL" --quant "$QUANT" "${TUNE[@]}" >&2
+  "$SLM" convert "$TINYRUSTLM_CACHE/models/$GGUF" -o "$MODEL" --quant "$QUANT" "${TUNE[@]}" \
+    --clarify-probe "eval/clarify_probe/$NAME.json" >&2
 fi
 if [ ! -f "$MODEL.evidence.json" ] || [ "$MODEL" -nt "$MODEL.evidence.json" ] \
     || [ "reference/goldens/$GOLDENS.json" -nt "$MODEL.evidence.json" ]; then

@@ -222,9 +222,9 @@ pub struct BehaviourGate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub useful_by_hand: Option<HandSample>,
     /// The useful-question rate by the scorer on underspecified prompts by an author the
-    /// rules were not written against, run on the current policy before any change it
-    /// led to (eval/probes/ID.unseen.replies.jsonl): how far the rules carry to new
-    /// words.
+    /// rules were not written against and the clarify probe was not fitted on, run on
+    /// the current policy before any change it led to
+    /// (eval/probes/ID.unseen.replies.jsonl): how far the policy carries to new words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub useful_unseen: Option<HandSample>,
 }
@@ -291,7 +291,7 @@ impl BehaviourGate {
             let rate = u.useful as f64 / u.of as f64;
             if rate < 0.95 {
                 v.push(format!(
-                    "asks a useful question on {} ({} of {}) of underspecified prompts by an author its rules were not written against (goal 95%)",
+                    "asks a useful question on {} ({} of {}) of underspecified prompts by an author its rules and probe never saw (goal 95%)",
                     pct(rate),
                     u.useful,
                     u.of
@@ -894,7 +894,7 @@ mod tests {
             unseen.summary(),
             (
                 false,
-                "Behaviour gate: fails. With Clarify first on, it asks a useful question on 66% (58 of 88) of underspecified prompts by an author its rules were not written against (goal 95%).".to_string()
+                "Behaviour gate: fails. With Clarify first on, it asks a useful question on 66% (58 of 88) of underspecified prompts by an author its rules and probe never saw (goal 95%).".to_string()
             )
         );
         // The scorer's figure passes; the hand-read sample does not.

@@ -227,15 +227,19 @@ pub struct ClarifyRun<'a> {
     /// Clarifying replies sampled per fired prompt, the best kept (`pick.rs`; an
     /// experiment, 1 in production).
     pub candidates: usize,
+    /// Read the model's clarify probe where it carries one (`clarify::probe`); false
+    /// decides by the rules alone, for the comparison.
+    pub probe: bool,
 }
 
 /// Run the clarify evaluation; returns the JSON report and prints the tables
 /// unless `quiet`.
 /// Where replies come from: the model, or a saved `--out` file (`--from`), which
 /// re-scores the same replies (the scorer changed, or a table is wanted again).
-/// A saved reply: its text, stop reason, tokens and the clarifying reply's attempts
-/// (`tries`).
-type SavedReply = (String, String, usize, Value);
+/// A saved reply: its text, stop reason, tokens, the clarifying reply's attempts
+/// (`tries`) and the probe's reading its decision was made with (none in replies
+/// saved by rules alone).
+type SavedReply = (String, String, usize, Value, Option<clarify::Reading>);
 
 pub enum Replies<'a> {
     Model(&'a Engine),
@@ -257,6 +261,15 @@ impl Replies<'_> {
                 field(&v, path, "stop_reason")?.to_string(),
                 v["tokens"].as_u64().unwrap_or(0) as usize,
                 v.get("tries").cloned().unwrap_or_else(|| json!([])),
+                match v["decision"].get("probe") {
+                    Some(r) => Some(serde_json::from_value(r.clone()).map_err(|e| {
+                        SlmError::Invalid(format!(
+                            "{}: decision.probe is not a probe reading: {e}",
+                            path.display()
+                        ))
+                    })?),
+                    None => None,
+                },
             );
             m.insert(key, val);
         }
@@ -290,10 +303,23 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                 let mut picked = None;
                 let mut tries = json!([]);
                 let mut as_written = messages.clone();
+                // The probe reads the prompt as written, with the assistant opener, as
+                // a session's `push_user` does; a saved reply keeps the reading it was
+                // decided with.
+                let reading = match replies {
+                    Replies::Model(eng) if run.probe => {
+                        eng.probe_reading(&prompt_ids(eng, &messages)?)?
+                    }
+                    Replies::Model(_) => None,
+                    Replies::Saved(m) => [on, false]
+                        .iter()
+                        .find_map(|&p| m.get(&(c.file.clone(), c.id.clone(), p)))
+                        .and_then(|r| r.4.clone()),
+                };
                 let d = if on {
-                    clarify::apply(&mut messages)
+                    clarify::apply_read(&mut messages, reading.as_ref())
                 } else {
-                    clarify::assess(&messages)
+                    clarify::assess_read(&messages, reading.as_ref())
                 };
                 // The policy's lead starts the reply, as in a session (`Session::begin_reply`).
                 let lead = match &d.lead {
@@ -339,6 +365,7 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                             Replies::Model(eng) if on && d.clarify => {
                                 let mut session = Session::new(eng, EVAL_CONTEXT);
                                 session.clarify_first = true;
+                                session.clarify_probe = run.probe;
                                 let t = session.send(&c.prompt, &opts, 0, &mut |_, _| {})?;
                                 tries = serde_json::to_value(&t.tries).expect("serializes");
                                 let text = session
@@ -368,7 +395,7 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                                     .get(&key)
                                     .filter(|r| r.1 != "reused")
                                     .or_else(|| m.get(&(c.file.clone(), c.id.clone(), false)));
-                                let (text, stop, tokens, saved_tries) =
+                                let (text, stop, tokens, saved_tries, _) =
                                     hit.cloned().ok_or_else(|| {
                                         SlmError::Invalid(format!(
                                             "--from: no saved reply for {} {} (policy {})",
@@ -564,6 +591,91 @@ pub fn loops(eng: &Engine, model: &str, run: &LoopsRun) -> Result<Value> {
     }
     Ok(
         json!({"model": model, "seed": run.seed, "max_tokens": run.max_tokens, "results": results, "summary": summary}),
+    )
+}
+
+/// What `slm eval probe` fits a clarify probe with.
+pub struct ProbeRun<'a> {
+    /// The sets, each one author: each is held out in turn to measure the probe.
+    pub sets: &'a [PathBuf],
+    /// The layer after which the residual stream is read; None for 70% of the depth,
+    /// where both models' held-out readings were best (docs/behaviour.md).
+    pub layer: Option<usize>,
+    pub quiet: bool,
+}
+
+/// Fit a clarify probe on the hidden states of every prompt of `run.sets`, rendered
+/// as a first user message with the assistant opener, as a session reads them.
+pub fn fit_probe(eng: &Engine, run: &ProbeRun) -> Result<clarify::ClarifyProbe> {
+    let cfg = &eng.model.cfg;
+    let layer = run.layer.unwrap_or(cfg.num_layers * 7 / 10);
+    if layer >= cfg.num_layers {
+        return Err(SlmError::Invalid(format!(
+            "--layer {layer}: the model has {} layers (0 to {})",
+            cfg.num_layers,
+            cfg.num_layers - 1
+        )));
+    }
+    let h = cfg.hidden_size;
+    let mut examples = Vec::new();
+    let mut sets = Vec::new();
+    for (g, path) in run.sets.iter().enumerate() {
+        let bytes = std::fs::read(path).map_err(|e| SlmError::io(path.display(), e))?;
+        let cases = load_clarify(path)?;
+        for (i, c) in cases.iter().enumerate() {
+            let missing = c
+                .missing
+                .iter()
+                .map(|m| {
+                    clarify::Slot::parse(m).ok_or_else(|| {
+                        SlmError::Invalid(format!(
+                            "{} {}: missing slot {m:?} is not one of the slots",
+                            path.display(),
+                            c.id
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let messages = [json!({"role": "user", "content": c.prompt})];
+            let rules = clarify::assess(&messages);
+            let hidden = eng.hidden_states(&prompt_ids(eng, &messages)?)?;
+            examples.push(clarify::probe::Example {
+                x: hidden[layer * h..(layer + 1) * h].to_vec(),
+                underspecified: c.underspecified,
+                missing,
+                group: g,
+                rules_fire: rules.clarify,
+                rules_live: rules.slots.contains(&clarify::Slot::LiveData),
+            });
+            if !run.quiet && (i + 1) % 50 == 0 {
+                eprintln!(
+                    "[{}: {}/{} prompts read]",
+                    path.display(),
+                    i + 1,
+                    cases.len()
+                );
+            }
+        }
+        sets.push(clarify::probe::FitSet {
+            path: path.display().to_string(),
+            sha256: slm_runtime::format::layout::sha256_hex(&bytes),
+            underspecified: cases.iter().filter(|c| c.underspecified).count(),
+            controls: cases.iter().filter(|c| !c.underspecified).count(),
+        });
+    }
+    let prov = &eng.text.manifest.provenance;
+    clarify::probe::fit(
+        &examples,
+        layer,
+        sets,
+        prov.source_files.iter().map(|f| f.sha256.clone()).collect(),
+        prov.quant.clone(),
+        &clarify::probe::FitSettings::default(),
+        &mut |what| {
+            if !run.quiet {
+                eprintln!("[{what}]");
+            }
+        },
     )
 }
 

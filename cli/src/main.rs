@@ -63,6 +63,11 @@ enum Cmd {
         /// chosen (CLI, page, evaluations), e.g. chat.repetition_penalty=1.1.
         #[arg(long)]
         tune_preset: Vec<String>,
+        /// A clarify probe fitted on this very conversion (`slm eval probe`), written
+        /// into the file; refused when it was fitted on other source bytes or another
+        /// --quant.
+        #[arg(long)]
+        clarify_probe: Option<PathBuf>,
     },
     /// Show the manifest, provenance, checksums and sizes.
     Inspect { model: PathBuf },
@@ -210,6 +215,26 @@ enum EvalCmd {
         /// docs/behaviour.md). 1 is what production does.
         #[arg(long, default_value_t = 1)]
         candidates: usize,
+        /// Decide by the rules alone, though the model carries a clarify probe: the
+        /// comparison docs/behaviour.md reports.
+        #[arg(long)]
+        no_probe: bool,
+    },
+    /// Fit this conversion's clarify probe (runtime/src/clarify/probe.rs) on the
+    /// clarify sets, each held out in turn to measure it; `slm convert
+    /// --clarify-probe` writes it into the model.
+    Probe {
+        model: PathBuf,
+        /// Sets to fit on, one author each (repeatable; default the three committed
+        /// sets and eval/probes/clarify_probe4.jsonl to clarify_probe7.jsonl).
+        #[arg(long)]
+        set: Vec<PathBuf>,
+        /// The layer whose residual stream is read (default 70% of the depth).
+        #[arg(long)]
+        layer: Option<usize>,
+        /// Where to write the probe (JSON).
+        #[arg(short, long)]
+        out: PathBuf,
     },
     /// Pathological loops, natural termination and median length.
     Loops {
@@ -578,7 +603,9 @@ fn prompt(text: &TextSide, chat: &ChatArgs) -> Result<(String, Vec<u32>)> {
 
 /// The messages of `--messages` with the clarify-first policy applied (the note joins
 /// the last user message when it fires), the decision, and the user's words as written.
+/// The model's clarify probe, if it carries one, reads the messages as written first.
 fn clarified_messages(
+    eng: &Engine,
     chat: &ChatArgs,
 ) -> Result<(Vec<Value>, slm_runtime::clarify::Decision, String)> {
     let s = read_text_file(&chat.messages)?;
@@ -597,7 +624,16 @@ fn clarified_messages(
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default()
         .to_string();
-    let d = slm_runtime::clarify::apply(&mut list);
+    let reading = match eng.clarify_probe() {
+        Some(_) => {
+            let tools = chat.tools.as_deref().map(read_json_file).transpose()?;
+            let now = chat.now.unwrap_or_else(now_unix);
+            let r = eng.text.render_prompt(&list, tools.as_ref(), false, now)?;
+            eng.probe_reading(&eng.text.encode_rendered(&r)?)?
+        }
+        None => None,
+    };
+    let d = slm_runtime::clarify::apply_read(&mut list, reading.as_ref());
     Ok((list, d, user))
 }
 
@@ -645,6 +681,7 @@ fn run(cli: Cli) -> Result<()> {
             quant,
             requantize,
             tune_preset,
+            clarify_probe,
         } => {
             let q = QuantPolicy::parse(&quant).ok_or_else(|| {
                 SlmError::Invalid(format!("--quant {quant}: expected {}", QuantPolicy::NAMES))
@@ -658,6 +695,12 @@ fn run(cli: Cli) -> Result<()> {
             let mut bar = progress::Bar::new("hashing source", cli.json);
             let mut imported = import::open(&src, &mut |d, t| bar.set(d, t))?;
             imported.preset_tuning = tuning;
+            if let Some(p) = &clarify_probe {
+                let s = read_text_file(p)?;
+                imported.clarify_probe = Some(serde_json::from_str(&s).map_err(|e| {
+                    SlmError::Invalid(format!("{}: not a clarify probe: {e}", p.display()))
+                })?);
+            }
             bar.finish();
             // Which matrices keep the source's precision instead of taking --quant.
             let kept = imported
@@ -782,6 +825,22 @@ fn run(cli: Cli) -> Result<()> {
                     println!(
                         "preset tuned  {name}: {}",
                         slm_runtime::sampling::tuning_text(fields)
+                    );
+                }
+                if let Some(cp) = &m.clarify_probe {
+                    let (u, n, f, c) = cp.fit.held_out.iter().fold((0, 0, 0, 0), |a, h| {
+                        (
+                            a.0 + h.fired_with_rules,
+                            a.1 + h.underspecified,
+                            a.2 + h.false_fires_with_rules,
+                            a.3 + h.controls,
+                        )
+                    });
+                    println!(
+                        "clarify probe layer {}, threshold {:.3}, fitted on {} sets; each held out, with the rules: fired on {u}/{n} underspecified, {f}/{c} controls",
+                        cp.layer,
+                        cp.threshold,
+                        cp.fit.sets.len()
                     );
                 }
                 let p = &m.provenance;
@@ -1110,7 +1169,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             };
             let clarified = match gen.clarify_first {
-                true => Some(clarified_messages(&chat)?),
+                true => Some(clarified_messages(&eng, &chat)?),
                 false => None,
             };
             let policy = clarified.as_ref().map(|c| c.1.clone());
@@ -1220,6 +1279,7 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
             out,
             from,
             candidates,
+            no_probe,
         } => {
             if candidates == 0 {
                 return Err(SlmError::Invalid(
@@ -1266,8 +1326,64 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
                     out: out.as_deref(),
                     quiet: json_mode,
                     candidates,
+                    probe: !no_probe,
                 },
             )?
+        }
+        EvalCmd::Probe {
+            model,
+            set,
+            layer,
+            out,
+        } => {
+            let sets = if set.is_empty() {
+                [
+                    "eval/clarify.jsonl",
+                    "eval/clarify_heldout.jsonl",
+                    "eval/clarify_fresh.jsonl",
+                    "eval/probes/clarify_probe4.jsonl",
+                    "eval/probes/clarify_probe5.jsonl",
+                    "eval/probes/clarify_probe6.jsonl",
+                    "eval/probes/clarify_probe7.jsonl",
+                ]
+                .map(PathBuf::from)
+                .to_vec()
+            } else {
+                set
+            };
+            let eng = Engine::load_file(&model)?;
+            let p = eval::fit_probe(
+                &eng,
+                &eval::ProbeRun {
+                    sets: &sets,
+                    layer,
+                    quiet: json_mode,
+                },
+            )?;
+            let text = serde_json::to_string(&p).expect("a probe serializes");
+            std::fs::write(&out, format!("{text}\n"))
+                .map_err(|e| SlmError::io(out.display(), e))?;
+            let report = json!({
+                "out": out, "layer": p.layer, "threshold": p.threshold,
+                "held_out": p.fit.held_out,
+            });
+            if !json_mode {
+                println!(
+                    "clarify probe at layer {} (threshold {:.3}) written to {}",
+                    p.layer,
+                    p.threshold,
+                    out.display()
+                );
+                println!("each set read by a probe fitted without it:");
+                for h in &p.fit.held_out {
+                    println!(
+                        "  {}: fired on {}/{} underspecified, {}/{} controls; first slot right on {}/{}; with the rules {}/{} and {}/{}",
+                        h.set, h.fired, h.underspecified, h.false_fires, h.controls, h.slot_right, h.underspecified,
+                        h.fired_with_rules, h.underspecified, h.false_fires_with_rules, h.controls
+                    );
+                }
+            }
+            report
         }
         EvalCmd::Loops {
             model,

@@ -256,7 +256,7 @@ fn committed_clarify_results_are_the_committed_replies_scored() {
             ])
             .args([
                 "--set",
-                "eval/probes/clarify_probe7.jsonl",
+                "eval/probes/clarify_probe9.jsonl",
                 "--from",
                 &unseen,
             ])
@@ -2133,4 +2133,132 @@ fn chat_continues_a_reply_and_applies_the_context_policy() {
     assert!(!o.status.success());
     assert!(stderr(&o)
         .contains("--context-policy oldest: expected stop, drop-oldest or truncate-middle"));
+}
+
+/// `slm eval probe` fits a clarify probe on two small sets (each held out in turn),
+/// `slm convert --clarify-probe` writes it into a conversion of the bytes it was
+/// fitted on and refuses it for another --quant (leaving no file), and `slm generate
+/// --clarify-first` reads it: the policy's JSON carries the reading, and a probe that
+/// fires where the rules are silent decides, in its own words.
+#[test]
+fn a_clarify_probe_is_fitted_written_and_read() {
+    let m = smol_slm();
+    let mut sets = Vec::new();
+    for k in [4, 5] {
+        let lines =
+            std::fs::read_to_string(eval_set(&format!("probes/clarify_probe{k}.jsonl"))).unwrap();
+        // Translate: 8 underspecified prompts and 4 controls.
+        let some: Vec<&str> = lines
+            .lines()
+            .filter(|l| l.contains("\"translate\""))
+            .collect();
+        assert_eq!(some.len(), 12);
+        let p = tmp(&format!("probe-set{k}.jsonl"));
+        std::fs::write(&p, some.join("\n")).unwrap();
+        sets.push(p);
+    }
+    let probe = tmp("probe.json");
+    let o = slm(&[
+        "--json",
+        "eval",
+        "probe",
+        m.to_str().unwrap(),
+        "--set",
+        sets[0].to_str().unwrap(),
+        "--set",
+        sets[1].to_str().unwrap(),
+        "--layer",
+        "20",
+        "-o",
+        probe.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["layer"], 20);
+    let held = report["held_out"].as_array().unwrap();
+    assert_eq!(held.len(), 2);
+    for h in held {
+        assert_eq!(
+            (h["underspecified"].as_u64(), h["controls"].as_u64()),
+            (Some(8), Some(4))
+        );
+    }
+    let p: Value = serde_json::from_slice(&std::fs::read(&probe).unwrap()).unwrap();
+    assert_eq!(p["weights"].as_array().unwrap().len(), 576);
+    assert_eq!(p["fit"]["quant"], "f32");
+    assert_eq!(p["fit"]["sets"].as_array().unwrap().len(), 2);
+
+    // Another --quant: refused, naming the field, and no file written.
+    let wrong = tmp("probe-q8.slm");
+    let _ = std::fs::remove_file(&wrong);
+    let o = slm(&[
+        "convert",
+        smol_gguf().to_str().unwrap(),
+        "-o",
+        wrong.to_str().unwrap(),
+        "--quant",
+        "q8_0",
+        "--clarify-probe",
+        probe.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("clarify_probe.fit"), "{}", stderr(&o));
+    assert!(!wrong.exists());
+
+    // The bytes it was fitted on, with its threshold lowered so that it fires on a
+    // prompt the rules find clear.
+    let mut low = p.clone();
+    low["threshold"] = serde_json::json!(-1e30);
+    low["veto"] = serde_json::json!(-1e30);
+    let low_probe = tmp("probe-low.json");
+    std::fs::write(&low_probe, low.to_string()).unwrap();
+    let msgs = tmp("probe-msgs.json");
+    std::fs::write(
+        &msgs,
+        r#"[{"role": "user", "content": "What is the capital of France?"}]"#,
+    )
+    .unwrap();
+    for (file, fires) in [(&probe, None), (&low_probe, Some(true))] {
+        let with = tmp("probe-with.slm");
+        let o = slm(&[
+            "convert",
+            smol_gguf().to_str().unwrap(),
+            "-o",
+            with.to_str().unwrap(),
+            "--quant",
+            "f32",
+            "--clarify-probe",
+            file.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v = generate_json(&with, &msgs, &["--max-tokens", "8", "--clarify-first"]);
+        let policy = &v["policy"];
+        let r = &policy["probe"];
+        assert_eq!(r["layer"], 20);
+        assert_eq!(r["threshold"].as_f64().unwrap() as f32, p_threshold(file));
+        assert!(r["margin"].as_f64().unwrap().is_finite());
+        assert_eq!(r["slots"].as_array().unwrap().len(), 11);
+        if fires == Some(true) {
+            assert_eq!(policy["clarify"], true);
+            assert_eq!(policy["category"], "probe");
+            assert!(policy["why"]
+                .as_str()
+                .unwrap()
+                .contains("at or above its threshold"));
+            assert!(policy["note"]
+                .as_str()
+                .unwrap()
+                .starts_with("[Clarify first: "));
+        } else {
+            assert!(policy["why"]
+                .as_str()
+                .unwrap()
+                .contains("clarify probe's margin at layer 20"));
+        }
+    }
+}
+
+fn p_threshold(file: &Path) -> f32 {
+    let v: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    v["threshold"].as_f64().unwrap() as f32
 }

@@ -400,6 +400,36 @@ impl Engine {
         self.model.cfg.max_position_embeddings
     }
 
+    /// The model's clarify probe (`clarify::probe`), if its manifest carries one.
+    pub fn clarify_probe(&self) -> Option<&crate::clarify::ClarifyProbe> {
+        self.text.manifest.clarify_probe.as_ref()
+    }
+
+    /// The clarify probe's reading of prompt `ids` (rendered with the assistant
+    /// opener, as a reply would start), prefilled into a fresh cache; None when the
+    /// model carries no probe.
+    pub fn probe_reading(&self, ids: &[u32]) -> Result<Option<crate::clarify::Reading>> {
+        let Some(p) = self.clarify_probe() else {
+            return Ok(None);
+        };
+        Ok(Some(p.read(&self.hidden_states(ids)?)))
+    }
+
+    /// The residual stream of the last position of `ids` after each layer
+    /// ([layers, hidden_size]), prefilled into a fresh cache: what a clarify probe
+    /// reads and is fitted on.
+    pub fn hidden_states(&self, ids: &[u32]) -> Result<Vec<f32>> {
+        if ids.is_empty() {
+            return Err(SlmError::Invalid("empty prompt".into()));
+        }
+        check_fits(ids.len(), 0, self.context_len())?;
+        let mut cache = self.model.new_cache(ids.len());
+        let mut s = Scratch::new(&self.model.cfg, ids.len());
+        s.capture_hidden(&self.model.cfg);
+        self.model.prefill_part(ids, &mut cache, &mut s, false)?;
+        Ok(s.hidden)
+    }
+
     /// Logits after prefilling `ids` into a fresh cache.
     pub fn first_logits(&self, ids: &[u32]) -> Result<Vec<f32>> {
         if ids.is_empty() {

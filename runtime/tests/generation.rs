@@ -564,7 +564,7 @@ fn context_policies_fit_a_long_chat_or_refuse_it() {
             s.messages
                 .push(serde_json::json!({"role": "assistant", "content": a}));
         }
-        s.push_user("Last question: what is snow?");
+        s.push_user("Last question: what is snow?", NOW);
     };
     let whole = {
         let mut s = Session::new(&eng, 512);
@@ -651,7 +651,10 @@ fn a_full_chat_cuts_to_half_and_the_next_turns_reuse_the_cache() {
         .push(serde_json::json!({"role": "system", "content": "You are brief."}));
     let (mut cuts, mut reusing, mut last_cut) = (0, 0, None::<Vec<usize>>);
     for turn in 0..16 {
-        s.push_user(&format!("Question {turn}: name one more colour, please."));
+        s.push_user(
+            &format!("Question {turn}: name one more colour, please."),
+            NOW,
+        );
         let mut p = s.begin_reply(&opts, NOW).unwrap();
         let prompt = p.prompt_ids().len();
         while !s.step(&mut p, &mut |_, _| {}) {}
@@ -721,7 +724,7 @@ fn a_cut_reply_continues_as_if_it_had_not_been_cut() {
         "6 + 6 tokens make the 12-token reply"
     );
     // Only a reply can be continued.
-    s.push_user("Thanks.");
+    s.push_user("Thanks.", NOW);
     let e = s.begin_continue(&opts, NOW).err().unwrap().to_string();
     assert!(e.contains("can be continued"), "{e}");
 }
@@ -985,4 +988,103 @@ fn when_no_attempt_names_a_piece_the_first_is_kept() {
         .unwrap();
     assert!(next.divergence.is_none(), "{:?}", next.divergence);
     assert!(next.generation.reused_tokens >= prompt_len);
+}
+
+/// A probe on `eng` whose margin is a fixed mix of layer 20's residual stream, firing
+/// at `threshold`, naming the items first.
+fn attach_probe(eng: &mut Engine, threshold: f32) {
+    use slm_runtime::clarify::{probe::ProbeFit, ClarifyProbe, Slot, ALL_SLOTS};
+    let h = eng.model.cfg.hidden_size;
+    let items = ALL_SLOTS.iter().position(|&s| s == Slot::Items).unwrap();
+    let mut slot_bias = vec![-1.0; ALL_SLOTS.len()];
+    slot_bias[items] = 1.0;
+    eng.text.manifest.clarify_probe = Some(ClarifyProbe {
+        layer: 20,
+        weights: (0..h)
+            .map(|i| ((i * 7919) % 13) as f32 / 13.0 - 0.5)
+            .collect(),
+        bias: 0.25,
+        threshold,
+        veto: f32::MIN,
+        slot_weights: vec![0.0; h * ALL_SLOTS.len()],
+        slot_bias,
+        fit: ProbeFit {
+            source_sha256: Vec::new(),
+            quant: "f32".into(),
+            sets: Vec::new(),
+            control_quantile: 0.97,
+            veto_quantile: 0.01,
+            held_out: Vec::new(),
+        },
+    });
+}
+
+/// The clarify probe reads the prompt in the session's own cache: its margin is the
+/// one a fresh prefill of the same ids gives, bit for bit; a probe that does not fire
+/// leaves the reply and the next turn exactly as without it (the turn reuses all
+/// but the prompt's last token), and neither turn is flagged as diverging. One that
+/// fires appends its note, and the reply to the noted prompt is not flagged either:
+/// no turn was conditioned on what the probe prefilled.
+#[test]
+fn the_clarify_probe_reads_in_the_session_cache_and_changes_nothing_else() {
+    use slm_runtime::session::Session;
+    let plain = engine();
+    let mut eng = engine();
+    attach_probe(&mut eng, f32::MAX);
+    let opts = GenerateOptions::greedy(12);
+    let q1 = "What is the capital of France?";
+    let want = plain.probe_reading(&prompt(&plain, q1)).unwrap();
+    assert!(want.is_none(), "no probe, no reading");
+    let fresh = eng.probe_reading(&prompt(&eng, q1)).unwrap().unwrap();
+
+    let mut a = Session::new(&plain, 2048);
+    let mut b = Session::new(&eng, 2048);
+    for s in [&mut a, &mut b] {
+        s.clarify_first = true;
+    }
+    let ta = a.send(q1, &opts, NOW, &mut |_, _| {}).unwrap();
+    let tb = b.send(q1, &opts, NOW, &mut |_, _| {}).unwrap();
+    let d = tb.policy.as_ref().unwrap();
+    assert!(!d.clarify, "{}", d.why);
+    assert_eq!(
+        d.probe.as_ref(),
+        Some(&fresh),
+        "the session's reading is a fresh prefill's"
+    );
+    assert!(
+        d.why.contains("clarify probe's margin at layer 20"),
+        "{}",
+        d.why
+    );
+    assert!(ta.policy.as_ref().unwrap().probe.is_none());
+    assert_eq!(ta.generation.ids, tb.generation.ids);
+    assert_eq!(tb.generation.reused_tokens, tb.generation.prompt_tokens - 1);
+    assert!(tb.divergence.is_none());
+    let q2 = "What is the capital of Italy?";
+    let ta = a.send(q2, &opts, NOW, &mut |_, _| {}).unwrap();
+    let tb = b.send(q2, &opts, NOW, &mut |_, _| {}).unwrap();
+    assert_eq!(ta.generation.ids, tb.generation.ids);
+    assert!(tb.divergence.is_none());
+    assert!(b.divergence(NOW).unwrap().is_none());
+
+    // A probe that fires on every prompt: the note and lead are its own.
+    attach_probe(&mut eng, f32::MIN);
+    let mut c = Session::new(&eng, 2048);
+    c.clarify_first = true;
+    let t = c.send(q1, &opts, NOW, &mut |_, _| {}).unwrap();
+    let d = t.policy.as_ref().unwrap();
+    assert!(d.clarify);
+    assert_eq!(d.category, Some("probe"));
+    assert_eq!(d.slots[0], slm_runtime::clarify::Slot::Items);
+    assert!(t.divergence.is_none());
+    assert!(c.messages[0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("the options to choose between"));
+    // With the probe switched off, the rules decide alone.
+    let mut e = Session::new(&eng, 2048);
+    e.clarify_first = true;
+    e.clarify_probe = false;
+    let t = e.send(q1, &opts, NOW, &mut |_, _| {}).unwrap();
+    assert!(t.policy.as_ref().unwrap().probe.is_none());
 }

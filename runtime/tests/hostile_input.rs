@@ -258,6 +258,28 @@ fn slm_forged_hashes_and_chunk_sizes_are_refused_on_open() {
             serde_json::json!({"chat": {"top_k": "all"}}),
             ".slm manifest",
         ),
+        (
+            "a clarify probe of the wrong width",
+            "/clarify_probe",
+            probe_json(m["model"]["hidden_size"].as_u64().unwrap() as usize + 1, 0),
+            "clarify_probe.weights: 577 values, the hidden size is 576",
+        ),
+        (
+            "a clarify probe below the last layer",
+            "/clarify_probe",
+            probe_json(576, 30),
+            "clarify_probe.layer: 30 is not below the model's 30 layers",
+        ),
+        (
+            "a clarify probe with a field of its own",
+            "/clarify_probe",
+            {
+                let mut p = probe_json(576, 0);
+                p["trust_me"] = serde_json::json!(true);
+                p
+            },
+            "unknown field `trust_me`",
+        ),
     ] {
         let mut forged = m.clone();
         let tensors = forged["tensors"].as_array_mut().unwrap();
@@ -273,6 +295,7 @@ fn slm_forged_hashes_and_chunk_sizes_are_refused_on_open() {
                 tensors.push(t);
             }
             "/preset_tuning" => forged["preset_tuning"] = v,
+            "/clarify_probe" => forged["clarify_probe"] = v,
             _ => *forged.pointer_mut(path).unwrap() = v,
         }
         let text = serde_json::to_vec(&forged).unwrap();
@@ -287,6 +310,18 @@ fn slm_forged_hashes_and_chunk_sizes_are_refused_on_open() {
             "{what}: {e}"
         );
     }
+}
+
+/// A clarify probe's JSON, `hidden` wide and read after `layer`, its values zero
+/// (`clarify::probe::ClarifyProbe`).
+fn probe_json(hidden: usize, layer: usize) -> serde_json::Value {
+    let slots = slm_runtime::clarify::ALL_SLOTS.len();
+    serde_json::json!({
+        "layer": layer, "weights": vec![0.0; hidden], "bias": 0.0, "threshold": 0.0, "veto": 0.0,
+        "slot_weights": vec![0.0; hidden * slots], "slot_bias": vec![0.0; slots],
+        "fit": {"source_sha256": [], "quant": "keep", "sets": [], "control_quantile": 0.97, "veto_quantile": 0.01,
+                "held_out": []}
+    })
 }
 
 #[test]

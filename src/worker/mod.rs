@@ -520,7 +520,7 @@ async fn chat(
         match msg.0 {
             Command::Send { text, settings } => {
                 apply(&mut session, &settings);
-                if let Some(d) = session.push_user(&text) {
+                if let Some(d) = session.push_user(&text, now_unix()) {
                     post(Event::Policy {
                         clarify: d.clarify,
                         summary: d.summary(),

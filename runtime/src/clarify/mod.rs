@@ -5,12 +5,18 @@
 //! that acts on a text it does not carry ("translate this sentence"), code with no
 //! language, a recommendation with no place, JSON with no fields, maths with a number
 //! missing, scheduling with no date, a verdict with no criteria or no items, a pronoun
-//! with nothing to refer to, and live data the model cannot have. Rules, not the model,
-//! decide: they are deterministic, the same for every model, and can say exactly which
+//! with nothing to refer to, and live data the model cannot have. The rules decide
+//! first: they are deterministic, the same for every model, and can say exactly which
 //! piece is missing and why (`Decision::why`). Their limit, measured: on prompts by an
 //! author they were not written against they fire on about 70% of the underspecified
 //! ones (eval/probes, docs/behaviour.md); a judge from the model's own yes/no logits
 //! did no better.
+//!
+//! Where the rules find nothing, a model that carries a clarify probe (`probe.rs`)
+//! decides: a linear read of its residual stream at the end of the prompt, fitted on
+//! the evaluation sets, whose slot head names the missing piece in general words
+//! (`assess_read`). The caller runs the model and passes the reading in; this module
+//! stays free of the engine.
 //!
 //! The question itself comes from the model: the policy appends a visible note to the
 //! user's message (`Decision::note`) naming the missing piece, and the model writes
@@ -41,19 +47,21 @@
 
 mod check;
 mod lexicon;
+pub mod probe;
 mod rules;
 mod text;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::EndAt;
 
 pub use check::kept_attempt;
+pub use probe::{ClarifyProbe, Reading};
 pub use rules::assess_text;
 
 /// A piece of information a request needs and does not give.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Slot {
     /// The text, code or data the request acts on.
@@ -148,6 +156,10 @@ pub struct Decision {
     /// The leads to try again with, in order, when a reply names no missing piece
     /// (`retry_leads`; none for live data, whose reply states a limitation).
     pub retry_leads: Vec<String>,
+    /// The clarify probe's reading of the message (`probe.rs`), when the model
+    /// carries a probe and it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Reading>,
 }
 
 /// One missing piece as the note asks for it.
@@ -246,8 +258,75 @@ fn lead_for(findings: &[Finding]) -> &'static str {
 }
 
 /// Decide on the last user message of `messages` (OpenAI-style), with the earlier
-/// messages as context: a "this" or a language named earlier counts as given.
+/// messages as context: a "this" or a language named earlier counts as given. The
+/// rules alone: `assess_read` adds a probe's reading.
 pub fn assess(messages: &[Value]) -> Decision {
+    assess_read(messages, None)
+}
+
+/// The rules' decision, or where they find nothing and the probe's `reading` of
+/// the same messages fires, the probe's: the pieces its slot head names, in general
+/// words (`probe_missing`). The reading is kept in the decision either way.
+pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
+    let mut d = assess_rules(messages);
+    if let Some(r) = reading {
+        let rules_silent = !d.clarify;
+        if rules_silent && r.fires() {
+            let why = format!(
+                "no rule found a missing piece; the clarify probe's margin at layer {} is {:.2}, at or above its threshold {:.2}",
+                r.layer, r.margin, r.threshold
+            );
+            d = decide(
+                r.named_slots()
+                    .into_iter()
+                    .map(|slot| Finding {
+                        category: "probe",
+                        slot,
+                        missing: probe_missing(slot).to_string(),
+                        score: sigmoid(r.margin - r.threshold).max(THRESHOLD),
+                        why: why.clone(),
+                    })
+                    .collect(),
+            );
+        } else if d.clarify && r.vetoes() && !d.slots.contains(&Slot::LiveData) {
+            d = Decision::none(&format!(
+                "{}; set aside: the clarify probe's margin at layer {} is {:.2}, under its veto {:.2}",
+                d.why, r.layer, r.margin, r.veto
+            ));
+        } else {
+            d.why = format!(
+                "{}; the clarify probe's margin at layer {} is {:.2} (threshold {:.2})",
+                d.why, r.layer, r.margin, r.threshold
+            );
+        }
+        d.probe = Some(r.clone());
+    }
+    d
+}
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// A missing piece the probe names, in words that fit any request (the rules name
+/// it in the user's own words; the probe has only the slot).
+fn probe_missing(slot: Slot) -> &'static str {
+    match slot {
+        Slot::Text => "the text itself",
+        Slot::TargetLanguage => "the language to translate into",
+        Slot::ProgrammingLanguage => "the programming language",
+        Slot::Location => "my location",
+        Slot::Schema => "the fields the JSON should have",
+        Slot::Quantity => "the numbers the answer depends on",
+        Slot::DateTime => "the dates and times",
+        Slot::Criteria => "what matters most in the choice",
+        Slot::Items => "the options to choose between",
+        Slot::Referent => "what my message refers to",
+        Slot::LiveData => "the current facts this needs",
+    }
+}
+
+fn assess_rules(messages: &[Value]) -> Decision {
     let Some(last) = messages
         .iter()
         .rposition(|m| m["role"].as_str() == Some("user"))
@@ -331,6 +410,7 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
         lead: Some(lead.to_string()),
         pieces,
         retry_leads,
+        probe: None,
     }
 }
 
@@ -414,6 +494,7 @@ impl Decision {
             lead: None,
             pieces: Vec::new(),
             retry_leads: Vec::new(),
+            probe: None,
         }
     }
 
@@ -438,7 +519,12 @@ impl Decision {
 /// note appended (separated by a blank line). Returns the decision either way. The
 /// reply's lead is not added here: see `start_reply`.
 pub fn apply(messages: &mut [Value]) -> Decision {
-    let d = assess(messages);
+    apply_read(messages, None)
+}
+
+/// `apply` with a probe's reading of the messages as they stand (`assess_read`).
+pub fn apply_read(messages: &mut [Value], reading: Option<&Reading>) -> Decision {
+    let d = assess_read(messages, reading);
     if let Some(note) = &d.note {
         if let Some(m) = messages
             .iter_mut()

@@ -458,3 +458,116 @@ fn each_piece_is_asked_for_in_the_words_the_rules_found() {
         assert_eq!(asks, [want], "{text}");
     }
 }
+
+/// A reading with `margin` against a threshold of 0, naming `first` then `second`
+/// (at margins 2 and `second_margin`).
+fn reading(margin: f32, first: Slot, second: Slot, second_margin: f32) -> Reading {
+    let mut slots = vec![(first, 2.0), (second, second_margin)];
+    slots.extend(
+        ALL_SLOTS
+            .iter()
+            .filter(|s| **s != first && **s != second)
+            .map(|&s| (s, -3.0)),
+    );
+    Reading {
+        layer: 7,
+        margin,
+        threshold: 0.0,
+        veto: -5.0,
+        slots,
+    }
+}
+
+/// Where the rules find nothing and the probe fires, the probe decides: its named
+/// slots, in general words, with a lead and a note like the rules'; the reading is
+/// in the decision and its `why`. Where it does not fire, nothing changes but the
+/// `why`. Where the rules fire, their decision stands.
+#[test]
+fn the_probe_decides_where_the_rules_are_silent() {
+    let clear = [json!({"role": "user", "content": "What is the capital of France?"})];
+    let rules = assess(&clear);
+    assert!(!rules.clarify, "{}", rules.why);
+
+    let r = reading(1.5, Slot::Items, Slot::Criteria, 0.5);
+    let d = assess_read(&clear, Some(&r));
+    assert!(d.clarify);
+    // Equal scores: in slot order, as the rules' findings are.
+    assert_eq!(d.slots, vec![Slot::Criteria, Slot::Items]);
+    assert_eq!(d.category, Some("probe"));
+    assert_eq!(
+        d.missing.as_deref(),
+        Some("what matters most in the choice and the options to choose between")
+    );
+    assert_eq!(d.lead.as_deref(), Some(LEAD_NEED));
+    assert!(d.note.as_deref().unwrap().contains(
+        "asks me for what matters most in the choice and for the names of the options to choose between"
+    ), "{:?}", d.note);
+    assert!(
+        d.why
+            .contains("margin at layer 7 is 1.50, at or above its threshold 0.00"),
+        "{}",
+        d.why
+    );
+    assert_eq!(d.probe.as_ref(), Some(&r));
+    assert!(!d.retry_leads.is_empty());
+
+    // A second slot whose own head does not fire is not asked for.
+    let d = assess_read(
+        &clear,
+        Some(&reading(1.5, Slot::Text, Slot::Quantity, -0.1)),
+    );
+    assert_eq!(d.slots, vec![Slot::Text]);
+    assert_eq!(d.lead.as_deref(), Some(LEAD_PASTE));
+
+    // Below the threshold: the rules' decision, the margin in its why.
+    let d = assess_read(
+        &clear,
+        Some(&reading(-0.2, Slot::Items, Slot::Criteria, 0.5)),
+    );
+    assert!(!d.clarify);
+    assert!(d.why.contains("no rule found a missing piece; the clarify probe's margin at layer 7 is -0.20 (threshold 0.00)"), "{}", d.why);
+
+    // The rules fire: theirs stands, whatever the probe names.
+    let vague = [json!({"role": "user", "content": "Translate this sentence."})];
+    let d = assess_read(
+        &vague,
+        Some(&reading(3.0, Slot::Location, Slot::Items, 1.0)),
+    );
+    assert_eq!(d.slots, assess(&vague).slots);
+    assert_ne!(d.category, Some("probe"));
+    assert!(d.why.contains("margin at layer 7 is 3.00"), "{}", d.why);
+
+    // Far under the veto, the rules' finding is set aside, but never live data's.
+    let d = assess_read(
+        &vague,
+        Some(&reading(-6.0, Slot::Location, Slot::Items, 1.0)),
+    );
+    assert!(!d.clarify);
+    assert!(
+        d.why.contains(
+            "set aside: the clarify probe's margin at layer 7 is -6.00, under its veto -5.00"
+        ),
+        "{}",
+        d.why
+    );
+    assert!(
+        assess_read(
+            &vague,
+            Some(&reading(-4.0, Slot::Location, Slot::Items, 1.0))
+        )
+        .clarify
+    );
+    let live = [json!({"role": "user", "content": "Will it rain tomorrow?"})];
+    assert!(assess(&live).slots.contains(&Slot::LiveData));
+    assert!(assess_read(&live, Some(&reading(-60.0, Slot::Text, Slot::Items, 1.0))).clarify);
+
+    // The note joins the message as the rules' does; live data states the limit.
+    let mut m = clear.to_vec();
+    let d = apply_read(
+        &mut m,
+        Some(&reading(1.0, Slot::LiveData, Slot::Text, -1.0)),
+    );
+    assert_eq!(d.lead.as_deref(), Some(LEAD_LIVE));
+    let content = m[0]["content"].as_str().unwrap();
+    assert!(content.starts_with("What is the capital of France?\n\n[Clarify first: you have no live data, so you cannot know the current facts this needs."), "{content}");
+}

@@ -130,6 +130,9 @@ pub fn parse_manifest(h: &Header, bytes: &[u8], data_len: Option<u64>) -> Result
     m.model.validate()?;
     crate::sampling::SamplerConfig::check_tuning(&m.preset_tuning)
         .map_err(|e| SlmError::malformed(".slm manifest", e.message()))?;
+    if let Some(p) = &m.clarify_probe {
+        p.validate(&m.model)?;
+    }
     let d = &m.data;
     if let Some(n) = data_len {
         if n != d.length {

@@ -22,6 +22,10 @@ pub struct Manifest {
     /// set at conversion with `--tune-preset`; absent for most models.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub preset_tuning: crate::sampling::PresetTuning,
+    /// This conversion's clarify probe (`clarify::probe`), set at conversion with
+    /// `--clarify-probe`; absent for most models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clarify_probe: Option<crate::clarify::ClarifyProbe>,
     pub stop: StopTable,
     pub provenance: Provenance,
     pub tensors: Vec<TensorEntry>,

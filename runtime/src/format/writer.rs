@@ -159,6 +159,11 @@ pub fn write(
 ) -> Result<WriteSummary> {
     quant.check_requantize(requantize)?;
     crate::sampling::SamplerConfig::check_tuning(&src.preset_tuning)?;
+    if let Some(p) = &src.clarify_probe {
+        p.validate(&src.config)?;
+        let sums: Vec<String> = src.source_files.iter().map(|f| f.sha256.clone()).collect();
+        p.check_source(&sums, quant.name())?;
+    }
     let partial = out.with_extension("slm.partial");
     let r = write_inner(&mut src, quant, requantize, &partial, converter, progress);
     match r {
@@ -211,6 +216,7 @@ fn write_inner(
         tokenizer: src.tokenizer.clone(),
         generation_config: src.generation_config.clone(),
         preset_tuning: src.preset_tuning.clone(),
+        clarify_probe: src.clarify_probe.clone(),
         stop: src.stop.clone(),
         provenance: Provenance {
             source_kind: src.kind,

@@ -376,6 +376,7 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported>
         },
         generation_config: gen,
         preset_tuning: Default::default(),
+        clarify_probe: None,
         source_files: vec![source],
         weights: Box::new(GgufWeights {
             file,

@@ -570,6 +570,7 @@ pub fn open(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported> 
         },
         generation_config,
         preset_tuning: Default::default(),
+        clarify_probe: None,
         stop,
         source_files: files,
         weights: Box::new(SafetensorsWeights {

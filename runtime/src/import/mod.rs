@@ -52,6 +52,9 @@ pub struct Imported {
     /// Preset adjustments to write with the model (`Manifest::preset_tuning`): none from
     /// a source, set by the converter's caller.
     pub preset_tuning: crate::sampling::PresetTuning,
+    /// The clarify probe to write with the model (`Manifest::clarify_probe`): none
+    /// from a source, set by the converter's caller.
+    pub clarify_probe: Option<crate::clarify::ClarifyProbe>,
     pub stop: StopTable,
     pub source_files: Vec<SourceFile>,
     pub weights: Box<dyn WeightSource>,

@@ -82,6 +82,9 @@ pub struct Scratch {
     scores: Lines<f32>,
     /// [vocab] next-token logits of the last position.
     pub logits: Vec<f32>,
+    /// Empty, or [layers, hidden]: the residual stream of a batch's last position
+    /// after each layer (`capture_hidden`), which a clarify probe reads.
+    pub hidden: Vec<f32>,
 }
 
 /// A zeroed buffer whose pages are already mapped (a `vec![0.0; n]` is mapped lazily,
@@ -113,7 +116,14 @@ impl Scratch {
             sin: touched(b * cfg.head_dim / 2),
             scores: touched(cfg.num_heads / cfg.num_kv_heads.max(1) * capacity),
             logits: vec![0.0; cfg.vocab_size],
+            hidden: Vec::new(),
         }
+    }
+
+    /// Keep, from now on, the last position's residual stream after each layer in
+    /// `hidden` ([layers, hidden_size]).
+    pub fn capture_hidden(&mut self, cfg: &ModelConfig) {
+        self.hidden = vec![0.0; cfg.num_layers * cfg.hidden_size];
     }
 }
 
@@ -590,6 +600,7 @@ impl Model {
             sin,
             scores,
             logits,
+            hidden,
             ..
         } = s;
         let (x, xn) = (&mut x[..n * h], &mut xn[..n * h]);
@@ -710,6 +721,9 @@ impl Model {
                     rms_norm(x, &next.attn_norm, eps, xn);
                 }
             });
+            if let Some(kept) = hidden.get_mut(li * h..(li + 1) * h) {
+                kept.copy_from_slice(&x[(n - 1) * h..n * h]);
+            }
         }
         cache.len = p0 + n;
         if want_logits {

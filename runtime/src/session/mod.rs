@@ -48,6 +48,9 @@ pub struct Session<'e> {
     /// Apply the clarify-first policy (`clarify.rs`) to each message `send` adds: a
     /// visible note joins the message when it is materially underspecified.
     pub clarify_first: bool,
+    /// With the policy on, read the model's clarify probe where it carries one
+    /// (`read_probe`); false decides by the rules alone (true by default).
+    pub clarify_probe: bool,
     /// Where the policy fired on the last user message: that message as it stands
     /// (note included), as the user wrote it, and the decision. A reply to that message,
     /// first or regenerated, starts with the decision's lead.
@@ -64,6 +67,10 @@ pub struct Session<'e> {
     /// True while `context` holds only what `prefill_lead` put there: no turn was
     /// conditioned on it, so it never counts as a divergence.
     lead_only: bool,
+    /// Some(n) while the context's tokens after its first n are only what the clarify
+    /// probe prefilled (`read_probe`): no turn was conditioned on them, so they never
+    /// count as a divergence.
+    probed: Option<usize>,
     cache: KvCache,
     scratch: Scratch,
 }
@@ -151,12 +158,14 @@ impl<'e> Session<'e> {
             messages: Vec::new(),
             tools: None,
             clarify_first: false,
+            clarify_probe: true,
             lead: None,
             retrying: None,
             overflow: Overflow::Stop,
             trimmed: None,
             context: Vec::new(),
             lead_only: false,
+            probed: None,
             cache: engine.model.new_cache(cap),
             scratch: Scratch::new(&engine.model.cfg, cap),
         }
@@ -235,6 +244,7 @@ impl<'e> Session<'e> {
         self.cache.truncate(0);
         self.context.clear();
         self.lead_only = false;
+        self.probed = None;
         self.trimmed = None;
     }
 
@@ -316,7 +326,7 @@ impl<'e> Session<'e> {
             }));
         }
         let d = diverges(
-            &self.context,
+            self.conditioned(),
             &self.transcript_ids(false, now_unix)?,
             &self.engine.text.tokenizer,
         );
@@ -386,13 +396,78 @@ impl<'e> Session<'e> {
         Ok(self.finish(p, on_text))
     }
 
+    /// The part of the context a turn was conditioned on (`probed`).
+    fn conditioned(&self) -> &[u32] {
+        &self.context[..self.probed.unwrap_or(self.context.len())]
+    }
+
+    /// The clarify probe's reading of the transcript as it stands, with the assistant
+    /// opener (`clarify::probe`); None when the model carries no probe. The prompt is
+    /// prefilled into the session's own cache after the prefix it shares, so that the
+    /// turn that follows reuses it (all but the last token, whose logits the turn
+    /// computes). When the cache holds tokens a turn was conditioned on that this
+    /// prompt does not start with, the probe reads from a cache of its own instead,
+    /// which leaves the divergence for the turn to report.
+    fn read_probe(&mut self, now_unix: i64) -> Result<Option<clarify::Reading>> {
+        let engine: &'e Engine = self.engine;
+        let Some(p) = engine.clarify_probe().filter(|_| self.clarify_probe) else {
+            return Ok(None);
+        };
+        let (_, ids) = self.prompt_for(&self.messages, false, now_unix)?;
+        if ids.is_empty() || ids.len() > self.cache.capacity {
+            return Err(SlmError::Invalid(format!(
+                "the prompt's {} tokens do not fit the context of {} positions",
+                ids.len(),
+                self.cache.capacity
+            )));
+        }
+        let conditioned = match self.lead_only {
+            true => 0,
+            false => self.conditioned().len(),
+        };
+        let keep = common_prefix(&self.context, &ids).min(ids.len() - 1);
+        if keep < conditioned {
+            return engine.probe_reading(&ids);
+        }
+        self.cache.truncate(keep);
+        self.context.truncate(keep);
+        self.scratch.capture_hidden(&engine.model.cfg);
+        let r = engine
+            .model
+            .prefill_part(&ids[keep..], &mut self.cache, &mut self.scratch, false);
+        let hidden = std::mem::take(&mut self.scratch.hidden);
+        if let Err(e) = r {
+            self.reset_context();
+            return Err(e);
+        }
+        // The K/V of a prefix are those of a whole prefill (each token's sums are its
+        // own), so dropping the last token leaves the cache a turn would have built.
+        self.cache.truncate(ids.len() - 1);
+        self.context = ids[..ids.len() - 1].to_vec();
+        if !self.lead_only {
+            self.probed = Some(conditioned);
+        }
+        Ok(Some(p.read(&hidden)))
+    }
+
     /// Append a user message, with the clarify-first note when the policy is on and
-    /// fires; the decision, when the policy is on.
-    pub fn push_user(&mut self, user: &str) -> Option<Decision> {
+    /// fires; the decision, when the policy is on. With the policy on and a model
+    /// that carries a clarify probe, the probe reads the transcript first
+    /// (`read_probe`); if it cannot run, the decision is the rules' and its `why`
+    /// says so.
+    pub fn push_user(&mut self, user: &str, now_unix: i64) -> Option<Decision> {
         self.messages.push(json!({"role": "user", "content": user}));
-        let d = self
-            .clarify_first
-            .then(|| clarify::apply(&mut self.messages));
+        let d = self.clarify_first.then(|| {
+            let reading = self.read_probe(now_unix);
+            let mut d = clarify::apply_read(
+                &mut self.messages,
+                reading.as_ref().ok().and_then(|r| r.as_ref()),
+            );
+            if let Err(e) = reading {
+                d.why = format!("{}; the clarify probe did not run: {e}", d.why);
+            }
+            d
+        });
         self.lead = d.as_ref().filter(|d| d.lead.is_some()).and_then(|d| {
             let content = self.messages.last()?["content"].as_str()?.to_string();
             Some(Led {
@@ -554,7 +629,7 @@ impl<'e> Session<'e> {
         opts: &GenerateOptions,
         now_unix: i64,
     ) -> Result<PendingTurn<'e>> {
-        let policy = self.push_user(user);
+        let policy = self.push_user(user, now_unix);
         let r = self.begin_reply(opts, now_unix);
         match r {
             Ok(mut p) => {
@@ -718,8 +793,9 @@ impl<'e> Session<'e> {
                 ),
             }),
             None if self.lead_only => None,
-            None => diverges(&self.context, &ids, &self.engine.text.tokenizer),
+            None => diverges(self.conditioned(), &ids, &self.engine.text.tokenizer),
         };
+        self.probed = None;
         let common = common_prefix(&self.context, &ids).min(ids.len() - 1);
         self.cache.truncate(common);
         self.context.truncate(common);
