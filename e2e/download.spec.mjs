@@ -47,7 +47,7 @@ test('a model URL added by hand downloads, its size taken from the server', asyn
   await entry.getByRole('button', { name: 'Download' }).click();
   const cached = page.locator(`.cached-model[data-id="${id}"]`);
   await expect(cached.locator('.cached-state')).toHaveText('verified', { timeout: 300_000 });
-  await expect(cached.locator('.cached-size')).toHaveText('98.5 MB');
+  await expect(cached.locator('.cached-size')).toHaveText('98.6 MB');
   await cached.getByRole('button', { name: 'Delete' }).click();
   await expect(cached).toHaveCount(0);
 });

@@ -181,22 +181,41 @@ fn the_shipped_catalog_lists_these_conversions() {
     let catalog: Value =
         serde_json::from_str(&std::fs::read_to_string(repo.join("public/models.json")).unwrap())
             .unwrap();
-    let smol = tmp("smollm2-135m-instruct.slm");
-    // scripts/model.sh's arguments for SmolLM2.
-    let o = slm(&[
-        "convert",
-        smol_gguf().to_str().unwrap(),
-        "-o",
-        smol.to_str().unwrap(),
-        "--quant",
-        "q8_0",
-        "--tune-preset",
-        "chat.repetition_penalty=1.1",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let probe = |id: &str| repo.join(format!("eval/clarify_probe/{id}.json"));
+    // scripts/model.sh's arguments for each model.
+    let convert = |id: &str, gguf: PathBuf, args: &[&str]| {
+        let out = tmp(&format!("{id}.slm"));
+        let p = probe(id);
+        let mut a = vec![
+            "convert",
+            gguf.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["--clarify-probe", p.to_str().unwrap()]);
+        let o = slm(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        out
+    };
+    let smol = convert(
+        "smollm2-135m-instruct",
+        smol_gguf(),
+        &[
+            "--quant",
+            "q8_0",
+            "--tune-preset",
+            "chat.repetition_penalty=1.1",
+        ],
+    );
+    let qwen = convert(
+        "qwen2.5-coder-0.5b-instruct",
+        cache().join("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+        &[],
+    );
     for (id, file) in [
         ("smollm2-135m-instruct", smol),
-        ("qwen2.5-coder-0.5b-instruct", qwen_slm()),
+        ("qwen2.5-coder-0.5b-instruct", qwen),
     ] {
         let e = catalog
             .as_array()
