@@ -179,9 +179,7 @@ test('a chat exports as JSON and Markdown, imports into a fresh profile, and its
   const max = page.getByRole('spinbutton', { name: 'Max new tokens' });
   await max.fill('24');
   await max.dispatchEvent('change');
-  // The model writes each reply whole: a reply the clarify policy starts with its lead
-  // is not replayed yet (the bundle does not carry the lead), and SmolLM2's clarify
-  // probe fires on "Name a colour.".
+  // The model writes these replies whole (the clarify policy's lead is replayed below).
   await page.getByRole('checkbox', { name: 'Clarify first' }).uncheck();
   await say(page, 'Name a colour.');
   await say(page, 'And a fruit?');
@@ -229,6 +227,22 @@ test('a chat exports as JSON and Markdown, imports into a fresh profile, and its
     ['--json', 'generate', process.env.E2E_MODEL, '--replay', bundle]));
   expect(out.text).toBe(file.conversation.messages[3].content);
   expect(out.same).toBe(true);
+
+  // A reply the clarify policy started: the bundle carries the lead, the CLI continues
+  // it, and the expected text is what the model wrote after it.
+  await page.getByRole('checkbox', { name: 'Clarify first' }).check();
+  await say(page, 'Translate this sentence.');
+  await expect(assistantMessages(page)).toHaveCount(3);
+  const lead = await page.getByTestId('policy-lead').last().textContent();
+  const ledBundle = await save('Export for replay');
+  const led = JSON.parse(readFileSync(ledBundle, 'utf8'));
+  expect(lead).toContain(led.lead);
+  const ledOut = JSON.parse(execFileSync(process.env.E2E_SLM,
+    ['--json', 'generate', process.env.E2E_MODEL, '--replay', ledBundle]));
+  const ledChat = JSON.parse(readFileSync(await save('Export'), 'utf8'));
+  expect(led.lead.length).toBeGreaterThan(0);
+  expect(led.lead + ledOut.text).toBe(ledChat.conversation.messages[5].content);
+  expect(ledOut.same).toBe(true);
 
   // A fresh profile: Import makes it a chat of its own, identical.
   const other = await browser.newContext();

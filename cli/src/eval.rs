@@ -295,6 +295,8 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
         // With the policy on and silent, the model sees the same prompt as with it
         // off: the reply (same seed) is reused, not generated twice.
         let mut off_replies: Vec<Option<(String, Score)>> = vec![None; cases.len()];
+        // The probe's reading of each prompt, taken once for both policies.
+        let mut readings: Vec<Option<Option<clarify::Reading>>> = vec![None; cases.len()];
         for &on in run.policies {
             let mut total = Tally::default();
             let mut per_cat = std::collections::BTreeMap::<String, Tally>::new();
@@ -307,9 +309,14 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                 // a session's `push_user` does; a saved reply keeps the reading it was
                 // decided with.
                 let reading = match replies {
-                    Replies::Model(eng) if run.probe => {
-                        eng.probe_reading(&prompt_ids(eng, &messages)?)?
-                    }
+                    Replies::Model(eng) if run.probe => match &readings[i] {
+                        Some(r) => r.clone(),
+                        None => {
+                            let r = eng.probe_reading(&prompt_ids(eng, &messages)?)?;
+                            readings[i] = Some(r.clone());
+                            r
+                        }
+                    },
                     Replies::Model(_) => None,
                     Replies::Saved(m) => [on, false]
                         .iter()

@@ -226,7 +226,7 @@ enum EvalCmd {
     Probe {
         model: PathBuf,
         /// Sets to fit on, one author each (repeatable; default the three committed
-        /// sets and eval/probes/clarify_probe4.jsonl to clarify_probe7.jsonl).
+        /// sets and eval/probes/clarify_probe4.jsonl to clarify_probe10.jsonl).
         #[arg(long)]
         set: Vec<PathBuf>,
         /// The layer whose residual stream is read (default 70% of the depth).
@@ -1345,6 +1345,9 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
                     "eval/probes/clarify_probe5.jsonl",
                     "eval/probes/clarify_probe6.jsonl",
                     "eval/probes/clarify_probe7.jsonl",
+                    "eval/probes/clarify_probe8.jsonl",
+                    "eval/probes/clarify_probe9.jsonl",
+                    "eval/probes/clarify_probe10.jsonl",
                 ]
                 .map(PathBuf::from)
                 .to_vec()

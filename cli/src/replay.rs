@@ -6,11 +6,16 @@
 //! the template was rendered at, the prompt's SHA-256, the sampler with its seed, the
 //! limits and stops, and the reply it got. Each of the file, the prompt and the reply
 //! is checked, and the first that differs is named.
+//!
+//! A reply the clarify policy started carries its `lead`: the prompt ends with that
+//! assistant text (`TextSide::render_prompt` with `continues`), the reply ends at its
+//! question (`clarify::reply_end`), and the expected text is what followed the lead.
 
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use slm_runtime::clarify;
 use slm_runtime::engine::{EndAt, Engine, GenerateOptions};
 use slm_runtime::format::layout::sha256_hex;
 use slm_runtime::format::reader::SlmFile;
@@ -29,6 +34,9 @@ struct Bundle {
     version: u32,
     model: ModelRef,
     messages: Vec<Value>,
+    /// The words the clarify policy started the reply with, if it did.
+    #[serde(default)]
+    lead: Option<String>,
     #[serde(default)]
     tools: Option<Value>,
     now: i64,
@@ -98,9 +106,13 @@ pub fn run(model: &Path, bundle: &Path) -> Result<(Value, bool)> {
         )));
     }
     let eng = Engine::load_file(model)?;
+    let mut messages = b.messages;
+    if let Some(lead) = &b.lead {
+        messages.push(json!({"role": "assistant", "content": lead}));
+    }
     let rendered = eng
         .text
-        .render(&Value::Array(b.messages), b.tools.as_ref(), true, b.now)?;
+        .render_prompt(&messages, b.tools.as_ref(), b.lead.is_some(), b.now)?;
     let prompt_sha = sha256_hex(rendered.as_bytes());
     if prompt_sha != b.prompt_sha256 {
         return Err(SlmError::Invalid(format!(
@@ -118,7 +130,10 @@ pub fn run(model: &Path, bundle: &Path) -> Result<(Value, bool)> {
         trace: false,
         candidates: false,
         abort: None,
-        end_at: EndAt::Never,
+        end_at: match &b.lead {
+            Some(lead) => clarify::reply_end(lead),
+            None => EndAt::Never,
+        },
     };
     let g = eng.generate(&ids, &opts, &mut |_, _| {})?;
     let stop_reason = g.stop_reason.as_str().to_string();
@@ -131,6 +146,7 @@ pub fn run(model: &Path, bundle: &Path) -> Result<(Value, bool)> {
         "first_difference": differs,
         "stop_reason": stop_reason,
         "expected_stop_reason": b.expected.stop_reason,
+        "lead": b.lead,
         "prompt_sha256": prompt_sha,
         "file_sha256": file_sha,
         "generated": g.ids.len(),

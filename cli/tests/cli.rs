@@ -2079,6 +2079,84 @@ fn generate_replay_reproduces_a_bundle_and_names_what_differs() {
     );
 }
 
+/// A reply the clarify policy started replays with its lead: the prompt ends with the
+/// lead, the reply ends at its question, and the expected text is what followed the
+/// lead. The same bundle without the lead renders another prompt and is refused.
+#[test]
+fn a_reply_the_clarify_policy_led_replays_with_its_lead() {
+    let m = smol_slm();
+    let msgs = tmp("replay-led-msgs.json");
+    let asked = serde_json::json!([{"role": "user", "content": "Translate this sentence."}]);
+    std::fs::write(&msgs, asked.to_string()).unwrap();
+    let trace = tmp("replay-led-trace.json");
+    let now = "1764672000";
+    let run = generate_json(
+        &m,
+        &msgs,
+        &[
+            "--preset",
+            "chat",
+            "--seed",
+            "5",
+            "--max-tokens",
+            "40",
+            "--now",
+            now,
+            "--clarify-first",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+    );
+    let lead = run["policy"]["lead"]
+        .as_str()
+        .expect("the policy leads")
+        .to_string();
+    assert_eq!(
+        run["reply"],
+        format!("{lead}{}", run["text"].as_str().unwrap())
+    );
+    // The messages as the model saw them: the policy's note on the user message.
+    let mut given = asked.as_array().unwrap().clone();
+    slm_runtime::clarify::apply(&mut given);
+    let record: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let o = slm(&["--json", "verify", m.to_str().unwrap()]);
+    let file_sha = serde_json::from_slice::<Value>(&o.stdout).unwrap()["file_sha256"].clone();
+    let bundle = serde_json::json!({
+        "format": "tinyrustlm-replay", "version": 1,
+        "model": {"name": "smol-f32", "sha256": file_sha},
+        "messages": given, "lead": lead, "tools": null, "now": now.parse::<i64>().unwrap(),
+        "prompt_sha256": record["prompt"]["rendered_sha256"],
+        "sampler": run["sampler"], "max_tokens": 40, "stop_strings": [], "loop_detection": true,
+        "expected": {"text": run["text"], "stop_reason": run["stop_reason"]},
+    });
+    let replay = |name: &str, b: &Value| {
+        let p = tmp(name);
+        std::fs::write(&p, b.to_string()).unwrap();
+        slm(&[
+            "--json",
+            "generate",
+            m.to_str().unwrap(),
+            "--replay",
+            p.to_str().unwrap(),
+        ])
+    };
+    let o = replay("replay-led.json", &bundle);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["same"], true, "{r}");
+    assert_eq!(r["lead"], lead.as_str());
+
+    let mut unled = bundle.clone();
+    unled.as_object_mut().unwrap().remove("lead");
+    let o = replay("replay-unled.json", &unled);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("the messages or the template differ"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// `/continue` adds to the last reply (the 6 + 6 tokens are the 12-token reply), and
 /// `--context-policy drop-oldest` fits a chat that `stop` refuses, saying what it left
 /// out. A policy that does not exist is refused by name.

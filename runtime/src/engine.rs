@@ -419,26 +419,29 @@ impl Engine {
     /// ([layers, hidden_size]), prefilled into a fresh cache: what a clarify probe
     /// reads and is fitted on.
     pub fn hidden_states(&self, ids: &[u32]) -> Result<Vec<f32>> {
-        if ids.is_empty() {
-            return Err(SlmError::Invalid("empty prompt".into()));
-        }
-        check_fits(ids.len(), 0, self.context_len())?;
-        let mut cache = self.model.new_cache(ids.len());
-        let mut s = Scratch::new(&self.model.cfg, ids.len());
+        let (mut cache, mut s) = self.fresh(ids, 0)?;
         s.capture_hidden(&self.model.cfg);
         self.model.prefill_part(ids, &mut cache, &mut s, false)?;
         Ok(s.hidden)
     }
 
-    /// Logits after prefilling `ids` into a fresh cache.
-    pub fn first_logits(&self, ids: &[u32]) -> Result<Vec<f32>> {
+    /// A fresh cache and scratch for prompt `ids` and `more` tokens after it, once the
+    /// prompt is known to be non-empty and to fit the context.
+    fn fresh(&self, ids: &[u32], more: usize) -> Result<(KvCache, Scratch)> {
         if ids.is_empty() {
             return Err(SlmError::Invalid("empty prompt".into()));
         }
-        let cap = ids.len();
-        check_fits(ids.len(), 0, self.context_len())?;
-        let mut cache = self.model.new_cache(cap);
-        let mut s = Scratch::new(&self.model.cfg, cap);
+        check_fits(ids.len(), more, self.context_len())?;
+        let cap = ids.len() + more;
+        Ok((
+            self.model.new_cache(cap),
+            Scratch::new(&self.model.cfg, cap),
+        ))
+    }
+
+    /// Logits after prefilling `ids` into a fresh cache.
+    pub fn first_logits(&self, ids: &[u32]) -> Result<Vec<f32>> {
+        let (mut cache, mut s) = self.fresh(ids, 0)?;
         self.model.prefill(ids, &mut cache, &mut s)?;
         Ok(s.logits)
     }
@@ -448,13 +451,7 @@ impl Engine {
     /// for scoring a reply under another prompt (the CLI's `pick.rs`), each as
     /// `sampling::log_prob`.
     pub fn continuation_logprobs(&self, prompt: &[u32], cont: &[u32]) -> Result<Vec<f32>> {
-        if prompt.is_empty() {
-            return Err(SlmError::Invalid("empty prompt".into()));
-        }
-        let cap = prompt.len() + cont.len();
-        check_fits(prompt.len(), cont.len(), self.context_len())?;
-        let mut cache = self.model.new_cache(cap);
-        let mut s = Scratch::new(&self.model.cfg, cap);
+        let (mut cache, mut s) = self.fresh(prompt, cont.len())?;
         self.model.prefill(prompt, &mut cache, &mut s)?;
         let mut out = Vec::with_capacity(cont.len());
         for (i, &t) in cont.iter().enumerate() {

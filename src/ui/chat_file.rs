@@ -156,6 +156,19 @@ pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
     if !reply.tool_calls.is_empty() {
         return Err("the last reply made tool calls; a replay covers replies without them".into());
     }
+    // A reply the clarify policy started: the lead is the user message's, and the
+    // reply's text begins with it (the model wrote the rest).
+    let lead = c.messages[..last]
+        .iter()
+        .rfind(|m| m.role == Role::User)
+        .and_then(|m| m.policy.as_ref())
+        .and_then(|p| p.lead.clone());
+    let written = match &lead {
+        Some(l) => reply.content.strip_prefix(l.as_str()).ok_or(
+            "the last reply does not begin with the words the clarify policy started it with",
+        )?,
+        None => reply.content.as_str(),
+    };
     let mut messages: Vec<Value> = Vec::new();
     if !turn.system.is_empty() {
         messages.push(json!({"role": "system", "content": turn.system}));
@@ -166,6 +179,7 @@ pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
         "version": VERSION,
         "model": {"name": stats.model, "sha256": stats.model_sha256},
         "messages": messages,
+        "lead": lead,
         "tools": turn.tools,
         "now": stats.unix_time,
         "prompt_sha256": stats.prompt_sha256,
@@ -173,6 +187,6 @@ pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
         "max_tokens": turn.max_tokens,
         "stop_strings": turn.stop_strings,
         "loop_detection": turn.loop_detection,
-        "expected": {"text": reply.content, "stop_reason": stats.stop_reason},
+        "expected": {"text": written, "stop_reason": stats.stop_reason},
     }))
 }

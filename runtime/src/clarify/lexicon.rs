@@ -578,3 +578,19 @@ pub const REFERENT_NOUNS: &[&str] = &[
     "singer", "actor", "place", "restaurant", "game", "app", "product", "team", "player",
     "politician", "brand", "website", "channel", "author", "artist", "celebrity",
 ];
+
+/// Words that leave a choice to the assistant ("in any language you like", "your
+/// call", "a fictional spaceship"): any answer to that choice serves, so asking for
+/// it would cost a turn. A "sample JSON" or "whatever fields the backend expects" is
+/// not one of them: it must match something on the user's side.
+#[rustfmt::skip]
+pub const CHOICE_GRANTED: &[&str] = &[
+    "any language", "any programming language", "whatever language", "some language",
+    "a language of your choice", "language of your choice", "of your choice", "of your choosing",
+    "your call", "your pick", "your choice", "up to you", "you decide", "you choose",
+    "dealer's choice", "surprise me", "doesn't matter which", "does not matter which",
+    "don't mind which", "any sentence", "any word", "any phrase", "any text you", "any format",
+    "any fields", "any example", "fictional", "imaginary", "made-up", "you think sounds",
+    "whichever you", "whatever you", "any you", "any sample", "an example of",
+    "give me an example", "show me an example", "might look like", "could look like",
+];

@@ -80,6 +80,21 @@ pub enum Slot {
 }
 
 impl Slot {
+    /// A slot whose every answer serves the request once the user leaves it to the
+    /// assistant ("in any language", "your pick"): the language, the fields, the
+    /// options, what matters. The text, a place, a date, a number, a referent or live
+    /// data stay missing whatever the user grants.
+    pub fn is_a_choice(self) -> bool {
+        matches!(
+            self,
+            Slot::TargetLanguage
+                | Slot::ProgrammingLanguage
+                | Slot::Schema
+                | Slot::Criteria
+                | Slot::Items
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Slot::Text => "text",
@@ -271,13 +286,26 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
     let mut d = assess_rules(messages);
     if let Some(r) = reading {
         let rules_silent = !d.clarify;
-        if rules_silent && r.fires() {
+        // A choice the user left to the assistant is not a missing piece, whichever
+        // reader names it (`rules::choice_granted`).
+        let granted = last_user_text(messages).is_some_and(rules::choice_granted);
+        let slots: Vec<Slot> = r
+            .named_slots()
+            .into_iter()
+            .filter(|s| !(granted && s.is_a_choice()))
+            .collect();
+        if rules_silent && r.fires() && slots.is_empty() {
+            d.why = format!(
+                "{}; the clarify probe's margin at layer {} is {:.2}, at or above its threshold {:.2}, but what it names is a choice the message leaves to the assistant",
+                d.why, r.layer, r.margin, r.threshold
+            );
+        } else if rules_silent && r.fires() {
             let why = format!(
                 "no rule found a missing piece; the clarify probe's margin at layer {} is {:.2}, at or above its threshold {:.2}",
                 r.layer, r.margin, r.threshold
             );
             d = decide(
-                r.named_slots()
+                slots
                     .into_iter()
                     .map(|slot| Finding {
                         category: "probe",
@@ -324,6 +352,14 @@ fn probe_missing(slot: Slot) -> &'static str {
         Slot::Referent => "what my message refers to",
         Slot::LiveData => "the current facts this needs",
     }
+}
+
+/// The text of the last user message, if it is plain text.
+fn last_user_text(messages: &[Value]) -> Option<&str> {
+    messages
+        .iter()
+        .rfind(|m| m["role"].as_str() == Some("user"))
+        .and_then(|m| m["content"].as_str())
 }
 
 fn assess_rules(messages: &[Value]) -> Decision {

@@ -37,7 +37,16 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
         referent(&m, &ctx, &mut out);
     }
     taste(&m, &ctx, &mut out);
+    if choice_granted(text) {
+        out.retain(|f| !f.slot.is_a_choice());
+    }
     out
+}
+
+/// Does the message leave a choice to the assistant (`CHOICE_GRANTED`)? Then a slot
+/// that is a choice (`Slot::is_a_choice`) is not missing: any answer to it serves.
+pub fn choice_granted(text: &str) -> bool {
+    Words::new(text).any(CHOICE_GRANTED).is_some()
 }
 
 /// What the conversation as a whole gives.
@@ -2003,7 +2012,8 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if m
         .any(&[
             "script", "scraper", "scrapes", "scrape", "program", "code", "function", "app", "api",
-            "port",
+            "port", "snippet", "one-liner", "prints", "print out", "python", "javascript",
+            "typescript", "bash", "powershell", "sql", "regex",
         ])
         .is_some()
     {

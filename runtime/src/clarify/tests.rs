@@ -571,3 +571,55 @@ fn the_probe_decides_where_the_rules_are_silent() {
     let content = m[0]["content"].as_str().unwrap();
     assert!(content.starts_with("What is the capital of France?\n\n[Clarify first: you have no live data, so you cannot know the current facts this needs."), "{content}");
 }
+
+/// A choice the user leaves to the assistant ("any language you want", "your pick",
+/// "a fictional spaceship") is not missing, for the rules or the probe; what no
+/// grant can supply (the text, live data) still is. A "sample JSON" for the user's
+/// own endpoint grants nothing: its fields are theirs.
+#[test]
+fn a_choice_left_to_the_assistant_is_not_missing() {
+    for (text, want) in [
+        ("show me hello world in any language you want", &[][..]),
+        (
+            "Write a short program that does something fun. Language is your call.",
+            &[],
+        ),
+        (
+            "Give me the word for 'cat' in three languages, your pick.",
+            &[],
+        ),
+        (
+            "translate 'thank you' into whatever language you think sounds the coolest",
+            &[],
+        ),
+        ("make up a json blob describing a fictional spaceship", &[]),
+        ("Translate this into any language you like.", &["text"]),
+        ("Give me sample JSON for our order endpoint.", &["schema"]),
+        (
+            "Write a function that reverses a string.",
+            &["programming_language"],
+        ),
+        ("Tiny Python snippet that prints today's date please", &[]),
+        ("What's today's date?", &["live_data"]),
+    ] {
+        assert_eq!(slots(text, &[]), want, "{text}");
+    }
+    let fun = [json!({"role": "user", "content": "show me hello world in any language you want"})];
+    let d = assess_read(
+        &fun,
+        Some(&reading(3.0, Slot::ProgrammingLanguage, Slot::Schema, 1.0)),
+    );
+    assert!(!d.clarify, "{}", d.why);
+    assert!(
+        d.why
+            .contains("a choice the message leaves to the assistant"),
+        "{}",
+        d.why
+    );
+    // What the probe names beyond the choice is still asked for.
+    let d = assess_read(
+        &fun,
+        Some(&reading(3.0, Slot::ProgrammingLanguage, Slot::Text, 1.0)),
+    );
+    assert_eq!(d.slots, vec![Slot::Text]);
+}
