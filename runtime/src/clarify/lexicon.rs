@@ -295,7 +295,7 @@ pub const NOT_A_PLACE: &[&str] = &[
     "years", "minutes", "hours", "days", "weeks", "months", "detail", "details", "short", "brief",
     "words", "simple", "plain", "mine", "ours", "yours", "use", "school", "life", "bed", "class",
     "front", "line", "person", "public", "private", "bulk", "cash", "stock", "store", "person",
-    "advance", "front", "range", "season",
+    "advance", "front", "range", "season", "all", "every", "some", "lots", "circles",
 ];
 
 /// Words of a date or a time.
@@ -420,6 +420,19 @@ pub const LIVE_CUES: &[&str] = &[
     "fuel today", "diesel today", "price of petrol", "price of gas", "price of fuel", "fuel prices",
     "sun set", "sun rise", "sun go down", "sun come up", "get dark", "gets dark", "local time",
     "events going on", "going on this weekend", "going on tonight", "going on today",
+    "breaking news", "headlines", "bitcoin worth", "bitcoin price", "price of bitcoin",
+    "btc price", "ethereum price", "price of ethereum", "stock market today", "market today",
+    "trading at", "worth today", "price today", "anything on my calendar",
+    "what's on my calendar", "what is on my calendar", "my calendar look",
+];
+
+/// What only the user's own accounts hold ("my Amazon order", "my checking account
+/// balance"), after "my" and up to three words: no model can see them. A calendar is
+/// not one: "put the dentist on my calendar" asks for a time, and only "what's on my
+/// calendar" is live (`LIVE_CUES`).
+#[rustfmt::skip]
+pub const OWN_ACCOUNTS: &[&str] = &[
+    "order", "package", "parcel", "delivery", "inbox", "balance", "emails",
 ];
 
 /// Live questions that depend on a place.
@@ -430,7 +443,7 @@ pub const LOCAL_LIVE_CUES: &[&str] = &[
     "pollen", "sunset", "sunrise", "uv index", "humidity", "wait time", "showtimes", "playing",
     "umbrella", "delays", "concerts", "events", "what's on", "happening", "opening hours",
     "petrol", "gas", "fuel", "diesel", "trains", "buses", "flights", "ferries", "trams", "subway",
-    "metro", "tube", "sun", "dark", "local time", "there", "going on",
+    "metro", "tube", "sun", "dark", "local time", "there", "going on", "wear", "jacket", "coat",
 ];
 
 /// Maths cues, and what each needs.

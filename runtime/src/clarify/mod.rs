@@ -390,11 +390,14 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
     findings.dedup_by_key(|f| f.slot);
     let top = &findings[0];
     let missing = join(findings.iter().map(|f| f.missing.as_str()));
-    let why = findings
-        .iter()
-        .map(|f| f.why.as_str())
-        .collect::<Vec<_>>()
-        .join("; ");
+    // Each reason once: the probe's findings share theirs.
+    let mut whys: Vec<&str> = Vec::new();
+    for f in &findings {
+        if !whys.contains(&f.why.as_str()) {
+            whys.push(&f.why);
+        }
+    }
+    let why = whys.join("; ");
     let live = findings.iter().any(|f| f.slot == Slot::LiveData);
     let mut asks: Vec<&Finding> = findings
         .iter()

@@ -957,7 +957,8 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let price_question = m
         .any(&[
             "cost", "costs", "pay", "price", "spend", "owe", "tip", "bill", "tax", "discount",
-            "change back", "rent", "split the",
+            "change back", "rent", "split the bill", "split the check", "split the cost",
+            "split the rent",
         ])
         .is_some();
     // "square metres" is a unit, not a square.
@@ -1132,9 +1133,15 @@ fn formula(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         || all
             .any(&[
                 "dollar", "dollars", "euro", "euros", "pound", "pounds", "usd", "eur", "gbp", "yen",
-                "bucks", "rupees", "grand", "bill was", "bill is", "bill came",
+                "bucks", "rupees", "grand", "bill was", "bill is", "bill came", "total came",
+                "total was", "total is", "came to", "comes to",
             ])
             .is_some()
+        // "186.40": a sum in cents is money, whatever its sign.
+        || all.w.iter().any(|x| {
+            Words::is_number(x)
+                && x.split_once('.').is_some_and(|(_, c)| c.len() == 2 && c.chars().all(|d| d.is_ascii_digit()))
+        })
         || all.w.iter().any(|x| {
             let d: String = x.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect();
             Words::is_number(x)
@@ -1376,6 +1383,22 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let Some(cue) = m.any(COMPARE_CUES).or(bare_pair.then_some("or")) else {
         return;
     };
+    // "errors in prod, which is MySQL 8": a relative clause naming a thing, not a
+    // question of which ("two offers, which should I take?").
+    let relative = |i: usize| {
+        i > 0
+            && m.ends_clause[i - 1]
+            && !m.sentence_initial[i]
+            && m.w.get(i + 1).is_some_and(|x| ["is", "was", "are", "were"].contains(&x.as_str()))
+            && m.cased.get(i + 2).is_some_and(|x| {
+                x.starts_with(char::is_uppercase) || Words::is_number(&x.to_lowercase())
+            })
+    };
+    if cue.starts_with("which ")
+        && m.w.iter().enumerate().filter(|(_, x)| *x == "which").all(|(i, _)| relative(i))
+    {
+        return;
+    }
     // "they said afternoons work best for them": "them" are people who were named.
     let people = m
         .any(&[
@@ -1660,6 +1683,15 @@ fn taste(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     };
     let all = ctx.words();
     if all.any(PREFERENCES).is_some() || all.any(&CRITERIA[1..]).is_some() {
+        return;
+    }
+    // "something lighthearted", "something to read on the plane": a liking or a use;
+    // "something good" says nothing.
+    let described = m.find("something").and_then(|i| m.w.get(i + 1)).is_some_and(|x| {
+        !["good", "nice", "great", "decent", "cool", "special", "different", "new", "interesting", "else"]
+            .contains(&x.as_str())
+    });
+    if described || m.any(&["nothing too", "not too"]).is_some() {
         return;
     }
     // "a good book on the history of Rome", "a movie about whales": a subject is a
@@ -2001,6 +2033,20 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
+/// "my Amazon order", "my checking account balance": the thing (`OWN_ACCOUNTS`) only
+/// the user's own accounts hold, named after "my" and at most three other words.
+fn own_account(m: &Words) -> Option<&'static str> {
+    m.w.iter().enumerate().find_map(|(i, w)| {
+        (w == "my")
+            .then(|| {
+                m.w[i + 1..(i + 5).min(m.len())]
+                    .iter()
+                    .find_map(|x| OWN_ACCOUNTS.iter().copied().find(|a| a == x))
+            })
+            .flatten()
+    })
+}
+
 /// Live data: the weather, opening hours, the next train, the time.
 #[rustfmt::skip]
 fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
@@ -2025,9 +2071,32 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "when does", "what time does", "is the", "are the", "when do", "does the", "is it",
         ])
         .is_some();
-    let Some(cue) = m.any(LIVE_CUES).or(opens.then_some("open")) else {
+    // "what should i wear tomorrow": the day's weather decides; "what should I wear to
+    // my interview tomorrow" is about the occasion.
+    let wear = m
+        .any(&["what should i wear", "what to wear", "should i wear", "do i need a jacket", "do i need a coat"])
+        .filter(|_| m.any(&["wear to", "wear for", "wear at", "wear on"]).is_none())
+        .filter(|_| m.any(&["today", "tomorrow", "tonight", "this weekend", "this afternoon", "this evening"]).is_some());
+    let Some(cue) = m
+        .any(LIVE_CUES)
+        .or(wear)
+        .or(opens.then_some("open"))
+        // "my order total is $45, what's a 15% tip?" gives what it asks about.
+        .or(own_account(m).filter(|_| m.numbers() == 0))
+    else {
         return;
     };
+    // "forecast says tomorrow in Lyon will be 9°C with showers": the user gives it.
+    if m.raw.contains('°')
+        || m
+            .any(&[
+                "forecast says", "forecast said", "forecast shows", "app says", "weather says",
+                "forecast is for",
+            ])
+            .is_some()
+    {
+        return;
+    }
     // "a plant for a sunny windowsill": a kind of place, not today's weather.
     if ["sunny", "windy", "storm", "snow", "rain"].contains(&cue)
         && m.any(&[
@@ -2072,13 +2141,19 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let what = match cue {
         "weather" | "forecast" | "rain" | "rain today" | "raining" | "snow" | "snowing"
         | "sunny" | "windy" | "storm" | "umbrella" | "humidity" | "uv index" | "air quality"
-        | "pollen" => "the current weather",
+        | "pollen" | "what should i wear" | "what to wear" | "should i wear" | "do i need a jacket"
+        | "do i need a coat" => "the current weather",
         "what time is it" | "current time" | "time is it" | "local time" => "the current time",
         "today's date" | "what day is it" | "what's the date" | "what is the date" => {
             "today's date"
         }
-        "stock price" | "share price" | "exchange rate" | "gas prices" | "petrol prices" => {
-            "today's prices"
+        "stock price" | "share price" | "exchange rate" | "gas prices" | "petrol prices"
+        | "bitcoin worth" | "bitcoin price" | "price of bitcoin" | "btc price"
+        | "ethereum price" | "price of ethereum" | "stock market today" | "market today"
+        | "trading at" | "worth today" | "price today" => "today's prices",
+        "breaking news" | "headlines" => "today's news",
+        _ if OWN_ACCOUNTS.contains(&cue) || cue.contains("calendar") => {
+            "what is in my own accounts (orders, calendar, mail, bank)"
         }
         "score of the game" | "the score" | "who won the game" | "who won last night" => {
             "recent results"

@@ -508,6 +508,7 @@ fn the_probe_decides_where_the_rules_are_silent() {
         "{}",
         d.why
     );
+    assert_eq!(d.why.matches("no rule found").count(), 1, "{}", d.why);
     assert_eq!(d.probe.as_ref(), Some(&r));
     assert!(!d.retry_leads.is_empty());
 
@@ -622,4 +623,67 @@ fn a_choice_left_to_the_assistant_is_not_missing() {
         Some(&reading(3.0, Slot::ProgrammingLanguage, Slot::Text, 1.0)),
     );
     assert_eq!(d.slots, vec![Slot::Text]);
+}
+
+/// What no model can know: today's prices and news, and the user's own accounts.
+#[test]
+fn todays_news_prices_and_own_accounts_are_live() {
+    for (text, want) in [
+        ("how much is bitcoin worth today", &["live_data"][..]),
+        (
+            "Any breaking news I should know about this morning?",
+            &["live_data"],
+        ),
+        (
+            "Where's my Amazon order? It said it would arrive today",
+            &["live_data"],
+        ),
+        (
+            "Do I have anything on my calendar Thursday morning?",
+            &["live_data"],
+        ),
+        ("What's my checking account balance?", &["live_data"]),
+        ("explain how bitcoin works", &[]),
+        ("my order total is $45, what's a 15% tip?", &[]),
+        (
+            "Put the dentist appointment on my calendar.",
+            &["date_time"],
+        ),
+        (
+            "write a headline for my bake sale flyer: cookies $1, Saturday 10am at the library",
+            &[],
+        ),
+    ] {
+        assert_eq!(slots(text, &[]), want, "{text}");
+    }
+}
+
+/// Phrasings a new author used for clear prompts that the rules misread: a relative
+/// "which is", a stated mood, a total in cents, time (not money) to split, a forecast
+/// the user gives.
+#[test]
+fn clear_prompts_in_new_words_stay_silent() {
+    for text in [
+        "This works on Postgres 15 but errors in prod, which is MySQL 8: SELECT 1; can you fix it so it runs on both?",
+        "recommend me a movie for tonight, something lighthearted",
+        "split the bill: total came to 186.40 including tip, there were 4 of us, how much does everyone owe?",
+        "I have 3 hours tonight to study for a biology exam on cell structure and genetics. How should I split the time?",
+        "forecast says tomorrow in Lyon will be 9°C with showers in the afternoon. what should i wear?",
+        "What should I wear to my job interview tomorrow?",
+    ] {
+        assert_eq!(slots(text, &[]), Vec::<&str>::new(), "{text}");
+    }
+    // Their underspecified twins still fire.
+    for (text, want) in [
+        ("Which is better?", &["criteria", "items"][..]),
+        ("recommend me a movie, something good", &["criteria"]),
+        ("How much should I tip?", &["quantity"]),
+        ("what should i wear tomorrow in Lyon?", &["live_data"]),
+        (
+            "what should i wear tomorrow, gonna be walking around all day",
+            &["live_data", "location"],
+        ),
+    ] {
+        assert_eq!(slots(text, &[]), want, "{text}");
+    }
 }
