@@ -1,5 +1,9 @@
 import { test, expect } from '@playwright/test';
+import { readFileSync } from 'node:fs';
 import { open, pickFile, say, shot, catalogEntry, MODEL_ID, QWEN_ID } from './helpers.mjs';
+
+// The probe the catalog's SmolLM2 conversion carries (scripts/model.sh converts with it).
+const probe = JSON.parse(readFileSync(new URL('../eval/clarify_probe/smollm2-135m-instruct.json', import.meta.url), 'utf8'));
 
 // The clarify-first policy in the page: on by default with the chat preset, its
 // decision and the exact note shown under the user's message and in the rendered
@@ -41,7 +45,8 @@ test('Clarify first: an underspecified message gets a visible note, a clear one 
   await expect(page.getByTestId('msg-policy').last()).toHaveAttribute('data-clarify', 'false');
   // The model carries a clarify probe (scripts/model.sh): its reading is shown with the
   // decision, here under its threshold.
-  await expect(page.getByTestId('msg-policy').last()).toContainText(/the clarify probe's margin at layer 21 is -?\d+\.\d\d \(threshold 1\.50\)/);
+  await expect(page.getByTestId('msg-policy').last()).toContainText(new RegExp(
+    `the clarify probe's margin at layer ${probe.layer} is -?\\d+\\.\\d\\d \\(threshold ${probe.threshold.toFixed(2)}\\)`));
   await expect(page.getByTestId('rendered-prompt')).not.toContainText('What is the capital of France?\n\n[Clarify first');
 
   await box.uncheck();

@@ -228,22 +228,6 @@ test('a chat exports as JSON and Markdown, imports into a fresh profile, and its
   expect(out.text).toBe(file.conversation.messages[3].content);
   expect(out.same).toBe(true);
 
-  // A reply the clarify policy started: the bundle carries the lead, the CLI continues
-  // it, and the expected text is what the model wrote after it.
-  await page.getByRole('checkbox', { name: 'Clarify first' }).check();
-  await say(page, 'Translate this sentence.');
-  await expect(assistantMessages(page)).toHaveCount(3);
-  const lead = await page.getByTestId('policy-lead').last().textContent();
-  const ledBundle = await save('Export for replay');
-  const led = JSON.parse(readFileSync(ledBundle, 'utf8'));
-  expect(lead).toContain(led.lead);
-  const ledOut = JSON.parse(execFileSync(process.env.E2E_SLM,
-    ['--json', 'generate', process.env.E2E_MODEL, '--replay', ledBundle]));
-  const ledChat = JSON.parse(readFileSync(await save('Export'), 'utf8'));
-  expect(led.lead.length).toBeGreaterThan(0);
-  expect(led.lead + ledOut.text).toBe(ledChat.conversation.messages[5].content);
-  expect(ledOut.same).toBe(true);
-
   // A fresh profile: Import makes it a chat of its own, identical.
   const other = await browser.newContext();
   const fresh = await other.newPage();
@@ -261,6 +245,22 @@ test('a chat exports as JSON and Markdown, imports into a fresh profile, and its
   await expect(fresh.getByRole('alert')).toContainText('not-a-chat.json was not imported: the file\'s format is "something-else"');
   await expect(chats(fresh)).toHaveCount(1);
   await other.close();
+
+  // A reply the clarify policy started: the bundle carries the lead, the CLI continues
+  // it, and the expected text is what the model wrote after it.
+  await page.getByRole('checkbox', { name: 'Clarify first' }).check();
+  await say(page, 'Translate this sentence.');
+  await expect(assistantMessages(page)).toHaveCount(3);
+  const lead = await page.getByTestId('policy-lead').last().textContent();
+  const ledBundle = await save('Export for replay');
+  const led = JSON.parse(readFileSync(ledBundle, 'utf8'));
+  expect(lead).toContain(led.lead);
+  const ledOut = JSON.parse(execFileSync(process.env.E2E_SLM,
+    ['--json', 'generate', process.env.E2E_MODEL, '--replay', ledBundle]));
+  const ledChat = JSON.parse(readFileSync(await save('Export'), 'utf8'));
+  expect(led.lead.length).toBeGreaterThan(0);
+  expect(led.lead + ledOut.text).toBe(ledChat.conversation.messages[5].content);
+  expect(ledOut.same).toBe(true);
 });
 
 test('a chat made with another model says so, and goes on with the model loaded now', async ({ page }) => {
