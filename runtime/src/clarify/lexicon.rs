@@ -605,5 +605,6 @@ pub const CHOICE_GRANTED: &[&str] = &[
     "don't mind which", "any sentence", "any word", "any phrase", "any text you", "any format",
     "any fields", "any example", "fictional", "imaginary", "made-up", "you think sounds",
     "whichever you", "whatever you", "any you", "any sample", "an example of",
-    "give me an example", "show me an example", "might look like", "could look like",
+    "give me an example", "show me an example", "might look like", "could look like", "random",
+    "at random", "think of a", "think of an",
 ];

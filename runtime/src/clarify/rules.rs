@@ -45,8 +45,16 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
 
 /// Does the message leave a choice to the assistant (`CHOICE_GRANTED`)? Then a slot
 /// that is a choice (`Slot::is_a_choice`) is not missing: any answer to it serves.
+/// An order to produce one of a kind ("Name a colour.", "Pick a number between 1 and
+/// 10.") grants the choice too, as does "random".
 pub fn choice_granted(text: &str) -> bool {
-    Words::new(text).any(CHOICE_GRANTED).is_some()
+    let m = Words::new(text);
+    let ordered = (0..m.len().saturating_sub(1)).any(|i| {
+        m.sentence_initial[i]
+            && ["name", "pick", "choose"].contains(&m.w[i].as_str())
+            && ["a", "an", "one", "any", "some"].contains(&m.w[i + 1].as_str())
+    });
+    ordered || m.any(CHOICE_GRANTED).is_some()
 }
 
 /// What the conversation as a whole gives.

@@ -605,6 +605,25 @@ fn a_choice_left_to_the_assistant_is_not_missing() {
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }
+    // An order to produce one of a kind grants the choice of which.
+    for text in [
+        "Name a colour.",
+        "Pick a number between 1 and 10.",
+        "Give me a random word in French.",
+    ] {
+        let d = assess_read(
+            &[json!({"role": "user", "content": text})],
+            Some(&reading(3.0, Slot::Criteria, Slot::Items, 1.0)),
+        );
+        assert!(!d.clarify, "{text}: {}", d.why);
+    }
+    assert!(
+        assess_read(
+            &[json!({"role": "user", "content": "Help me pick a laptop."})],
+            Some(&reading(3.0, Slot::Criteria, Slot::Items, 1.0)),
+        )
+        .clarify
+    );
     let fun = [json!({"role": "user", "content": "show me hello world in any language you want"})];
     let d = assess_read(
         &fun,
