@@ -1949,6 +1949,70 @@ fn behaviour_evals_run_a_sample_and_report_their_rates() {
     );
 }
 
+/// A replay bundle of `run` (`generate --json` output, seeded, rendered at `now`) on
+/// `m`, as the page's "Export for replay" writes one.
+fn replay_bundle(
+    m: &Path,
+    messages: &Value,
+    lead: Option<&str>,
+    prompt_sha256: Value,
+    run: &Value,
+    max_tokens: usize,
+    now: &str,
+) -> Value {
+    let o = slm(&["--json", "verify", m.to_str().unwrap()]);
+    let file_sha = serde_json::from_slice::<Value>(&o.stdout).unwrap()["file_sha256"].clone();
+    let mut b = serde_json::json!({
+        "format": "tinyrustlm-replay", "version": 1,
+        "model": {"name": "smol-f32", "sha256": file_sha},
+        "messages": messages, "tools": null, "now": now.parse::<i64>().unwrap(),
+        "prompt_sha256": prompt_sha256,
+        "sampler": run["sampler"], "max_tokens": max_tokens, "stop_strings": [], "loop_detection": true,
+        "expected": {"text": run["text"], "stop_reason": run["stop_reason"]},
+    });
+    if let Some(l) = lead {
+        b["lead"] = Value::from(l);
+    }
+    b
+}
+
+/// `slm --json generate M --replay FILE` on `bundle`, written to `name`.
+fn replay(m: &Path, name: &str, bundle: &Value) -> std::process::Output {
+    let p = tmp(name);
+    std::fs::write(&p, bundle.to_string()).unwrap();
+    slm(&[
+        "--json",
+        "generate",
+        m.to_str().unwrap(),
+        "--replay",
+        p.to_str().unwrap(),
+    ])
+}
+
+/// `generate --json` under the chat preset with `seed` and `max_tokens`, rendered at
+/// `now`, plus `extra` flags: a run a replay bundle can be made of.
+fn seeded_chat(
+    m: &Path,
+    msgs: &Path,
+    seed: &str,
+    max_tokens: &str,
+    now: &str,
+    extra: &[&str],
+) -> Value {
+    let mut a = vec![
+        "--preset",
+        "chat",
+        "--seed",
+        seed,
+        "--max-tokens",
+        max_tokens,
+        "--now",
+        now,
+    ];
+    a.extend_from_slice(extra);
+    generate_json(m, msgs, &a)
+}
+
 /// A replay bundle made from the CLI's own seeded run replays the same text; a bundle
 /// for another file, another prompt or another reply is refused by what differs, and
 /// flags the bundle sets itself are refused.
@@ -1962,20 +2026,7 @@ fn generate_replay_reproduces_a_bundle_and_names_what_differs() {
     ]);
     std::fs::write(&msgs, messages.to_string()).unwrap();
     let now = "1764672000";
-    let run = generate_json(
-        &m,
-        &msgs,
-        &[
-            "--preset",
-            "chat",
-            "--seed",
-            "7",
-            "--max-tokens",
-            "16",
-            "--now",
-            now,
-        ],
-    );
+    let run = seeded_chat(&m, &msgs, "7", "16", now, &[]);
     let o = slm(&[
         "--json",
         "tokenize",
@@ -1989,32 +2040,10 @@ fn generate_replay_reproduces_a_bundle_and_names_what_differs() {
         .as_str()
         .unwrap()
         .to_string();
-    let o = slm(&["--json", "verify", m.to_str().unwrap()]);
-    let file_sha = serde_json::from_slice::<Value>(&o.stdout).unwrap()["file_sha256"].clone();
-    let bundle = serde_json::json!({
-        "format": "tinyrustlm-replay", "version": 1,
-        "model": {"name": "smol-f32", "sha256": file_sha},
-        "messages": messages, "tools": null, "now": now.parse::<i64>().unwrap(),
-        "prompt_sha256": slm_runtime::format::layout::sha256_hex(rendered.as_bytes()),
-        "sampler": run["sampler"], "max_tokens": 16, "stop_strings": [], "loop_detection": true,
-        "expected": {"text": run["text"], "stop_reason": run["stop_reason"]},
-    });
-    let write = |name: &str, b: &Value| {
-        let p = tmp(name);
-        std::fs::write(&p, b.to_string()).unwrap();
-        p
-    };
-    let replay = |p: &Path| {
-        slm(&[
-            "--json",
-            "generate",
-            m.to_str().unwrap(),
-            "--replay",
-            p.to_str().unwrap(),
-        ])
-    };
+    let sha = slm_runtime::format::layout::sha256_hex(rendered.as_bytes());
+    let bundle = replay_bundle(&m, &messages, None, Value::from(sha), &run, 16, now);
 
-    let o = replay(&write("replay-ok.json", &bundle));
+    let o = replay(&m, "replay-ok.json", &bundle);
     assert!(o.status.success(), "{}", stderr(&o));
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["same"], true);
@@ -2022,7 +2051,7 @@ fn generate_replay_reproduces_a_bundle_and_names_what_differs() {
 
     let mut other = bundle.clone();
     other["expected"]["text"] = Value::from(format!("{}!", run["text"].as_str().unwrap()));
-    let o = replay(&write("replay-text.json", &other));
+    let o = replay(&m, "replay-text.json", &other);
     assert!(!o.status.success());
     let len = run["text"].as_str().unwrap().len();
     assert!(
@@ -2033,7 +2062,7 @@ fn generate_replay_reproduces_a_bundle_and_names_what_differs() {
 
     let mut other = bundle.clone();
     other["model"]["sha256"] = Value::from("0".repeat(64));
-    let o = replay(&write("replay-file.json", &other));
+    let o = replay(&m, "replay-file.json", &other);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("but the bundle was made with smol-f32"),
@@ -2043,7 +2072,7 @@ fn generate_replay_reproduces_a_bundle_and_names_what_differs() {
 
     let mut other = bundle.clone();
     other["messages"][1]["content"] = Value::from("Name a fruit.");
-    let o = replay(&write("replay-prompt.json", &other));
+    let o = replay(&m, "replay-prompt.json", &other);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("the messages or the template differ"),
@@ -2053,7 +2082,7 @@ fn generate_replay_reproduces_a_bundle_and_names_what_differs() {
 
     let mut other = bundle.clone();
     other["format"] = Value::from("tinyrustlm-chat");
-    let o = replay(&write("replay-format.json", &other));
+    let o = replay(&m, "replay-format.json", &other);
     assert!(
         stderr(&o).contains(r#"expected \"tinyrustlm-replay\""#),
         "{}",
@@ -2090,22 +2119,13 @@ fn a_reply_the_clarify_policy_led_replays_with_its_lead() {
     std::fs::write(&msgs, asked.to_string()).unwrap();
     let trace = tmp("replay-led-trace.json");
     let now = "1764672000";
-    let run = generate_json(
+    let run = seeded_chat(
         &m,
         &msgs,
-        &[
-            "--preset",
-            "chat",
-            "--seed",
-            "5",
-            "--max-tokens",
-            "40",
-            "--now",
-            now,
-            "--clarify-first",
-            "--trace",
-            trace.to_str().unwrap(),
-        ],
+        "5",
+        "40",
+        now,
+        &["--clarify-first", "--trace", trace.to_str().unwrap()],
     );
     let lead = run["policy"]["lead"]
         .as_str()
@@ -2119,28 +2139,16 @@ fn a_reply_the_clarify_policy_led_replays_with_its_lead() {
     let mut given = asked.as_array().unwrap().clone();
     slm_runtime::clarify::apply(&mut given);
     let record: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
-    let o = slm(&["--json", "verify", m.to_str().unwrap()]);
-    let file_sha = serde_json::from_slice::<Value>(&o.stdout).unwrap()["file_sha256"].clone();
-    let bundle = serde_json::json!({
-        "format": "tinyrustlm-replay", "version": 1,
-        "model": {"name": "smol-f32", "sha256": file_sha},
-        "messages": given, "lead": lead, "tools": null, "now": now.parse::<i64>().unwrap(),
-        "prompt_sha256": record["prompt"]["rendered_sha256"],
-        "sampler": run["sampler"], "max_tokens": 40, "stop_strings": [], "loop_detection": true,
-        "expected": {"text": run["text"], "stop_reason": run["stop_reason"]},
-    });
-    let replay = |name: &str, b: &Value| {
-        let p = tmp(name);
-        std::fs::write(&p, b.to_string()).unwrap();
-        slm(&[
-            "--json",
-            "generate",
-            m.to_str().unwrap(),
-            "--replay",
-            p.to_str().unwrap(),
-        ])
-    };
-    let o = replay("replay-led.json", &bundle);
+    let bundle = replay_bundle(
+        &m,
+        &Value::Array(given),
+        Some(&lead),
+        record["prompt"]["rendered_sha256"].clone(),
+        &run,
+        40,
+        now,
+    );
+    let o = replay(&m, "replay-led.json", &bundle);
     assert!(o.status.success(), "{}", stderr(&o));
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["same"], true, "{r}");
@@ -2148,7 +2156,7 @@ fn a_reply_the_clarify_policy_led_replays_with_its_lead() {
 
     let mut unled = bundle.clone();
     unled.as_object_mut().unwrap().remove("lead");
-    let o = replay("replay-unled.json", &unled);
+    let o = replay(&m, "replay-unled.json", &unled);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("the messages or the template differ"),
