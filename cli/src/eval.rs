@@ -295,8 +295,18 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
         // With the policy on and silent, the model sees the same prompt as with it
         // off: the reply (same seed) is reused, not generated twice.
         let mut off_replies: Vec<Option<(String, Score)>> = vec![None; cases.len()];
-        // The probe's reading of each prompt, taken once for both policies.
-        let mut readings: Vec<Option<Option<clarify::Reading>>> = vec![None; cases.len()];
+        // The probe's reading of each prompt as written, with the assistant opener, as
+        // a session's `push_user` takes it: once, for both policies.
+        let readings: Vec<Option<clarify::Reading>> = match replies {
+            Replies::Model(eng) if run.probe => cases
+                .iter()
+                .map(|c| {
+                    let messages = [json!({"role": "user", "content": c.prompt})];
+                    eng.probe_reading(&prompt_ids(eng, &messages)?)
+                })
+                .collect::<Result<_>>()?,
+            _ => vec![None; cases.len()],
+        };
         for &on in run.policies {
             let mut total = Tally::default();
             let mut per_cat = std::collections::BTreeMap::<String, Tally>::new();
@@ -305,19 +315,9 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                 let mut picked = None;
                 let mut tries = json!([]);
                 let mut as_written = messages.clone();
-                // The probe reads the prompt as written, with the assistant opener, as
-                // a session's `push_user` does; a saved reply keeps the reading it was
-                // decided with.
+                // A saved reply keeps the reading it was decided with.
                 let reading = match replies {
-                    Replies::Model(eng) if run.probe => match &readings[i] {
-                        Some(r) => r.clone(),
-                        None => {
-                            let r = eng.probe_reading(&prompt_ids(eng, &messages)?)?;
-                            readings[i] = Some(r.clone());
-                            r
-                        }
-                    },
-                    Replies::Model(_) => None,
+                    Replies::Model(_) => readings[i].clone(),
                     Replies::Saved(m) => [on, false]
                         .iter()
                         .find_map(|&p| m.get(&(c.file.clone(), c.id.clone(), p)))

@@ -624,13 +624,9 @@ fn clarified_messages(
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default()
         .to_string();
+    // The prompt as written is the one a reply without the policy would get.
     let reading = match eng.clarify_probe() {
-        Some(_) => {
-            let tools = chat.tools.as_deref().map(read_json_file).transpose()?;
-            let now = chat.now.unwrap_or_else(now_unix);
-            let r = eng.text.render_prompt(&list, tools.as_ref(), false, now)?;
-            eng.probe_reading(&eng.text.encode_rendered(&r)?)?
-        }
+        Some(_) => eng.probe_reading(&prompt(&eng.text, chat)?.1)?,
         None => None,
     };
     let d = slm_runtime::clarify::apply_read(&mut list, reading.as_ref());

@@ -284,27 +284,37 @@ pub fn assess(messages: &[Value]) -> Decision {
 /// words (`probe_missing`). The reading is kept in the decision either way.
 pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
     let mut d = assess_rules(messages);
-    if let Some(r) = reading {
-        let rules_silent = !d.clarify;
-        // A choice the user left to the assistant is not a missing piece, whichever
-        // reader names it (`rules::choice_granted`).
-        let granted = last_user_text(messages).is_some_and(rules::choice_granted);
-        let slots: Vec<Slot> = r
-            .named_slots()
-            .into_iter()
-            .filter(|s| !(granted && s.is_a_choice()))
-            .collect();
-        if rules_silent && r.fires() && slots.is_empty() {
-            d.why = format!(
-                "{}; the clarify probe's margin at layer {} is {:.2}, at or above its threshold {:.2}, but what it names is a choice the message leaves to the assistant",
-                d.why, r.layer, r.margin, r.threshold
-            );
-        } else if rules_silent && r.fires() {
+    let Some(r) = reading else {
+        return d;
+    };
+    // A choice the user left to the assistant is not a missing piece, whichever
+    // reader names it (`rules::choice_granted`).
+    let granted = last_user(messages)
+        .and_then(|i| messages[i]["content"].as_str())
+        .is_some_and(rules::choice_granted);
+    let slots: Vec<Slot> = r
+        .named_slots()
+        .into_iter()
+        .filter(|s| !(granted && s.is_a_choice()))
+        .collect();
+    let at = format!(
+        "the clarify probe's margin at layer {} is {:.2}",
+        r.layer, r.margin
+    );
+    d = match (d.clarify, r.fires()) {
+        (false, true) if slots.is_empty() => Decision {
+            why: format!(
+                "{}; {at}, at or above its threshold {:.2}, but what it names is a choice the message leaves to the assistant",
+                d.why, r.threshold
+            ),
+            ..d
+        },
+        (false, true) => {
             let why = format!(
-                "no rule found a missing piece; the clarify probe's margin at layer {} is {:.2}, at or above its threshold {:.2}",
-                r.layer, r.margin, r.threshold
+                "no rule found a missing piece; {at}, at or above its threshold {:.2}",
+                r.threshold
             );
-            d = decide(
+            decide(
                 slots
                     .into_iter()
                     .map(|slot| Finding {
@@ -315,20 +325,17 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
                         why: why.clone(),
                     })
                     .collect(),
-            );
-        } else if d.clarify && r.vetoes() && !d.slots.contains(&Slot::LiveData) {
-            d = Decision::none(&format!(
-                "{}; set aside: the clarify probe's margin at layer {} is {:.2}, under its veto {:.2}",
-                d.why, r.layer, r.margin, r.veto
-            ));
-        } else {
-            d.why = format!(
-                "{}; the clarify probe's margin at layer {} is {:.2} (threshold {:.2})",
-                d.why, r.layer, r.margin, r.threshold
-            );
+            )
         }
-        d.probe = Some(r.clone());
-    }
+        (true, _) if r.vetoes() && !d.slots.contains(&Slot::LiveData) => Decision::none(
+            &format!("{}; set aside: {at}, under its veto {:.2}", d.why, r.veto),
+        ),
+        _ => Decision {
+            why: format!("{}; {at} (threshold {:.2})", d.why, r.threshold),
+            ..d
+        },
+    };
+    d.probe = Some(r.clone());
     d
 }
 
@@ -354,19 +361,15 @@ fn probe_missing(slot: Slot) -> &'static str {
     }
 }
 
-/// The text of the last user message, if it is plain text.
-fn last_user_text(messages: &[Value]) -> Option<&str> {
+/// The index of the last user message, the one the policy decides on.
+fn last_user(messages: &[Value]) -> Option<usize> {
     messages
         .iter()
-        .rfind(|m| m["role"].as_str() == Some("user"))
-        .and_then(|m| m["content"].as_str())
+        .rposition(|m| m["role"].as_str() == Some("user"))
 }
 
 fn assess_rules(messages: &[Value]) -> Decision {
-    let Some(last) = messages
-        .iter()
-        .rposition(|m| m["role"].as_str() == Some("user"))
-    else {
+    let Some(last) = last_user(messages) else {
         return Decision::none("no user message");
     };
     let Some(text) = messages[last]["content"].as_str() else {
@@ -564,15 +567,9 @@ pub fn apply(messages: &mut [Value]) -> Decision {
 /// `apply` with a probe's reading of the messages as they stand (`assess_read`).
 pub fn apply_read(messages: &mut [Value], reading: Option<&Reading>) -> Decision {
     let d = assess_read(messages, reading);
-    if let Some(note) = &d.note {
-        if let Some(m) = messages
-            .iter_mut()
-            .rev()
-            .find(|m| m["role"].as_str() == Some("user"))
-        {
-            let content = m["content"].as_str().unwrap_or_default();
-            m["content"] = Value::String(format!("{content}\n\n{note}"));
-        }
+    if let (Some(note), Some(i)) = (&d.note, last_user(messages)) {
+        let content = messages[i]["content"].as_str().unwrap_or_default();
+        messages[i]["content"] = Value::String(format!("{content}\n\n{note}"));
     }
     d
 }

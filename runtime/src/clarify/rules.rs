@@ -37,7 +37,7 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
         referent(&m, &ctx, &mut out);
     }
     taste(&m, &ctx, &mut out);
-    if choice_granted(text) {
+    if grants_choice(&m) {
         out.retain(|f| !f.slot.is_a_choice());
     }
     out
@@ -48,7 +48,10 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
 /// An order to produce one of a kind ("Name a colour.", "Pick a number between 1 and
 /// 10.") grants the choice too, as does "random".
 pub fn choice_granted(text: &str) -> bool {
-    let m = Words::new(text);
+    grants_choice(&Words::new(text))
+}
+
+fn grants_choice(m: &Words) -> bool {
     let ordered = (0..m.len().saturating_sub(1)).any(|i| {
         m.sentence_initial[i]
             && ["name", "pick", "choose"].contains(&m.w[i].as_str())
@@ -1145,15 +1148,12 @@ fn formula(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 "total was", "total is", "came to", "comes to",
             ])
             .is_some()
-        // "186.40": a sum in cents is money, whatever its sign.
-        || all.w.iter().any(|x| {
-            Words::is_number(x)
-                && x.split_once('.').is_some_and(|(_, c)| c.len() == 2 && c.chars().all(|d| d.is_ascii_digit()))
-        })
+        // "25k", "4500", or "186.40" (a sum in cents is money, whatever its sign).
         || all.w.iter().any(|x| {
             let d: String = x.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect();
+            let cents = x.split_once('.').is_some_and(|(_, c)| c.len() == 2 && c.chars().all(|d| d.is_ascii_digit()));
             Words::is_number(x)
-                && (x.ends_with('k') || d.split('.').next().is_some_and(|n| n.len() >= 4))
+                && (x.ends_with('k') || cents || d.split('.').next().is_some_and(|n| n.len() >= 4))
         });
     const LENGTHS: &[&str] = &[
         "miles", "mile", "km", "kilometers", "kilometres", "kilometer", "kilometre", "meters",
@@ -2044,14 +2044,10 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 /// "my Amazon order", "my checking account balance": the thing (`OWN_ACCOUNTS`) only
 /// the user's own accounts hold, named after "my" and at most three other words.
 fn own_account(m: &Words) -> Option<&'static str> {
-    m.w.iter().enumerate().find_map(|(i, w)| {
-        (w == "my")
-            .then(|| {
-                m.w[i + 1..(i + 5).min(m.len())]
-                    .iter()
-                    .find_map(|x| OWN_ACCOUNTS.iter().copied().find(|a| a == x))
-            })
-            .flatten()
+    (0..m.len()).filter(|&i| m.w[i] == "my").find_map(|i| {
+        m.w[i + 1..(i + 5).min(m.len())]
+            .iter()
+            .find_map(|x| OWN_ACCOUNTS.iter().copied().find(|a| a == x))
     })
 }
 

@@ -414,13 +414,10 @@ impl<'e> Session<'e> {
             return Ok(None);
         };
         let (_, ids) = self.prompt_for(&self.messages, false, now_unix)?;
-        if ids.is_empty() || ids.len() > self.cache.capacity {
-            return Err(SlmError::Invalid(format!(
-                "the prompt's {} tokens do not fit the context of {} positions",
-                ids.len(),
-                self.cache.capacity
-            )));
+        if ids.is_empty() {
+            return Err(SlmError::Invalid("empty prompt".into()));
         }
+        crate::engine::check_fits(ids.len(), 0, self.cache.capacity)?;
         let conditioned = match self.lead_only {
             true => 0,
             false => self.conditioned().len(),
