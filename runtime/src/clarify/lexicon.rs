@@ -53,7 +53,7 @@ pub const CODE_NOUNS: &[&str] = &[
     "function", "script", "program", "class", "method", "snippet", "code", "algorithm", "app",
     "application", "api", "endpoint", "cli", "tool", "bot", "scraper", "module", "library",
     "query", "loop", "parser", "server", "game", "website", "web page", "webpage", "component",
-    "unit test", "unit tests", "test", "tests", "routine", "implementation", "procedure", "macro",
+    "unit test", "unit tests", "test", "tests", "implementation", "procedure", "macro",
     "one-liner", "command", "handler", "cron", "cron job", "batch job", "background job",
     "scheduled job", "job that", "job to", "job which", "hook", "middleware",
     "migration", "controller", "service", "worker", "pipeline", "automation", "http",
@@ -424,6 +424,9 @@ pub const LIVE_CUES: &[&str] = &[
     "btc price", "ethereum price", "price of ethereum", "stock market today", "market today",
     "trading at", "worth today", "price today", "anything on my calendar",
     "what's on my calendar", "what is on my calendar", "my calendar look",
+    "bitcoin today", "bitcoin right now", "bitcoin rn", "how much is bitcoin", "how much is btc",
+    "how much is ethereum", "rate rn", "rate today", "rates today", "price rn", "prices rn",
+    "any news", "news about the", "latest on the", "any updates on the",
 ];
 
 /// What only the user's own accounts hold ("my Amazon order", "my checking account
@@ -565,6 +568,14 @@ pub const NO_CONTENT: &[&str] = &[
     "wrote", "written", "play", "played", "sing", "sang", "sung", "invent", "invented", "discover",
     "discovered", "quit", "resign", "resigned", "retire", "retired", "marry", "married",
     "filmed", "shot", "recorded", "directed", "published", "painted",
+];
+
+/// Animals a "he" or a "she" can be.
+#[rustfmt::skip]
+pub const PET_NOUNS: &[&str] = &[
+    "dog", "dogs", "puppy", "cat", "cats", "kitten", "horse", "pony", "bird", "parrot", "budgie",
+    "hamster", "rabbit", "bunny", "guinea pig", "tortoise", "turtle", "goldfish", "pet", "pup",
+    "lab", "labrador", "retriever", "terrier", "spaniel", "beagle", "poodle", "collie",
 ];
 
 /// People a pronoun can stand for, when the message names one.

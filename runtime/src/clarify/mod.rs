@@ -288,14 +288,16 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
         return d;
     };
     // A choice the user left to the assistant is not a missing piece, whichever
-    // reader names it (`rules::choice_granted`).
-    let granted = last_user(messages)
+    // reader names it (`rules::choice_granted`), nor is a piece the message plainly
+    // gives (`rules::gives`).
+    let text = last_user(messages)
         .and_then(|i| messages[i]["content"].as_str())
-        .is_some_and(rules::choice_granted);
+        .unwrap_or("");
+    let granted = rules::choice_granted(text);
     let slots: Vec<Slot> = r
         .named_slots()
         .into_iter()
-        .filter(|s| !(granted && s.is_a_choice()))
+        .filter(|s| !(rules::gives(*s, text) || granted && s.is_a_choice()))
         .collect();
     let at = format!(
         "the clarify probe's margin at layer {} is {:.2}",
@@ -304,7 +306,7 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
     d = match (d.clarify, r.fires()) {
         (false, true) if slots.is_empty() => Decision {
             why: format!(
-                "{}; {at}, at or above its threshold {:.2}, but what it names is a choice the message leaves to the assistant",
+                "{}; {at}, at or above its threshold {:.2}, but what it names is given or left to the assistant",
                 d.why, r.threshold
             ),
             ..d

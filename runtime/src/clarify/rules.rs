@@ -60,6 +60,21 @@ fn grants_choice(m: &Words) -> bool {
     ordered || m.any(CHOICE_GRANTED).is_some()
 }
 
+/// Does the message plainly give `slot` itself? A date ("tomorrow", "Saturday, 12
+/// October") gives the date and time; a programming language named gives the
+/// language. The probe reads a message as a whole and can name a piece the words
+/// hold: for "plan my day tomorrow" its slot head named the date.
+pub fn gives(slot: Slot, text: &str) -> bool {
+    let m = Words::new(text);
+    match slot {
+        Slot::DateTime => m.has_date() || has_time_of_day(&m),
+        Slot::ProgrammingLanguage => m.w.iter().any(|x| {
+            PROGRAMMING.contains(&x.as_str()) && !["json", "yaml", "regex"].contains(&x.as_str())
+        }),
+        _ => false,
+    }
+}
+
 /// What the conversation as a whole gives.
 struct Context {
     /// The message carries a text of its own.
@@ -464,7 +479,16 @@ fn error_without_code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.earlier_text || m.len() > 60 {
         return;
     }
-    let Some(verb) = m.any(&["fix", "debug", "solve", "resolve", "get rid of"]) else {
+    // "This keeps throwing a NullPointerException on line 42. What am I doing wrong?":
+    // a question about code pointed at ("this", "line 42") asks for it as "fix" does.
+    let pointed = m.any(&["this", "it", "on line", "at line"]).is_some();
+    let Some(verb) = m.any(&["fix", "debug", "solve", "resolve", "get rid of"]).or_else(|| {
+        m.any(&[
+            "what am i doing wrong", "what's wrong", "whats wrong", "what is wrong", "keeps throwing",
+            "keeps giving me", "why am i getting", "why do i keep getting",
+        ])
+        .filter(|_| pointed)
+    }) else {
         return;
     };
     // The user's own code: "fix it", "fix my script".
@@ -521,6 +545,30 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // "turn it off" switches a thing; "turn it into JSON" converts a text.
         if *verb == "turn"
             && m.w.get(i + 2).is_some_and(|x| ["off", "on", "up", "down"].contains(&x.as_str()))
+        {
+            continue;
+        }
+        // "Today's rate on my bank app", "the check came to $80", "a parking spot":
+        // after a determiner or a possessive these words are nouns, not a request to
+        // act on a text. ("Whats the fix" still asks to fix something unshown.)
+        if ["rate", "check", "spot", "port", "grade", "format", "make"].contains(verb)
+            && i > 0
+            && (DETERMINERS.contains(&m.w[i - 1].as_str())
+                || m.w[i - 1].ends_with("'s")
+                || m.w[i - 1].ends_with("’s"))
+        {
+            continue;
+        }
+        // "make it stop" makes a thing do something; "make it shorter" edits a text.
+        if *verb == "make"
+            && m.w.get(i + 2).is_some_and(|x| {
+                [
+                    "stop", "work", "go", "run", "load", "start", "quit", "happen", "appear",
+                    "disappear", "play", "ring", "beep", "connect", "sync", "open", "close",
+                    "louder", "quieter", "charge", "boot",
+                ]
+                .contains(&x.as_str())
+            })
         {
             continue;
         }
@@ -778,6 +826,11 @@ fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if m.any(RECOMMEND_CUES).is_none() {
         return;
     }
+    // "want to go to the gym 3 times a week … which days and times would you suggest?":
+    // a time to go is asked for, not a place.
+    if m.any(&["which days", "what days", "which times", "what times", "what time", "which day", "when should"]).is_some() {
+        return;
+    }
     // "a good recipe for pizza", "the history of the museum": not a place to go.
     if m.any(&[
         "recipe", "recipes", "cook", "bake", "make", "history", "toppings", "ingredients",
@@ -832,6 +885,19 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.payload
         || m.any(&["parse", "parses", "parsing", "reads", "loads", "deserialize", "deserializes", "validate", "validates", "pretty-print"]).is_some()
     {
+        return;
+    }
+    // "Is it ok to have comments in a .json file?": a question about JSON, with no
+    // verb that asks for one.
+    const MAKE: &[&str] = &[
+        "give", "create", "generate", "make", "output", "return", "write", "produce", "format",
+        "convert", "structure", "build", "turn", "put", "need", "want", "show",
+    ];
+    let question = m.w.first().is_some_and(|x| {
+        ["is", "are", "can", "could", "does", "do", "should", "why", "will", "what's", "whats"]
+            .contains(&x.as_str())
+    }) && m.raw.trim_end().ends_with('?');
+    if question && m.any(MAKE).is_none() {
         return;
     }
     let produce = m.any(&[
@@ -988,6 +1054,18 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     .filter(|_| shape_cue.is_none() || !ctx.words().has_place() || numbers > 0);
     let why;
     let what;
+    // "How long does it take to get there by train?" with no place anywhere: where
+    // "there" is comes before any distance.
+    if let Some(t) = travel.filter(|_| numbers == 0 && !all.has_place()) {
+        out.push(finding(
+            "math",
+            Slot::Location,
+            "where \"there\" is (and where the trip starts)",
+            0.8,
+            format!("\"{t}\" to a place the conversation never names"),
+        ));
+        return;
+    }
     if travel.is_some() && numbers < 2 {
         what = "the distance";
         why = format!("\"{cue}\" to a place the message gives no distance for");
@@ -1069,6 +1147,9 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     } else if numbers <= 1
         && (m.has("%") || m.has("percent"))
         && (personal || deictic || m.has("off"))
+        // "a 70% chance of rain", "my battery is at 15%": a percentage that is the
+        // answer's fact, not one to take of an amount.
+        && m.any(&["chance", "probability", "likely", "likelihood", "odds", "humidity", "battery", "accuracy", "confidence"]).is_none()
     {
         what = "the amount to take the percentage of";
         why = "a percentage of an amount the message does not give".to_string();
@@ -1244,6 +1325,7 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .any(&[
             "move my", "push my", "remind me", "set a reminder", "set an alarm", "set a timer", "wake me",
             "send an invite", "send a calendar invite", "send an invitation", "calendar invite",
+            "an invite for", "an invitation for",
             "to my calendar", "on my calendar", "in my calendar", "to the calendar",
             "on the calendar", "with a deadline", "set a deadline", "due date", "out-of-office",
             "out of office", "when i'm back", "when i am back", "i'll be away", "i will be away",
@@ -1255,8 +1337,15 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             VERBS.iter().copied().find(|v| {
                 m.find(v).is_some_and(|i| {
                     let after = i + v.split(' ').count();
+                    // "the book we're reading in class", "my plan for the day": after a
+                    // determiner the word is a noun, not a request to book or plan ("an
+                    // invite" is still an event).
+                    let noun = ["book", "plan", "set", "block"].contains(v)
+                        && i > 0
+                        && DETERMINERS.contains(&m.w[i - 1].as_str());
                     // "book a table", "schedule me a call": the event within three words.
-                    (after..(after + 4).min(m.len())).any(|k| EVENTS.contains(&m.w[k].as_str()))
+                    !noun
+                        && (after..(after + 4).min(m.len())).any(|k| EVENTS.contains(&m.w[k].as_str()))
                         && (![
                             "get", "find", "make", "plan", "put", "add", "move", "invite",
                             "create", "set",
@@ -1273,6 +1362,17 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             })
         });
     let Some(cue) = cue else { return };
+    // "put this into Spanish: 'Sofia will be absent on Friday, she has a dentist
+    // appointment'": the event is in the text to work on, not one to book.
+    let works_on_payload = m
+        .any(&["translate", "proofread", "rewrite", "reword", "summarize", "summarise", "correct"])
+        .is_some()
+        || (1..m.len()).any(|i| {
+            ["into", "to", "in"].contains(&m.w[i - 1].as_str()) && LANGUAGES.contains(&m.w[i].as_str())
+        });
+    if ctx.payload && works_on_payload {
+        return;
+    }
     // A request to write about an event ("write an email inviting …") is scheduling
     // only when it books or reminds.
     if m.any(&[
@@ -1344,6 +1444,46 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
+/// Documents a user compares by their text: two contracts to weigh are read, not named.
+const DOCUMENTS: &[&str] = &[
+    "contract",
+    "lease",
+    "essay",
+    "draft",
+    "resume",
+    "résumé",
+    "cv",
+    "cover letter",
+    "proposal",
+    "paragraph",
+    "sentence",
+    "email",
+    "letter",
+    "report",
+    "document",
+    "doc",
+    "poem",
+    "snippet",
+    "function",
+    "script",
+    "query",
+    "policy",
+    "intro",
+    "introduction",
+    "headline",
+    "slogan",
+    "offer letter",
+    "version",
+    "translation",
+    "bio",
+    "abstract",
+];
+
+/// Words after which a verb is a noun.
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "its",
+];
+
 /// A time of day: "3pm", "15:30", "at 9", "noon", "in the morning", "9 o'clock", "now".
 fn has_time_of_day(m: &Words) -> bool {
     let clock = |x: &str| {
@@ -1387,7 +1527,11 @@ fn has_time_of_day(m: &Words) -> bool {
 #[rustfmt::skip]
 fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "Python or R?": two names and nothing else, so nothing of what they are for.
-    let bare_pair = m.len() <= 4 && m.has("or") && m.has_name() && m.raw.trim_end().ends_with('?');
+    // "react vs vue?", "python vs javascript": two names typed in lowercase are a
+    // bare pair too.
+    let bare_pair = m.len() <= 4
+        && ((m.has("or") && m.has_name() && m.raw.trim_end().ends_with('?'))
+            || (m.len() == 3 && ["vs", "vs.", "versus"].contains(&m.w[1].as_str())));
     let Some(cue) = m.any(COMPARE_CUES).or(bare_pair.then_some("or")) else {
         return;
     };
@@ -1485,6 +1629,22 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .or(half_named.filter(|_| m.has("or")))
         .or(counted.filter(|_| !items_named))
         .or(lettered.then_some("A or B"));
+    // "compare these two job contracts": documents of the user's, pointed at and not
+    // pasted. What is missing is their text, not which ones they are.
+    let documents = items_noun(m).filter(|n| {
+        let head = n.rsplit(' ').next().unwrap_or(n);
+        DOCUMENTS.iter().any(|d| head == *d || head.strip_suffix('s') == Some(d))
+    });
+    if let Some(n) = documents.filter(|_| deictic_items.is_some() && !ctx.has_text()) {
+        out.push(finding(
+            "comparison",
+            Slot::Text,
+            format!("the {n} themselves"),
+            0.9,
+            format!("\"{n}\" pointed at and not pasted"),
+        ));
+        return;
+    }
     if !items_named && (!ctx.has_text() || numbered_only) {
         if let Some(d) = pointed {
             out.push(finding(
@@ -1853,7 +2013,15 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // "What did he say?": no one named, no "my friend" to be "he". "They" is often
         // people in general ("why do they put fluoride in water?"), so it needs a
         // message that says almost nothing else.
-        let someone = m.any(PERSON_NOUNS).is_some();
+        // "my neighbour's dog … get him used to me": a pet or a person's possessive is
+        // someone for "him" to be.
+        let someone = m.any(PERSON_NOUNS).is_some()
+            || m.any(PET_NOUNS).is_some()
+            || m.w.iter().any(|x| {
+                x.strip_suffix("'s")
+                    .or_else(|| x.strip_suffix("’s"))
+                    .is_some_and(|b| PERSON_NOUNS.contains(&b))
+            });
         let generic = THEY_FORMS.contains(&p.as_str());
         if !someone
             && (!generic || content.len() <= 2)
@@ -2020,6 +2188,37 @@ fn local_facts(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 /// time for my client?") with neither place named.
 #[rustfmt::skip]
 fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    // "my client in Tokyo … what time is that for me?", "a good time to call my mom
+    // in australia": the other side's place is given, the user's is not.
+    let own_place_said = m
+        .any(&[
+            "i'm in", "i am in", "im in", "i live in", "we're in", "we are in", "based in",
+            "here in", "i'm on", "i am on", "my time zone is", "my timezone is", "est", "pst",
+            "cst", "mst", "gmt", "utc", "cet", "bst", "ist", "jst", "aest",
+        ])
+        .is_some();
+    if let Some(c) = m
+        .any(&[
+            "for me", "my time", "good time to call", "best time to call", "time to call",
+            "when should i call", "what time should i call", "good time to phone",
+        ])
+        .filter(|_| ctx.words().has_place() && !own_place_said && ctx.first)
+        .filter(|_| {
+            m.any(&["what time", "when is", "when should", "time to call", "time to phone", "time to ring"])
+                .is_some()
+        })
+    {
+        if m.any(&["their time", "in", "is in", "lives in"]).is_some() {
+            out.push(finding(
+                "live",
+                Slot::Location,
+                "where I am (my city or time zone)",
+                0.8,
+                format!("\"{c}\": the other side's place is given, the user's is not"),
+            ));
+            return;
+        }
+    }
     let Some(cue) = m.any(&[
         "my time", "their time", "his time", "her time", "time difference", "time zone",
         "timezone", "time zones", "timezones", "my timezone", "my time zone",
