@@ -1835,7 +1835,16 @@ fn taste(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.has_text() || !out.is_empty() || m.has_name() || m.numbers() > 0 {
         return;
     }
-    let Some(noun) = m.any(TASTE_NOUNS).or_else(|| m.any(PRODUCT_NOUNS)) else {
+    // "what should i read next": the verb names the kind of pick.
+    let verb_only = m.any(&[
+        "what should i read", "what should i watch", "what should we watch", "what should i listen to",
+        "what should i play", "what to watch tonight", "what to read next", "what should i binge",
+    ]);
+    let Some(noun) = m
+        .any(TASTE_NOUNS)
+        .or_else(|| m.any(PRODUCT_NOUNS))
+        .or(verb_only.map(|_| "pick"))
+    else {
         return;
     };
     let Some(ask) = m.any(&[
@@ -1846,7 +1855,7 @@ fn taste(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "what to watch", "ideas for", "idea for", "any good", "a good", "any ideas", "ideas",
         "recomend", "reccomend", "reccommend", "what breed", "which breed", "what colour",
         "what color", "which colour", "which color", "should i paint", "should i adopt",
-    ]) else {
+    ]).or(verb_only) else {
         return;
     };
     let all = ctx.words();

@@ -809,6 +809,8 @@ fn misreadings_of_the_twelfth_author_stay_fixed() {
         ("Can you give me some JSON for a user?", &["schema"]),
         ("What did he say about it?", &["referent"]),
         ("make it shorter", &["text"]),
+        ("what should i read next", &["criteria"]),
+        ("what should i read next after Dune?", &[]),
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }
