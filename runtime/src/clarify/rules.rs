@@ -596,10 +596,15 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         let object = object
             .filter(|n| !(n.is_empty() && m.len() >= 15 && m.any(&["this", "these"]).is_none()));
         // "make up three records for my app" invents; "make" acts only on its own object.
+        // "Please fix the formatting of the table": an order to work on "the" text
+        // points at one the user has; a question ("how do I fix the table of
+        // contents in Word?") may not.
+        let ordered = m.sentence_initial[i]
+            || (i > 0 && ["please", "pls", "plz"].contains(&m.w[i - 1].as_str()) && (i == 1 || m.sentence_initial[i - 1]));
         let object = if *verb == "make" {
             object
         } else {
-            object.or_else(|| mentions_absent_text(m, false))
+            object.or_else(|| mentions_absent_text(m, ordered && *category == "fix"))
         };
         let Some(noun) = object.or_else(|| bare.then(String::new)) else {
             continue;

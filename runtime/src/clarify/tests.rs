@@ -755,6 +755,8 @@ fn the_fourteenth_authors_gaps_are_found() {
         ("I need to send an email to my client in Tokyo so it arrives at 9am their time. What time is that for me?", &["location"]),
         ("when is a good time to call my mom in australia", &["location"]),
         ("react vs vue?", &["criteria"]),
+        ("Please fix the formatting of the table so the columns line up.", &["text"]),
+        ("How do I fix the table of contents in Word?", &[]),
         ("how much is bitcoin today", &["live_data"]),
         ("whats the euro to dollar rate rn", &["live_data"]),
         ("Any news about the election?", &["live_data"]),
