@@ -60,19 +60,55 @@ fn grants_choice(m: &Words) -> bool {
     ordered || m.any(CHOICE_GRANTED).is_some()
 }
 
-/// Does the message plainly give `slot` itself? A date ("tomorrow", "Saturday, 12
-/// October") gives the date and time; a programming language named gives the
-/// language. The probe reads a message as a whole and can name a piece the words
-/// hold: for "plan my day tomorrow" its slot head named the date.
+/// Does the message plainly give `slot` itself? A day ("tomorrow", "Saturday, 12
+/// October") or a time of day gives the date and time; a span ("next week", "weekly")
+/// does not: "set up a meeting next week" still needs its day. A programming language
+/// named gives the language. The probe reads a message as a whole and can name a
+/// piece the words hold: for "plan my day tomorrow" its slot head named the date.
 pub fn gives(slot: Slot, text: &str) -> bool {
     let m = Words::new(text);
     match slot {
-        Slot::DateTime => m.has_date() || has_time_of_day(&m),
+        Slot::DateTime => names_a_day(&m) || has_time_of_day(&m),
         Slot::ProgrammingLanguage => m.w.iter().any(|x| {
             PROGRAMMING.contains(&x.as_str()) && !["json", "yaml", "regex"].contains(&x.as_str())
         }),
         _ => false,
     }
+}
+
+/// A single day: a weekday, "today", "tomorrow", or a month with a number.
+fn names_a_day(m: &Words) -> bool {
+    const DAYS: &[&str] = &[
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "today",
+        "tomorrow",
+        "tonight",
+        "yesterday",
+    ];
+    const MONTHS: &[&str] = &[
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    m.w.iter().any(|x| {
+        let base = x.trim_end_matches("'s").trim_end_matches("’s");
+        DAYS.contains(&base)
+    }) || (m.any(MONTHS).is_some() && m.numbers() > 0)
 }
 
 /// What the conversation as a whole gives.
@@ -922,7 +958,10 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ])
         .is_some()
         || ctx.all.contains('{')
-        || extracts_named_fields(m);
+        || extracts_named_fields(m)
+        // "Each needs id (int), email, signup_date (ISO 8601)": fields listed as such.
+        || m.any(&["each needs", "each has", "each should have", "each one needs", "each one has", "each with"]).is_some()
+        || m.w.iter().filter(|x| x.contains('_') && x.len() > 2).count() >= 2;
     let vague = m
         .any(&[
             "any fields", "appropriate fields", "the usual fields", "it needs",
@@ -1901,12 +1940,16 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "Explain what you said earlier again" as the first message: there is no earlier
     // answer to mean, so it is asked for as a text.
+    // "I took the one you mentioned": which one is the question, asked below.
+    let one = m
+        .any(&["the one you mentioned", "the one you suggested", "the one you gave", "the one from before"])
+        .is_some();
     if let Some(q) = m.any(&[
         "what you said", "you said earlier", "you mentioned", "you told me", "your last answer",
         "your previous answer", "your earlier answer", "what you wrote", "you explained",
         "your explanation", "your last message", "your previous message", "your last reply",
     ]) {
-        if ctx.first {
+        if ctx.first && !one {
             out.push(finding(
                 "referent",
                 Slot::Text,
@@ -2311,6 +2354,28 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 "forecast is for",
             ])
             .is_some()
+    {
+        return;
+    }
+    // "compare merge sort and quicksort on time complexity": "on time" is a train's or
+    // a parcel's, never a topic's.
+    if ["on time", "delayed", "delays", "running late"].contains(&cue)
+        && m.any(&[
+            "train", "trains", "bus", "buses", "flight", "flights", "plane", "ferry", "tram",
+            "delivery", "package", "parcel", "order", "shipment", "subway", "metro", "tube",
+        ])
+        .is_none()
+    {
+        return;
+    }
+    // "Between renting and buying, which makes more sense for me right now?": the
+    // user's own situation now, not the world's.
+    if cue == "right now"
+        && m.any(&[
+            "for me", "for us", "should i", "should we", "makes more sense", "make more sense",
+            "worth it", "better", "i'm", "i am", "i feel", "i have",
+        ])
+        .is_some()
     {
         return;
     }

@@ -737,6 +737,14 @@ fn the_probe_does_not_ask_for_a_piece_the_message_gives() {
         )),
     );
     assert_eq!(d.slots, vec![Slot::Referent]);
+    // A span is not a day: the meeting next week still needs one.
+    let d = assess_read(
+        &[
+            json!({"role": "user", "content": "Set up a meeting with the design team next week and draft the invite."}),
+        ],
+        Some(&reading(3.0, Slot::DateTime, Slot::Items, -1.0)),
+    );
+    assert_eq!(d.slots, vec![Slot::DateTime]);
     // Without a date, the date is still missing.
     let d = assess_read(
         &[json!({"role": "user", "content": "plan my day"})],
@@ -812,6 +820,15 @@ fn misreadings_of_the_twelfth_author_stay_fixed() {
         ("What did he say about it?", &["referent"]),
         ("make it shorter", &["text"]),
         ("what should i read next", &["criteria"]),
+        // From the 13th author, after its blind run.
+        ("Compare merge sort and quicksort on time complexity, memory use and stability.", &[]),
+        (
+            "Can you make 50 sample records in JSON for testing our database? Each needs id (int), email, signup_date (ISO 8601) and is_active (bool).",
+            &[],
+        ),
+        ("I took the one you mentioned and now my stomach hurts, is that normal?", &["referent"]),
+        ("Is my train on time?", &["live_data", "location"]),
+        ("Is it raining right now?", &["live_data", "location"]),
         ("what should i read next after Dune?", &[]),
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
