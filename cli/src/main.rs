@@ -226,7 +226,8 @@ enum EvalCmd {
     Probe {
         model: PathBuf,
         /// Sets to fit on, one author each (repeatable; default the three committed
-        /// sets and eval/probes/clarify_probe4.jsonl to clarify_probe10.jsonl).
+        /// sets, eval/probes/clarify_probe4.jsonl to clarify_probe12.jsonl and
+        /// clarify_probe14.jsonl; the 13th author's set is kept blind).
         #[arg(long)]
         set: Vec<PathBuf>,
         /// The layer whose residual stream is read (default 70% of the depth).
@@ -1344,6 +1345,9 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
                     "eval/probes/clarify_probe8.jsonl",
                     "eval/probes/clarify_probe9.jsonl",
                     "eval/probes/clarify_probe10.jsonl",
+                    "eval/probes/clarify_probe11.jsonl",
+                    "eval/probes/clarify_probe12.jsonl",
+                    "eval/probes/clarify_probe14.jsonl",
                 ]
                 .map(PathBuf::from)
                 .to_vec()
