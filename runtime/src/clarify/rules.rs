@@ -77,38 +77,18 @@ pub fn gives(slot: Slot, text: &str) -> bool {
 }
 
 /// A single day: a weekday, "today", "tomorrow", or a month with a number.
+#[rustfmt::skip]
 fn names_a_day(m: &Words) -> bool {
     const DAYS: &[&str] = &[
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "today",
-        "tomorrow",
-        "tonight",
-        "yesterday",
+        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today",
+        "tomorrow", "tonight", "yesterday",
     ];
     const MONTHS: &[&str] = &[
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
+        "january", "february", "march", "april", "may", "june", "july", "august", "september",
+        "october", "november", "december",
     ];
-    m.w.iter().any(|x| {
-        let base = x.trim_end_matches("'s").trim_end_matches("’s");
-        DAYS.contains(&base)
-    }) || (m.any(MONTHS).is_some() && m.numbers() > 0)
+    m.w.iter().any(|x| DAYS.contains(&x.trim_end_matches("'s").trim_end_matches("’s")))
+        || (m.any(MONTHS).is_some() && m.numbers() > 0)
 }
 
 /// What the conversation as a whole gives.
@@ -631,12 +611,14 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // A bare "it" in a long message usually points at what the message describes.
         let object = object
             .filter(|n| !(n.is_empty() && m.len() >= 15 && m.any(&["this", "these"]).is_none()));
-        // "make up three records for my app" invents; "make" acts only on its own object.
         // "Please fix the formatting of the table": an order to work on "the" text
         // points at one the user has; a question ("how do I fix the table of
         // contents in Word?") may not.
         let ordered = m.sentence_initial[i]
-            || (i > 0 && ["please", "pls", "plz"].contains(&m.w[i - 1].as_str()) && (i == 1 || m.sentence_initial[i - 1]));
+            || (i > 0
+                && ["please", "pls", "plz"].contains(&m.w[i - 1].as_str())
+                && m.sentence_initial[i - 1]);
+        // "make up three records for my app" invents; "make" acts only on its own object.
         let object = if *verb == "make" {
             object
         } else {
