@@ -4,7 +4,7 @@
 //! asked of a clear prompt costs the user a turn.
 
 use super::lexicon::*;
-use super::text::{delimited_payload, is_long, Words};
+use super::text::{delimited_payload, is_long, without_possessive, Words};
 use super::{Finding, Slot};
 
 /// Every rule's findings on `text`, with `earlier` messages as context.
@@ -87,7 +87,7 @@ fn names_a_day(m: &Words) -> bool {
         "january", "february", "march", "april", "may", "june", "july", "august", "september",
         "october", "november", "december",
     ];
-    m.w.iter().any(|x| DAYS.contains(&x.trim_end_matches("'s").trim_end_matches("’s")))
+    m.w.iter().any(|x| DAYS.contains(&without_possessive(x)))
         || (m.any(MONTHS).is_some() && m.numbers() > 0)
 }
 
@@ -1471,38 +1471,12 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 /// Documents a user compares by their text: two contracts to weigh are read, not named.
+#[rustfmt::skip]
 const DOCUMENTS: &[&str] = &[
-    "contract",
-    "lease",
-    "essay",
-    "draft",
-    "resume",
-    "résumé",
-    "cv",
-    "cover letter",
-    "proposal",
-    "paragraph",
-    "sentence",
-    "email",
-    "letter",
-    "report",
-    "document",
-    "doc",
-    "poem",
-    "snippet",
-    "function",
-    "script",
-    "query",
-    "policy",
-    "intro",
-    "introduction",
-    "headline",
-    "slogan",
-    "offer letter",
-    "version",
-    "translation",
-    "bio",
-    "abstract",
+    "contract", "lease", "essay", "draft", "resume", "résumé", "cv", "cover letter", "proposal",
+    "paragraph", "sentence", "email", "letter", "report", "document", "doc", "poem", "snippet",
+    "function", "script", "query", "policy", "intro", "introduction", "headline", "slogan",
+    "offer letter", "version", "translation", "bio", "abstract",
 ];
 
 /// Words after which a verb is a noun.
@@ -2056,11 +2030,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // someone for "him" to be.
         let someone = m.any(PERSON_NOUNS).is_some()
             || m.any(PET_NOUNS).is_some()
-            || m.w.iter().any(|x| {
-                x.strip_suffix("'s")
-                    .or_else(|| x.strip_suffix("’s"))
-                    .is_some_and(|b| PERSON_NOUNS.contains(&b))
-            });
+            || m.w.iter().any(|x| PERSON_NOUNS.contains(&without_possessive(x)));
         let generic = THEY_FORMS.contains(&p.as_str());
         if !someone
             && (!generic || content.len() <= 2)
@@ -2247,7 +2217,7 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 .is_some()
         })
     {
-        if m.any(&["their time", "in", "is in", "lives in"]).is_some() {
+        if m.has("in") || m.has("their time") {
             out.push(finding(
                 "live",
                 Slot::Location,

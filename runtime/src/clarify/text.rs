@@ -405,6 +405,13 @@ fn inline_code(t: &str) -> bool {
     })
 }
 
+/// A word without its possessive ending: "neighbour's" → "neighbour".
+pub fn without_possessive(w: &str) -> &str {
+    w.strip_suffix("'s")
+        .or_else(|| w.strip_suffix("’s"))
+        .unwrap_or(w)
+}
+
 /// Is some span quoted? Double quotes, typographic quotes and guillemets always
 /// count; a single quote only where it cannot be an apostrophe.
 fn quoted(t: &str) -> bool {
