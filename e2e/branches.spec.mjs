@@ -36,7 +36,12 @@ test('edit, regenerate an older reply, switch branches and continue', async ({ p
   // Edit the second user message: the first exchange's tokens are reused.
   const second = page.locator('.msg.user').nth(1);
   await second.getByRole('button', { name: 'Edit' }).click();
-  await second.getByRole('textbox', { name: 'Edit message' }).fill('Name a vegetable.');
+  // Typed key by key: each keystroke must leave the box (its focus, its caret) in place.
+  const draft = second.getByRole('textbox', { name: 'Edit message' });
+  await draft.click();
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.type('Name a vegetable.', { delay: 20 });
+  await expect(draft).toHaveValue('Name a vegetable.');
   await second.getByRole('button', { name: 'Send edit' }).click();
   await idle(page);
   await expect(page.locator('.msg')).toHaveCount(4);

@@ -44,10 +44,16 @@ test('chats survive a reload and a browser restart; rename, switch and delete', 
   const colour = await assistantMessages(page).first().textContent();
   expect(colour.length).toBeGreaterThan(0);
 
-  // Rename the first chat, then start a second one.
+  // Rename the first chat, then start a second one. The name is typed key by key into
+  // the field, which opens focused with the old name selected: a keystroke (or the
+  // autosave after the reply) must not rebuild the field and lose the typing.
   await page.getByRole('button', { name: 'Rename' }).click();
-  await page.getByRole('textbox', { name: 'Chat name' }).fill('Colours');
+  const name = page.getByRole('textbox', { name: 'Chat name' });
+  await expect(name).toBeFocused();
+  await page.keyboard.type('Colours', { delay: 30 });
+  await expect(name).toHaveValue('Colours');
   await page.getByRole('button', { name: 'Save name' }).click();
+  await expect(name).toHaveCount(0);
   await expect(openChat(page)).toHaveText('Colours');
   await page.getByRole('button', { name: 'New chat' }).click();
   await expect(page.locator('.msg')).toHaveCount(0);

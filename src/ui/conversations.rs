@@ -628,8 +628,29 @@ fn when(ms: f64) -> String {
 #[component]
 pub fn ConversationsPanel() -> impl IntoView {
     let state = expect_context::<State>();
+    // The open chat's actions are built once per open chat and the name field once per
+    // rename, so an autosave (which rewrites the open chat's head) leaves a name being
+    // typed alone.
+    let open_id = Memo::new(move |_| state.chat.open.with(|h| h.as_ref().map(|h| h.id.clone())));
     let renaming = RwSignal::new(None::<String>);
+    let is_renaming = Memo::new(move |_| renaming.with(Option::is_some));
+    let name_field = NodeRef::<leptos::html::Input>::new();
     let confirming = RwSignal::new(false);
+    // Another chat opened: a rename or a delete begun on the last one is dropped.
+    Effect::new(move |_| {
+        open_id.track();
+        renaming.set(None);
+        confirming.set(false);
+    });
+    // The name field takes the focus when it opens, its text selected for typing over.
+    Effect::new(move |_| {
+        if let Some(field) = name_field.get() {
+            // Set here, not only by `prop:value`, so the selection covers the text.
+            field.set_value(&renaming.get_untracked().unwrap_or_default());
+            let _ = field.focus();
+            field.select();
+        }
+    });
     let busy = move || state.turn.generating.get();
     view! {
         <nav class="conversations" aria-label="Conversations panel">
@@ -658,10 +679,8 @@ pub fn ConversationsPanel() -> impl IntoView {
                     }
                 </For>
             </ul>
-            {move || state.chat.open.get().map(|h| {
-                let title = h.title.clone();
-                let id = h.id.clone();
-                let model_note = h.model.clone().and_then(|m| {
+            {move || open_id.get().map(|id| {
+                let model_note = move || state.chat.open.with(|h| h.as_ref().and_then(|h| h.model.clone())).and_then(|m| {
                     let loaded = state.models.card.get();
                     match loaded {
                         Some(c) if c.file_sha256 == m.sha256 => None,
@@ -671,9 +690,9 @@ pub fn ConversationsPanel() -> impl IntoView {
                 });
                 view! {
                     <div class="conv-actions">
-                        {move || match renaming.get() {
-                            Some(text) => view! {
-                                <input class="conv-title-input" aria-label="Chat name" prop:value=text
+                        {move || if is_renaming.get() {
+                            view! {
+                                <input class="conv-title-input" aria-label="Chat name" node_ref=name_field
                                     on:input=move |ev| renaming.set(Some(event_target_value(&ev)))
                                     on:keydown=move |ev: web_sys::KeyboardEvent| {
                                         if ev.key() == "Enter" {
@@ -688,13 +707,13 @@ pub fn ConversationsPanel() -> impl IntoView {
                                     if let Some(t) = renaming.get_untracked() { rename(state, t); }
                                     renaming.set(None);
                                 }>"Save name"</button>
-                            }.into_any(),
-                            None => {
-                                let title = title.clone();
-                                view! {
-                                    <button disabled=busy on:click=move |_| renaming.set(Some(title.clone()))>"Rename"</button>
-                                }.into_any()
-                            }
+                            }.into_any()
+                        } else {
+                            view! {
+                                <button disabled=busy on:click=move |_| renaming.set(
+                                    state.chat.open.with_untracked(|h| h.as_ref().map(|h| h.title.clone()))
+                                )>"Rename"</button>
+                            }.into_any()
                         }}
                         {move || if confirming.get() {
                             let id = id.clone();
@@ -709,7 +728,7 @@ pub fn ConversationsPanel() -> impl IntoView {
                             view! { <button disabled=busy on:click=move |_| confirming.set(true)>"Delete chat"</button> }.into_any()
                         }}
                     </div>
-                    {model_note.map(|n| view! { <p class="conv-model" data-testid="chat-model">{n}</p> })}
+                    {move || model_note().map(|n| view! { <p class="conv-model" data-testid="chat-model">{n}</p> })}
                     <div class="conv-actions conv-files">
                         <button on:click=move |_| export(state, "json") title="The whole chat as JSON: messages, settings, seeds, prompt hashes; Import reads it back">"Export"</button>
                         <button on:click=move |_| export(state, "traces") title={format!("As Export, with each reply's token trace (the schema of `slm generate --trace`): the replies made on this page since it was opened, the last {} traced (a trace is held only while the page is open)", super::state::TRACES_KEPT)}>"Export with traces"</button>
