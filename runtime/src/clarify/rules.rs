@@ -63,15 +63,14 @@ fn grants_choice(m: &Words) -> bool {
 /// Does the message plainly give `slot` itself? A day ("tomorrow", "Saturday, 12
 /// October") or a time of day gives the date and time; a span ("next week", "weekly")
 /// does not: "set up a meeting next week" still needs its day. A programming language
-/// named gives the language. The probe reads a message as a whole and can name a
+/// named, as the code rule reads it (by name, a test framework, code shown), gives
+/// the language. The probe reads a message as a whole and can name a
 /// piece the words hold: for "plan my day tomorrow" its slot head named the date.
 pub fn gives(slot: Slot, text: &str) -> bool {
     let m = Words::new(text);
     match slot {
         Slot::DateTime => names_a_day(&m) || has_time_of_day(&m),
-        Slot::ProgrammingLanguage => m.w.iter().any(|x| {
-            PROGRAMMING.contains(&x.as_str()) && !["json", "yaml", "regex"].contains(&x.as_str())
-        }),
+        Slot::ProgrammingLanguage => names_a_language(&m, &m, text),
         _ => false,
     }
 }
@@ -787,7 +786,23 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if !asks_code && !how_to {
         return;
     }
-    let all = ctx.words();
+    if names_a_language(m, &ctx.words(), &ctx.all) {
+        return;
+    }
+    // "a function that …" with no language: the model can pick one, but the user's
+    // stack decides which answer is useful.
+    out.push(finding(
+        "code",
+        Slot::ProgrammingLanguage,
+        "the programming language (and runtime or framework)",
+        0.7,
+        "asks for code but names no language, runtime or framework",
+    ));
+}
+
+/// The conversation names the language of the code asked for in `m`: a language by
+/// name, a test framework, or code given inline (`raw`, the conversation's text).
+fn names_a_language(m: &Words, all: &Words, raw: &str) -> bool {
     // JSON, YAML and regex name the language only of a request for one of them: "a
     // function that validates an email without using regex" or "sends a JSON body" is
     // code in a language not named. A name after "without", "no" or "not" rules itself out.
@@ -800,31 +815,26 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             && !negated
             && (!["json", "yaml", "regex"].contains(&x)
                 || m.any(&[
-                    "function", "script", "program", "class", "method", "implementation", "http",
-                    "unit tests", "tests",
+                    "function",
+                    "script",
+                    "program",
+                    "class",
+                    "method",
+                    "implementation",
+                    "http",
+                    "unit tests",
+                    "tests",
                 ])
                 .is_none())
     };
-    let named = (0..all.len()).any(names)
+    (0..all.len()).any(names)
         || PROGRAMMING.iter().any(|p| p.contains(' ') && all.has(p))
         || all.any(SHORT_LANGUAGE_PHRASES).is_some()
         || all.any(&["pytest", "unittest", "jest", "junit", "rspec", "mocha"]).is_some()
         // Code given inline shows its language: "for this function: def is_even(n): …".
         || ["```", "def ", "=>", "#include", "public static", "console.log"]
             .iter()
-            .any(|k| ctx.all.contains(k));
-    if named {
-        return;
-    }
-    // "a function that …" with no language: the model can pick one, but the user's
-    // stack decides which answer is useful.
-    out.push(finding(
-        "code",
-        Slot::ProgrammingLanguage,
-        "the programming language (and runtime or framework)",
-        0.7,
-        "asks for code but names no language, runtime or framework",
-    ));
+            .any(|k| raw.contains(k))
 }
 
 /// A recommendation of a place or a local service, with no place given.

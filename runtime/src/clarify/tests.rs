@@ -737,6 +737,30 @@ fn the_probe_does_not_ask_for_a_piece_the_message_gives() {
         )),
     );
     assert_eq!(d.slots, vec![Slot::Referent]);
+    // The language is read as the code rule reads it: a test framework or code shown
+    // names it, a language ruled out ("without regex") does not.
+    for (text, given) in [
+        ("write a pytest test that checks sorted([3, 1, 2]) is [1, 2, 3]", true),
+        ("what's wrong here: def area(r): return 3.14 * r ** 2", true),
+        ("a quick script for it in js", true),
+        ("a function that checks an email without using regex", false),
+    ] {
+        let d = assess_read(
+            &[json!({"role": "user", "content": text})],
+            Some(&reading(
+                3.0,
+                Slot::ProgrammingLanguage,
+                Slot::Referent,
+                1.0,
+            )),
+        );
+        let want = if given {
+            vec![Slot::Referent]
+        } else {
+            vec![Slot::ProgrammingLanguage, Slot::Referent]
+        };
+        assert_eq!(d.slots, want, "{text}");
+    }
     // A span is not a day: the meeting next week still needs one.
     let d = assess_read(
         &[
