@@ -4,7 +4,7 @@
 //! asked of a clear prompt costs the user a turn.
 
 use super::lexicon::*;
-use super::text::{delimited_payload, is_long, without_possessive, Words};
+use super::text::{delimited_payload, is_long, quoted, without_possessive, Words};
 use super::{Finding, Slot};
 
 /// Every rule's findings on `text`, with `earlier` messages as context.
@@ -71,6 +71,20 @@ pub fn gives(slot: Slot, text: &str) -> bool {
     match slot {
         Slot::DateTime => names_a_day(&m) || has_time_of_day(&m),
         Slot::ProgrammingLanguage => names_a_language(&m, &m, text),
+        // A capitalized name after "in", "near", "around" or "from": "I'm in Chicago".
+        // Not any name: "the Northern line" is no place of the user's.
+        Slot::Location => (1..m.len()).any(|i| {
+            ["in", "near", "around", "from"].contains(&m.w[i - 1].as_str())
+                && m.cased[i].starts_with(char::is_uppercase)
+        }),
+        // A quoted text: "translate 'Built to last' into …". Not "[transcript attached]".
+        Slot::Text => quoted(text),
+        // A language not after "from" (the source) is the target.
+        Slot::TargetLanguage => {
+            m.w.iter()
+                .enumerate()
+                .any(|(i, x)| LANGUAGES.contains(&x.as_str()) && (i == 0 || m.w[i - 1] != "from"))
+        }
         _ => false,
     }
 }
@@ -482,7 +496,51 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             0.8,
             "asks how to say something to someone who does not speak the language named",
         ));
+    } else if let Some((name, which)) = vague_target(&all) {
+        out.push(finding(
+            "translate",
+            Slot::TargetLanguage,
+            which,
+            0.8,
+            format!("\"{name}\" names more than one language or script"),
+        ));
     }
+}
+
+/// A target named only vaguely: written Chinese is simplified or traditional and
+/// spoken Chinese Mandarin or Cantonese (four authors of fifteen asked which, and
+/// their controls said "traditional characters" or "Simplified Chinese … mainland
+/// China"); "Swiss" is Swiss German, French or Italian.
+fn vague_target(all: &Words) -> Option<(&'static str, &'static str)> {
+    let qualified = all
+        .any(&[
+            "simplified",
+            "traditional",
+            "mandarin",
+            "cantonese",
+            "taiwan",
+            "taiwanese",
+            "taipei",
+            "hong kong",
+            "mainland",
+            "china",
+            "beijing",
+            "shanghai",
+            "singapore",
+            "pinyin",
+        ])
+        .is_some();
+    if all.has("chinese") && !qualified {
+        return Some((
+            "Chinese",
+            "which Chinese: simplified or traditional characters (Mandarin or Cantonese)",
+        ));
+    }
+    let named = all.w.iter().any(|x| LANGUAGES.contains(&x.as_str()));
+    if all.has("swiss") && !named {
+        return Some(("Swiss", "which language: Swiss German, French or Italian"));
+    }
+    None
 }
 
 /// "Here's the error I get: TypeError: … Fix it please.": the error came, the code
@@ -1020,6 +1078,10 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "calories", "burn", "double my", "pay off", "pay it off", "save up", "retire", "afford",
         ])
         .or_else(|| m.any(MATERIALS));
+    // A conversion between currencies needs a rate (`live`), not a measure.
+    if converts_currency(m) {
+        return;
+    }
     let Some(cue) = m
         .any(MATH_CUES)
         .filter(|c| !(c.starts_with("area") && district))
@@ -1915,6 +1977,23 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "your previous answer", "your earlier answer", "what you wrote", "you explained",
         "your explanation", "your last message", "your previous message", "your last reply",
     ]) {
+        // "that show you told me about": which show is the question, not the earlier
+        // answer as a text.
+        let noun = m.find(q).filter(|&i| i >= 2).and_then(|i| {
+            let det = ["that", "the", "this", "those"].contains(&m.w[i - 2].as_str());
+            let noun = m.w[i - 1].as_str();
+            (det && !NO_CONTENT.contains(&noun) && !TEXT_NOUNS.contains(&noun)).then_some(noun)
+        });
+        if let Some(noun) = noun.filter(|_| ctx.first) {
+            out.push(finding(
+                "referent",
+                Slot::Referent,
+                format!("which {noun} you mean"),
+                0.85,
+                format!("\"the {noun} {q}\" in the first message: nothing was said before"),
+            ));
+            return;
+        }
         if ctx.first && !one {
             out.push(finding(
                 "referent",
@@ -2271,34 +2350,132 @@ fn own_account(m: &Words) -> Option<&'static str> {
 
 /// Live data: the weather, opening hours, the next train, the time.
 #[rustfmt::skip]
+/// Two currencies in one message and no rate between them: "how much is 250 dollars
+/// in euros", not "if 1 USD is 0.92 EUR …", "1 eur = 162 jpy" or "1.08 dollars per
+/// euro".
+fn converts_currency(m: &Words) -> bool {
+    const CURRENCIES: &[(&str, &str)] = &[
+        ("dollar", "usd"), ("dollars", "usd"), ("usd", "usd"), ("euro", "eur"), ("euros", "eur"),
+        ("eur", "eur"), ("yen", "jpy"), ("jpy", "jpy"), ("pound", "gbp"), ("pounds", "gbp"),
+        ("gbp", "gbp"), ("sterling", "gbp"), ("rupee", "inr"), ("rupees", "inr"), ("inr", "inr"),
+        ("peso", "mxn"), ("pesos", "mxn"), ("yuan", "cny"), ("rmb", "cny"), ("franc", "chf"),
+        ("francs", "chf"), ("chf", "chf"), ("baht", "thb"), ("lira", "try"), ("zloty", "pln"),
+        ("krona", "sek"), ("kronor", "sek"), ("krone", "nok"), ("rand", "zar"),
+        ("dirham", "aed"), ("dirhams", "aed"), ("ringgit", "myr"), ("won", "krw"),
+    ];
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, x) in m.w.iter().enumerate() {
+        // "won" is a currency only after a number ("50,000 won").
+        if x == "won" && !(i > 0 && Words::is_number(&m.w[i - 1])) {
+            continue;
+        }
+        if let Some(&(_, code)) = CURRENCIES.iter().find(|(w, _)| w == x) {
+            // "Canadian dollars" are not US dollars.
+            let code = match (code, i.checked_sub(1).map(|j| m.w[j].as_str())) {
+                ("usd", Some("canadian")) => "cad",
+                ("usd", Some("australian")) => "aud",
+                ("usd", Some("singapore")) => "sgd",
+                ("usd", Some("hong")) | ("usd", Some("kong")) => "hkd",
+                _ => code,
+            };
+            if !seen.contains(&code) {
+                seen.push(code);
+            }
+        }
+    }
+    let rate_given = m.raw.contains('=')
+        || m.has("per")
+        || m
+            .any(&[
+                "rate is", "rate of", "rate was", "at a rate", "at the rate", "rate being",
+                "if 1", "if one", "assuming 1", "assume 1", "assuming a rate", "rate at",
+            ])
+            .is_some();
+    seen.len() >= 2 && !rate_given
+}
+
 fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.payload {
         return;
     }
     // "port my script to Go; it scrapes a weather site every hour": a program that
     // fetches the data, not a question about it.
-    if m
-        .any(&[
-            "script", "scraper", "scrapes", "scrape", "program", "code", "function", "app", "api",
-            "port", "snippet", "one-liner", "prints", "print out", "python", "javascript",
-            "typescript", "bash", "powershell", "sql", "regex",
-        ])
-        .is_some()
+    if m.any(&[
+        "script",
+        "scraper",
+        "scrapes",
+        "scrape",
+        "program",
+        "code",
+        "function",
+        "app",
+        "api",
+        "port",
+        "snippet",
+        "one-liner",
+        "prints",
+        "print out",
+        "python",
+        "javascript",
+        "typescript",
+        "bash",
+        "powershell",
+        "sql",
+        "regex",
+    ])
+    .is_some()
     {
+        return;
+    }
+    // "Roughly how many euros is 500 US dollars these days?": a conversion needs
+    // today's rate (seven authors of fifteen wrote one, each control with its rate).
+    if converts_currency(m) {
+        out.push(finding(
+            "live",
+            Slot::LiveData,
+            "today's exchange rate",
+            0.9,
+            "converts between two currencies and gives no rate",
+        ));
         return;
     }
     // "When does the farmers market open?": opening hours are live too.
     let opens = m.has("open")
         && m.any(&[
-            "when does", "what time does", "is the", "are the", "when do", "does the", "is it",
+            "when does",
+            "what time does",
+            "is the",
+            "are the",
+            "when do",
+            "does the",
+            "is it",
         ])
         .is_some();
     // "what should i wear tomorrow": the day's weather decides; "what should I wear to
     // my interview tomorrow" is about the occasion.
     let wear = m
-        .any(&["what should i wear", "what to wear", "should i wear", "do i need a jacket", "do i need a coat"])
-        .filter(|_| m.any(&["wear to", "wear for", "wear at", "wear on"]).is_none())
-        .filter(|_| m.any(&["today", "tomorrow", "tonight", "this weekend", "this afternoon", "this evening"]).is_some());
+        .any(&[
+            "what should i wear",
+            "what to wear",
+            "should i wear",
+            "do i need a jacket",
+            "do i need a coat",
+        ])
+        .filter(|_| {
+            m.any(&["wear to", "wear for", "wear at", "wear on"])
+                .is_none()
+        })
+        .filter(|_| {
+            m.any(&[
+                "today",
+                "tomorrow",
+                "tonight",
+                "this weekend",
+                "this afternoon",
+                "this evening",
+            ])
+            .is_some()
+        });
     let Some(cue) = m
         .any(LIVE_CUES)
         .or(wear)
@@ -2310,12 +2487,15 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     };
     // "forecast says tomorrow in Lyon will be 9°C with showers": the user gives it.
     if m.raw.contains('°')
-        || m
-            .any(&[
-                "forecast says", "forecast said", "forecast shows", "app says", "weather says",
-                "forecast is for",
-            ])
-            .is_some()
+        || m.any(&[
+            "forecast says",
+            "forecast said",
+            "forecast shows",
+            "app says",
+            "weather says",
+            "forecast is for",
+        ])
+        .is_some()
     {
         return;
     }
@@ -2334,8 +2514,18 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // user's own situation now, not the world's.
     if cue == "right now"
         && m.any(&[
-            "for me", "for us", "should i", "should we", "makes more sense", "make more sense",
-            "worth it", "better", "i'm", "i am", "i feel", "i have",
+            "for me",
+            "for us",
+            "should i",
+            "should we",
+            "makes more sense",
+            "make more sense",
+            "worth it",
+            "better",
+            "i'm",
+            "i am",
+            "i feel",
+            "i have",
         ])
         .is_some()
     {
@@ -2344,9 +2534,21 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "a plant for a sunny windowsill": a kind of place, not today's weather.
     if ["sunny", "windy", "storm", "snow", "rain"].contains(&cue)
         && m.any(&[
-            "today", "tomorrow", "tonight", "now", "this weekend", "this afternoon",
-            "this evening", "this morning", "later", "will it", "is it going", "going to", "is it",
-            "outside", "currently",
+            "today",
+            "tomorrow",
+            "tonight",
+            "now",
+            "this weekend",
+            "this afternoon",
+            "this evening",
+            "this morning",
+            "later",
+            "will it",
+            "is it going",
+            "going to",
+            "is it",
+            "outside",
+            "currently",
         ])
         .is_none()
     {
@@ -2358,12 +2560,26 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "Does it rain a lot in Seattle in November?": a month, not today, is climate.
     let month = m.any(&[
-        "january", "february", "march", "april", "june", "july", "august", "september", "october",
-        "november", "december",
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
     ]);
     if month.is_some()
         && m.any(&[
-            "today", "tomorrow", "tonight", "now", "this week", "this weekend",
+            "today",
+            "tomorrow",
+            "tonight",
+            "now",
+            "this week",
+            "this weekend",
         ])
         .is_none()
     {
@@ -2371,12 +2587,46 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "typical weather in July", "how do forecasts work": general knowledge.
     if m.any(&[
-        "typical", "typically", "usually", "usual", "average", "generally", "normally", "climate",
-        "how do", "how does", "why", "what causes", "explain", "history", "forecast model",
-        "write", "poem", "story", "best time", "in general", "tend to", "annual", "annually",
-        "per year", "on average", "in season", "seasons", "which season", "what season", "a lot", "on sundays", "on thanksgiving",
-        "on christmas", "on holidays", "on weekends", "on public holidays", "on new year's",
-        "solstice", "equinox", "roughly",
+        "typical",
+        "typically",
+        "usually",
+        "usual",
+        "average",
+        "generally",
+        "normally",
+        "climate",
+        "how do",
+        "how does",
+        "why",
+        "what causes",
+        "explain",
+        "history",
+        "forecast model",
+        "write",
+        "poem",
+        "story",
+        "best time",
+        "in general",
+        "tend to",
+        "annual",
+        "annually",
+        "per year",
+        "on average",
+        "in season",
+        "seasons",
+        "which season",
+        "what season",
+        "a lot",
+        "on sundays",
+        "on thanksgiving",
+        "on christmas",
+        "on holidays",
+        "on weekends",
+        "on public holidays",
+        "on new year's",
+        "solstice",
+        "equinox",
+        "roughly",
     ])
     .is_some()
     {
@@ -2385,8 +2635,8 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let what = match cue {
         "weather" | "forecast" | "rain" | "rain today" | "raining" | "snow" | "snowing"
         | "sunny" | "windy" | "storm" | "umbrella" | "humidity" | "uv index" | "air quality"
-        | "pollen" | "what should i wear" | "what to wear" | "should i wear" | "do i need a jacket"
-        | "do i need a coat" => "the current weather",
+        | "pollen" | "what should i wear" | "what to wear" | "should i wear"
+        | "do i need a jacket" | "do i need a coat" => "the current weather",
         "what time is it" | "current time" | "time is it" | "local time" => "the current time",
         "today's date" | "what day is it" | "what's the date" | "what is the date" => {
             "today's date"

@@ -740,7 +740,10 @@ fn the_probe_does_not_ask_for_a_piece_the_message_gives() {
     // The language is read as the code rule reads it: a test framework or code shown
     // names it, a language ruled out ("without regex") does not.
     for (text, given) in [
-        ("write a pytest test that checks sorted([3, 1, 2]) is [1, 2, 3]", true),
+        (
+            "write a pytest test that checks sorted([3, 1, 2]) is [1, 2, 3]",
+            true,
+        ),
         ("what's wrong here: def area(r): return 3.14 * r ** 2", true),
         ("a quick script for it in js", true),
         ("a function that checks an email without using regex", false),
@@ -857,4 +860,76 @@ fn misreadings_of_the_twelfth_author_stay_fixed() {
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }
+}
+
+/// Pieces the rules missed, from the 15th author (blind): a conversion between two
+/// currencies with no rate, a target named only vaguely ("Chinese", "Swiss"), and
+/// "that movie you mentioned" in a first message. Each with wording of its own.
+#[test]
+fn the_fifteenth_authors_gaps_are_found() {
+    for (text, want) in [
+        (
+            "how many pesos would i get for 200 dollars?",
+            &["live_data"][..],
+        ),
+        (
+            "If 1 USD = 17 MXN, how many pesos do I get for 200 dollars?",
+            &[],
+        ),
+        ("Convert 50 pounds to euros at a rate of 1.17.", &[]),
+        (
+            "What are 80 Canadian dollars in US dollars these days?",
+            &["live_data"],
+        ),
+        (
+            "how do you write 'happy birthday' in chinese",
+            &["target_language"],
+        ),
+        ("write 'happy birthday' in traditional chinese", &[]),
+        (
+            "how would i say 'good morning' in swiss?",
+            &["target_language"],
+        ),
+        ("how would i say 'good morning' in swiss german?", &[]),
+        (
+            "Loved that movie you mentioned, got any others like it?",
+            &["referent"],
+        ),
+    ] {
+        assert_eq!(slots(text, &[]), want, "{text}");
+    }
+}
+
+/// The probe does not ask for a place, a text or a target language the message
+/// gives ("I'm in Denver", a quoted text, "into Korean").
+#[test]
+fn the_probe_leaves_a_given_place_text_or_language_alone() {
+    let call = [json!({"role": "user", "content":
+        "I'm in Denver. When should I call my sister in Rome so neither of us is asleep?"})];
+    let d = assess_read(
+        &call,
+        Some(&reading(3.0, Slot::Location, Slot::Items, -1.0)),
+    );
+    assert!(!d.clarify, "{}", d.why);
+    let line = [json!({"role": "user", "content":
+        "Put our slogan 'Fresh every morning' into Korean for the shop window."})];
+    let d = assess_read(
+        &line,
+        Some(&reading(3.0, Slot::Text, Slot::TargetLanguage, 1.0)),
+    );
+    assert!(!d.clarify, "{}", d.why);
+    // Not given: a line named by its name only ("the Northern line"), a text only
+    // announced ("[transcript attached]").
+    let d = assess_read(
+        &[json!({"role": "user", "content": "Is the Circle line running okay?"})],
+        Some(&reading(3.0, Slot::Location, Slot::Items, -1.0)),
+    );
+    assert_eq!(d.slots, vec![Slot::Location], "{}", d.why);
+    let d = assess_read(
+        &[
+            json!({"role": "user", "content": "Summarize the minutes for the team: [minutes attached]"}),
+        ],
+        Some(&reading(3.0, Slot::Text, Slot::Items, -1.0)),
+    );
+    assert_eq!(d.slots, vec![Slot::Text], "{}", d.why);
 }

@@ -414,7 +414,7 @@ pub fn without_possessive(w: &str) -> &str {
 
 /// Is some span quoted? Double quotes, typographic quotes and guillemets always
 /// count; a single quote only where it cannot be an apostrophe.
-fn quoted(t: &str) -> bool {
+pub fn quoted(t: &str) -> bool {
     for (open, close) in [
         ('"', '"'),
         ('“', '”'),
