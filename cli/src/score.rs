@@ -107,7 +107,7 @@ const SLOT_WORDS: &[(&str, &[&str])] = &[
     (
         "referent",
         &[
-            "whom", "referring", "refer", "refers", "mean", "talking about", "specify", "context",
+            "whom", "referring", "refer", "refers", "mean", "meant", "talking about", "specify", "context",
             "title", "name of the",
         ],
     ),
