@@ -645,7 +645,7 @@ pub fn ConversationsPanel() -> impl IntoView {
     // The name field takes the focus when it opens, its text selected for typing over.
     Effect::new(move |_| {
         if let Some(field) = name_field.get() {
-            // Set here, not only by `prop:value`, so the selection covers the text.
+            // The text is set before it is selected, so the selection covers it.
             field.set_value(&renaming.get_untracked().unwrap_or_default());
             let _ = field.focus();
             field.select();

@@ -79,12 +79,7 @@ pub fn gives(slot: Slot, text: &str) -> bool {
         }),
         // A quoted text: "translate 'Built to last' into …". Not "[transcript attached]".
         Slot::Text => quoted(text),
-        // A language not after "from" (the source) is the target.
-        Slot::TargetLanguage => {
-            m.w.iter()
-                .enumerate()
-                .any(|(i, x)| LANGUAGES.contains(&x.as_str()) && (i == 0 || m.w[i - 1] != "from"))
-        }
+        Slot::TargetLanguage => names_a_target(&m),
         _ => false,
     }
 }
@@ -411,29 +406,12 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         return;
     }
     let all = ctx.words();
-    // "she doesn't speak English", "he speaks no English": a language ruled out.
-    let ruled_out = |i: usize| {
-        i > 0
-            && (all.w[i - 1] == "no"
-                || ["speak", "speaks", "understand", "understands", "read", "reads"]
-                    .contains(&all.w[i - 1].as_str())
-                    && all.w[i.saturating_sub(4)..i - 1].iter().any(|x| {
-                        [
-                            "doesn't", "don't", "not", "can't", "cannot", "barely", "never",
-                            "hardly", "didn't",
-                        ]
-                        .contains(&x.as_str())
-                    }))
-    };
-    // A language only after "from" is the source, not the target.
-    let target = all.w.iter().enumerate().any(|(i, x)| {
-        LANGUAGES.contains(&x.as_str()) && (i == 0 || all.w[i - 1] != "from") && !ruled_out(i)
-    }) || all.has("pig latin");
+    let target = names_a_target(&all);
     let excluded = all
         .w
         .iter()
         .enumerate()
-        .any(|(i, x)| LANGUAGES.contains(&x.as_str()) && ruled_out(i));
+        .any(|(i, x)| LANGUAGES.contains(&x.as_str()) && language_ruled_out(&all, i));
     if !ctx.has_text() {
         let content = m.content(&[FILLER, LANGUAGES, TEXT_NOUNS, POSSESSIVE]);
         // "how to say hello, thank you and where's the toilet. can you translate those":
@@ -505,6 +483,39 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             format!("\"{name}\" names more than one language or script"),
         ));
     }
+}
+
+/// "she doesn't speak English", "he speaks no English": the language at word `i` is
+/// ruled out.
+fn language_ruled_out(all: &Words, i: usize) -> bool {
+    i > 0
+        && (all.w[i - 1] == "no"
+            || [
+                "speak",
+                "speaks",
+                "understand",
+                "understands",
+                "read",
+                "reads",
+            ]
+            .contains(&all.w[i - 1].as_str())
+                && all.w[i.saturating_sub(4)..i - 1].iter().any(|x| {
+                    [
+                        "doesn't", "don't", "not", "can't", "cannot", "barely", "never", "hardly",
+                        "didn't",
+                    ]
+                    .contains(&x.as_str())
+                }))
+}
+
+/// A language to translate into is named: one not after "from" (the source) and not
+/// ruled out.
+fn names_a_target(all: &Words) -> bool {
+    all.w.iter().enumerate().any(|(i, x)| {
+        LANGUAGES.contains(&x.as_str())
+            && (i == 0 || all.w[i - 1] != "from")
+            && !language_ruled_out(all, i)
+    }) || all.has("pig latin")
 }
 
 /// A target named only vaguely: written Chinese is simplified or traditional and
