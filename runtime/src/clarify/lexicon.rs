@@ -570,6 +570,34 @@ pub const NO_CONTENT: &[&str] = &[
     "filmed", "shot", "recorded", "directed", "published", "painted",
 ];
 
+/// Verbs whose object is a thing the user has in hand: "send it", "water it", "take it
+/// with food". "It" after one of them stands for that thing, never for nothing in
+/// particular as in "is it safe" or "make it work".
+#[rustfmt::skip]
+pub const OBJECT_VERBS: &[&str] = &[
+    "take", "send", "water", "feed", "sell", "return", "wash", "cook", "freeze", "reheat",
+    "microwave", "bake", "boil", "fry", "grill", "thaw", "defrost", "refrigerate", "install",
+    "uninstall", "charge", "plug", "unplug", "repot", "prune", "trim", "mail", "post", "ship",
+    "submit", "sign", "store", "paint", "replace", "repair", "clean", "dry", "iron", "renew",
+    "recycle", "wear", "drink", "eat", "swallow", "chew", "crush", "print", "upload", "email",
+    "forward", "deliver", "pack", "update", "upgrade", "restart", "reboot", "reset", "delete",
+    "throw", "toss", "donate", "hang", "mount", "run", "spray", "mow", "plant", "bathe", "walk",
+    "sand", "seal", "stain", "polish", "cancel", "refund", "pay", "park", "drive", "tow",
+];
+
+/// Words that can come before such an "it" and still give it nothing to stand for:
+/// who said so, when, how often, whether. A noun of any other kind may be the thing.
+#[rustfmt::skip]
+pub const NO_ANTECEDENT: &[&str] = &[
+    "or", "and", "if", "whether", "but", "i'm", "im", "we're", "i'll", "we'll", "i've", "we've",
+    "let", "try", "trying", "planning", "plan", "today", "tomorrow", "tonight", "yet", "soon",
+    "early", "late", "later", "every", "each", "day", "daily", "week", "often", "before",
+    "after", "first", "better", "best", "way", "time", "okay", "alright", "asked", "says",
+    "wants", "needs",
+    "supposed", "should've", "shouldn't", "wouldn't", "couldn't", "hey", "hi", "hello", "um",
+    "so", "quick", "question", "wondering", "wonder", "sure", "idea", "any", "tips",
+];
+
 /// Animals a "he" or a "she" can be.
 #[rustfmt::skip]
 pub const PET_NOUNS: &[&str] = &[

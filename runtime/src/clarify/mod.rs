@@ -322,7 +322,7 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
                     .map(|slot| Finding {
                         category: "probe",
                         slot,
-                        missing: probe_missing(slot).to_string(),
+                        missing: probe_missing(slot, text),
                         score: sigmoid(r.margin - r.threshold).max(THRESHOLD),
                         why: why.clone(),
                     })
@@ -346,8 +346,17 @@ fn sigmoid(x: f32) -> f32 {
 }
 
 /// A missing piece the probe names, in words that fit any request (the rules name
-/// it in the user's own words; the probe has only the slot).
-fn probe_missing(slot: Slot) -> &'static str {
+/// it in the user's own words; the probe has only the slot). A referent is asked
+/// for in the message's own pronoun where it has one (`rules::referent_words`).
+fn probe_missing(slot: Slot, text: &str) -> String {
+    match slot {
+        Slot::Referent => rules::referent_words(text),
+        _ => None,
+    }
+    .unwrap_or_else(|| general_words(slot).to_string())
+}
+
+fn general_words(slot: Slot) -> &'static str {
     match slot {
         Slot::Text => "the text itself",
         Slot::TargetLanguage => "the language to translate into",

@@ -60,6 +60,40 @@ fn grants_choice(m: &Words) -> bool {
     ordered || m.any(CHOICE_GRANTED).is_some()
 }
 
+/// The words the message uses for what it refers to, as the probe's referent piece
+/// asks for them: `what "it" refers to`, `who "she" is`. The probe names the slot
+/// and not the word; asked in general words ("what my message refers to"), Qwen asked
+/// for "the specific topic or content of your message", which names nothing. `None`
+/// where the message has no such word.
+pub fn referent_words(text: &str) -> Option<String> {
+    let m = Words::new(text);
+    let at = |p: &str| m.find(p);
+    let bare = |i: usize| {
+        m.w.get(i + 1)
+            .is_none_or(|n| NO_CONTENT.contains(&n.as_str()) && !TEXT_NOUNS.contains(&n.as_str()))
+    };
+    if at("it").is_some() {
+        return Some("what \"it\" refers to".into());
+    }
+    if at("the one").is_some() {
+        return Some("which one \"the one\" is".into());
+    }
+    if let Some(p) = ["this", "these", "those"]
+        .into_iter()
+        .find(|p| at(p).is_some_and(bare))
+    {
+        return Some(format!("what \"{p}\" refers to"));
+    }
+    if let Some(p) = ["he", "she", "him", "her", "they"]
+        .into_iter()
+        .find(|p| at(p).is_some())
+    {
+        let be = if p == "they" { "are" } else { "is" };
+        return Some(format!("who \"{p}\" {be}"));
+    }
+    None
+}
+
 /// Does the message plainly give `slot` itself? A day ("tomorrow", "Saturday, 12
 /// October") or a time of day gives the date and time; a span ("next week", "weekly")
 /// does not: "set up a meeting next week" still needs its day. A programming language
@@ -2114,6 +2148,19 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             return;
         }
     }
+    // "Should I send it today or wait until Monday?", "My doctor told me to take it with
+    // food": "it" as the object of a verb that acts on a thing in hand, with nothing
+    // before it that could be that thing, and nothing after that says what it is.
+    if let Some(verb) = object_it(m).filter(|_| ctx.first) {
+        out.push(finding(
+            "referent",
+            Slot::Referent,
+            "what \"it\" refers to",
+            0.85,
+            format!("\"{verb} it\": nothing in the conversation for \"it\" to be"),
+        ));
+        return;
+    }
     // Past here a capitalized name ("the Eiffel Tower") can be what "it" stands for.
     let singular = m.w.iter().any(|x| {
         PERSON_PRONOUNS.contains(&x.as_str()) && !THEY_FORMS.contains(&x.as_str())
@@ -2246,6 +2293,37 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+/// The verb of the first "it" that stands for a thing in hand and for nothing the
+/// message says (`OBJECT_VERBS`): every word before the verb is a function word, a
+/// person, or a word of time or manner (`NO_ANTECEDENT`), and no "it's a …" names the
+/// thing after. Idioms ("take it easy", "take it from me") are not things in hand.
+fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
+    if m.len() > 25
+        || m.any(&[
+            "it's a", "it is a", "it's an", "it is an", "it's my", "it is my", "it's the",
+        ])
+        .is_some()
+    {
+        return None;
+    }
+    let plain = |w: &str| {
+        NO_CONTENT.contains(&w)
+            || NO_ANTECEDENT.contains(&w)
+            || PERSON_NOUNS.contains(&w)
+            || PERSON_PRONOUNS.contains(&w)
+            || Words::is_number(w)
+    };
+    (1..m.len())
+        .filter(|&i| m.w[i] == "it" && OBJECT_VERBS.contains(&m.w[i - 1].as_str()))
+        .find(|&i| {
+            let idiom = m.w.get(i + 1).is_some_and(|n| {
+                ["easy", "personally", "seriously", "slow", "from", "forward"].contains(&n.as_str())
+            });
+            !idiom && m.w[..i - 1].iter().all(|w| plain(w))
+        })
+        .map(|i| m.w[i - 1].as_str())
 }
 
 /// Verbs that say what kind of thing their object is, and the kind: the note asks

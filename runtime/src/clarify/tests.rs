@@ -933,3 +933,85 @@ fn the_probe_leaves_a_given_place_text_or_language_alone() {
     );
     assert_eq!(d.slots, vec![Slot::Text], "{}", d.why);
 }
+
+/// "It" as the object of a verb that acts on a thing in hand, with nothing before it
+/// for "it" to be, is asked for; an "it" with a thing before it, an idiom, or an "it"
+/// that is no object is not. Written by hand, after the fifteenth author's "send it
+/// today" and "water it".
+#[test]
+fn an_object_it_with_nothing_to_stand_for_is_asked_for() {
+    for text in [
+        "Can I freeze it?",
+        "should i sell it now or hold",
+        "How long should I run it for?",
+        "My landlord wants me to sign it by Friday. Is that normal?",
+        "is it ok to wash it on hot?",
+    ] {
+        assert_eq!(slots(text, &[]), ["referent"], "{text}");
+        let d = decide(assess_text(text, &[]));
+        assert_eq!(
+            d.missing.as_deref(),
+            Some("what \"it\" refers to"),
+            "{text}"
+        );
+    }
+    for text in [
+        "I made a big pot of chili on Sunday. Can I freeze it?",
+        "How do I take it easy after knee surgery?",
+        "My new basil plant is wilting, how often should I water it?",
+        "Is it safe to swim right after eating?",
+        "How long does it take to boil an egg?",
+        "Should I pay it forward?",
+    ] {
+        assert_eq!(slots(text, &[]), [] as [&str; 0], "{text}");
+    }
+    // In a follow-up, "it" is what came before.
+    assert_eq!(
+        slots("Can I freeze it?", &["I made a lasagna."]),
+        [] as [&str; 0]
+    );
+}
+
+/// The probe asks for a referent in the message's own word: "it", "the one", "she";
+/// in general words where the message has none.
+#[test]
+fn the_probe_asks_for_a_referent_in_the_users_word() {
+    for (text, want) in [
+        (
+            "The leaves on it went yellow, what now?",
+            Some("what \"it\" refers to"),
+        ),
+        (
+            "Find me a book like the one I just finished.",
+            Some("which one \"the one\" is"),
+        ),
+        ("Why did she leave so early?", Some("who \"she\" is")),
+        ("Did they like the gift?", Some("who \"they\" are")),
+        ("Is this okay to eat?", Some("what \"this\" refers to")),
+        ("Is this book any good?", None),
+        ("What does the blinking light mean?", None),
+    ] {
+        assert_eq!(
+            super::rules::referent_words(text).as_deref(),
+            want,
+            "{text}"
+        );
+    }
+    for (text, want) in [
+        (
+            "Find me a book like the one I just finished.",
+            "which one \"the one\" is",
+        ),
+        (
+            "What does the blinking light mean?",
+            "what my message refers to",
+        ),
+    ] {
+        let d = assess_read(
+            &[json!({"role": "user", "content": text})],
+            Some(&reading(3.0, Slot::Referent, Slot::Items, -1.0)),
+        );
+        assert!(d.why.starts_with("no rule"), "{text}: {}", d.why);
+        assert_eq!(d.missing.as_deref(), Some(want), "{text}");
+    }
+}
