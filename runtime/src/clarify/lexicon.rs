@@ -426,7 +426,8 @@ pub const LIVE_CUES: &[&str] = &[
     "what's on my calendar", "what is on my calendar", "my calendar look",
     "bitcoin today", "bitcoin right now", "bitcoin rn", "how much is bitcoin", "how much is btc",
     "how much is ethereum", "rate rn", "rate today", "rates today", "price rn", "prices rn",
-    "any news", "news about the", "latest on the", "any updates on the",
+    "any news", "news about the", "latest on the", "any updates on the", "rates this week",
+    "rates at this week", "rate this week", "prices this week",
 ];
 
 /// What only the user's own accounts hold ("my Amazon order", "my checking account

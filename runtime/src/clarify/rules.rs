@@ -111,8 +111,16 @@ pub fn gives(slot: Slot, text: &str) -> bool {
             ["in", "near", "around", "from"].contains(&m.w[i - 1].as_str())
                 && m.cased[i].starts_with(char::is_uppercase)
         }),
-        // A quoted text: "translate 'Built to last' into …". Not "[transcript attached]".
-        Slot::Text => quoted(text),
+        // A quoted text to translate, say or write: "translate 'Built to last' into …".
+        // Not "[transcript attached]", and not a quote that is only part of the story:
+        // an error message ("Getting \"TypeError: …\"") or what a reviewer said ("too
+        // passive") beside a paragraph never given.
+        Slot::Text => {
+            quoted(text)
+                && (names_a_target(&m)
+                    || m.any(&["translate", "translated", "translation", "say", "write"])
+                        .is_some())
+        }
         Slot::TargetLanguage => names_a_target(&m),
         _ => false,
     }
@@ -129,7 +137,9 @@ fn names_a_day(m: &Words) -> bool {
         "january", "february", "march", "april", "may", "june", "july", "august", "september",
         "october", "november", "december",
     ];
-    m.w.iter().any(|x| DAYS.contains(&without_possessive(x)))
+    // "on a Monday", "every Friday": a kind of day, not the day.
+    let a_kind = |i: usize| i > 0 && ["a", "every", "any", "each"].contains(&m.w[i - 1].as_str());
+    (0..m.len()).any(|i| DAYS.contains(&without_possessive(&m.w[i])) && !a_kind(i))
         || (m.any(MONTHS).is_some() && m.numbers() > 0)
 }
 
@@ -372,6 +382,32 @@ fn names_its_text_from_afar(m: &Words) -> bool {
     !here && (verb_on_it || mentions_absent_text(m, false).is_some())
 }
 
+/// "the show we talked about" asks which show (`referent`), and "at lunch we talked
+/// about black holes" names its topic: neither is a text that did not come through,
+/// as "the email we discussed" is.
+fn talk_of_a_thing(m: &Words, cue: &str) -> bool {
+    if !["we talked about", "we discussed"].contains(&cue) {
+        return false;
+    }
+    let Some(i) = m.find(cue) else { return false };
+    let after = m.w.get(i + cue.split(' ').count()).map(String::as_str);
+    let topic = after.is_some_and(|a| {
+        !NO_CONTENT.contains(&a)
+            && !NO_ANTECEDENT.contains(&a)
+            && !["last", "earlier", "yesterday", "before"].contains(&a)
+    });
+    topic || talked_of(m, i).is_some()
+}
+
+/// "the one we talked about", "that show we discussed": a thing (`REFERENT_NOUNS`, or
+/// "one" and "thing") before the talk at `i`. "the books we talked about" are a list
+/// to work on, a text.
+fn talked_of<'w>(m: &'w Words, i: usize) -> Option<&'w str> {
+    let noun = m.w.get(i.wrapping_sub(1))?.as_str();
+    let det = i >= 2 && ["the", "that", "this", "those"].contains(&m.w[i - 2].as_str());
+    (det && (REFERENT_NOUNS.contains(&noun) || ["one", "thing"].contains(&noun))).then_some(noun)
+}
+
 /// Does the word at `k` name the text ("the book Dune", "the poem called …")?
 #[rustfmt::skip]
 fn identified_after(m: &Words, k: usize) -> bool {
@@ -422,7 +458,7 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let other_language = m.any(&[
         "another language", "other language", "different language", "foreign language",
         "other languages", "a second language", "local language", "their language",
-        "her language", "his language", "native language", "mother tongue",
+        "her language", "his language", "native language", "mother tongue", "own language",
         "language they speak", "language spoken there", "the language there",
     ]);
     // "in my grandmother's language": a language named by whose it is.
@@ -500,13 +536,20 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             0.8,
             "asks for a translation but names no target language",
         ));
-    } else if !target && excluded && say.is_some() {
+    } else if !target
+        && say.is_some()
+        && (excluded || quoted(m.raw) && !all.has("english") && vague_target(&all).is_none())
+    {
         out.push(finding(
             "translate",
             Slot::TargetLanguage,
             "the language to say it in",
             0.8,
-            "asks how to say something to someone who does not speak the language named",
+            if excluded {
+                "asks how to say something to someone who does not speak the language named"
+            } else {
+                "asks how to say a quoted text and names no language to say it in"
+            },
         ));
     } else if let Some((name, which)) = vague_target(&all) {
         out.push(finding(
@@ -556,23 +599,12 @@ fn names_a_target(all: &Words) -> bool {
 /// spoken Chinese Mandarin or Cantonese (four authors of fifteen asked which, and
 /// their controls said "traditional characters" or "Simplified Chinese … mainland
 /// China"); "Swiss" is Swiss German, French or Italian.
+#[rustfmt::skip]
 fn vague_target(all: &Words) -> Option<(&'static str, &'static str)> {
     let qualified = all
         .any(&[
-            "simplified",
-            "traditional",
-            "mandarin",
-            "cantonese",
-            "taiwan",
-            "taiwanese",
-            "taipei",
-            "hong kong",
-            "mainland",
-            "china",
-            "beijing",
-            "shanghai",
-            "singapore",
-            "pinyin",
+            "simplified", "traditional", "mandarin", "cantonese", "taiwan", "taiwanese", "taipei",
+            "hong kong", "mainland", "china", "beijing", "shanghai", "singapore", "pinyin",
         ])
         .is_some();
     if all.has("chinese") && !qualified {
@@ -757,7 +789,7 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "pasted", "attached", "below", "here is my", "here's my", "here is the", "here's the",
         "see above", "the above", "as follows", "in the pdf", "in the attachment", "in the doc",
         "i showed you", "i sent you", "i gave you", "i shared", "we talked about", "we discussed",
-    ]) {
+    ]).filter(|c| !talk_of_a_thing(m, c)) {
         out.push(finding(
             "fix",
             Slot::Text,
@@ -903,6 +935,13 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
+/// What a request for code asks for, beyond a JSON, YAML or regex of its own.
+#[rustfmt::skip]
+const CODE_KINDS: &[&str] = &[
+    "function", "script", "program", "class", "method", "implementation", "http", "unit tests",
+    "tests",
+];
+
 /// The conversation names the language of the code asked for in `m`: a language by
 /// name, a test framework, or code given inline (`raw`, the conversation's text).
 fn names_a_language(m: &Words, all: &Words, raw: &str) -> bool {
@@ -916,19 +955,7 @@ fn names_a_language(m: &Words, all: &Words, raw: &str) -> bool {
             .any(|p| ["without", "no", "not", "avoid"].contains(&p.as_str()));
         PROGRAMMING.contains(&x)
             && !negated
-            && (!["json", "yaml", "regex"].contains(&x)
-                || m.any(&[
-                    "function",
-                    "script",
-                    "program",
-                    "class",
-                    "method",
-                    "implementation",
-                    "http",
-                    "unit tests",
-                    "tests",
-                ])
-                .is_none())
+            && (!["json", "yaml", "regex"].contains(&x) || m.any(CODE_KINDS).is_none())
     };
     (0..all.len()).any(names)
         || PROGRAMMING.iter().any(|p| p.contains(' ') && all.has(p))
@@ -947,11 +974,13 @@ fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         return;
     }
     // "my apartment gets little light": a place of the user's own is not one to go to.
+    // "haven't run since school": a time of life, not a place to go.
     let Some(noun) = PLACE_NOUNS.iter().copied().find(|p| {
         let mut from = 0;
         while let Some(i) = m.find_from(p, from) {
             from = i + 1;
-            if i == 0 || !POSSESSIVE.contains(&m.w[i - 1].as_str()) {
+            let since = m.w[i.saturating_sub(2)..i].iter().any(|x| x == "since");
+            if (i == 0 || !POSSESSIVE.contains(&m.w[i - 1].as_str())) && !since {
                 return true;
             }
         }
@@ -2017,17 +2046,24 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let one = m
         .any(&["the one you mentioned", "the one you suggested", "the one you gave", "the one from before"])
         .is_some();
+    // "the one we talked about": in a first message, "we" had no talk. Only after "the
+    // <noun>": "at work we talked about microservices" is a talk of the user's.
+    let ours = m.any(&["we talked about", "we discussed", "we spoke about", "we were talking about"]);
     if let Some(q) = m.any(&[
         "what you said", "you said earlier", "you mentioned", "you told me", "your last answer",
         "your previous answer", "your earlier answer", "what you wrote", "you explained",
         "your explanation", "your last message", "your previous message", "your last reply",
-    ]) {
-        // "that show you told me about": which show is the question, not the earlier
-        // answer as a text.
+    ]).or(ours) {
+        // "that show you told me about", "the thing you mentioned": which show, which
+        // thing is the question, not the earlier answer as a text.
         let noun = m.find(q).filter(|&i| i >= 2).and_then(|i| {
+            if ours == Some(q) {
+                return talked_of(m, i);
+            }
             let det = ["that", "the", "this", "those"].contains(&m.w[i - 2].as_str());
             let noun = m.w[i - 1].as_str();
-            (det && !NO_CONTENT.contains(&noun) && !TEXT_NOUNS.contains(&noun)).then_some(noun)
+            let named = !NO_CONTENT.contains(&noun) || ["thing", "one"].contains(&noun);
+            (det && named && !TEXT_NOUNS.contains(&noun)).then_some(noun)
         });
         if let Some(noun) = noun.filter(|_| ctx.first) {
             out.push(finding(
@@ -2039,7 +2075,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             ));
             return;
         }
-        if ctx.first && !one {
+        if ctx.first && !one && ours != Some(q) {
             out.push(finding(
                 "referent",
                 Slot::Text,
@@ -2384,6 +2420,35 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "cst", "mst", "gmt", "utc", "cet", "bst", "ist", "jst", "aest",
         ])
         .is_some();
+    // "what time is 3pm EST in my time": the zone converted from is given, the user's
+    // own is not (an "EST" here is the other side's).
+    let lives = m
+        .any(&["i'm in", "i am in", "im in", "i live in", "we're in", "we are in", "based in", "here in"])
+        .is_some();
+    if let Some(c) = m
+        .any(&[
+            "in my time", "to my time", "in my local time", "to my local time", "my local time",
+            "in my timezone", "to my timezone", "in my time zone", "to my time zone",
+        ])
+        .filter(|_| !lives && ctx.first && has_time_of_day(m))
+        // "3pm my time (Chicago)": the zone named right after.
+        .filter(|c| {
+            let after = m.find(c).map_or(0, |i| i + c.split(' ').count());
+            !m.cased.get(after).is_some_and(|n| n.starts_with(char::is_uppercase))
+        })
+    {
+        // A stated time converted is no live fact: "local time" here is the user's zone,
+        // not the time now.
+        out.retain(|f| f.slot != Slot::LiveData);
+        out.push(finding(
+            "live",
+            Slot::Location,
+            "where I am (my city or time zone)",
+            0.8,
+            format!("\"{c}\": a time converted into the user's zone, which is not named"),
+        ));
+        return;
+    }
     if let Some(c) = m
         .any(&[
             "for me", "my time", "good time to call", "best time to call", "time to call",
@@ -2586,6 +2651,10 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ])
         .is_some()
     {
+        return;
+    }
+    // "what's 9am PST in my local time?": a stated time converted, not the time now.
+    if cue == "local time" && has_time_of_day(m) {
         return;
     }
     // "compare merge sort and quicksort on time complexity": "on time" is a train's or

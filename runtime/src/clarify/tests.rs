@@ -1015,3 +1015,64 @@ fn the_probe_asks_for_a_referent_in_the_users_word() {
         assert_eq!(d.missing.as_deref(), Some(want), "{text}");
     }
 }
+
+/// The sixteenth author's gaps, each in wording of its own: "how do you say" a quoted
+/// text with no language, "her own language", a time "in my time" with the user's zone
+/// unsaid, "the thing we talked about" in a first message, "since school" (a time,
+/// not a place), rates "this week".
+#[test]
+fn the_sixteenth_authors_gaps_are_found() {
+    for (text, want) in [
+        (
+            "how would you say \"where is the bathroom\"? we land in two days",
+            &["target_language"][..],
+        ),
+        ("How do you say \"good night\" in Korean?", &[]),
+        ("how do you say 'gracias' in English?", &[]),
+        (
+            "I want to write 'congratulations' in my father-in-law's own language",
+            &["target_language"],
+        ),
+        ("what's 9am PST in my local time?", &["location"]),
+        ("what's 9am PST in my local time? I'm in Berlin.", &[]),
+        (
+            "I tried the thing you mentioned and it didn't work",
+            &["referent"],
+        ),
+        (
+            "Any show like the one we talked about yesterday?",
+            &["referent"],
+        ),
+        (
+            "At lunch we talked about black holes. How do they form?",
+            &[],
+        ),
+        (
+            "I haven't swum since college, can you suggest a beginner routine?",
+            &[],
+        ),
+        ("What are CD rates at this week?", &["live_data"]),
+    ] {
+        assert_eq!(slots(text, &[]), want, "{text}");
+    }
+    // What the probe may not be told is given: a quote that is an error message or a
+    // reviewer's words is not the text; "a Monday" is no day.
+    use super::rules::gives;
+    assert!(gives(Slot::Text, "Translate 'good luck' into Polish"));
+    assert!(!gives(
+        Slot::Text,
+        "Getting \"TypeError: x is undefined\" on submit, what's wrong?"
+    ));
+    assert!(!gives(
+        Slot::Text,
+        "My editor called the intro \"too slow.\" Can you tighten it?"
+    ));
+    assert!(gives(
+        Slot::DateTime,
+        "I start on Monday, when do I finish?"
+    ));
+    assert!(!gives(
+        Slot::DateTime,
+        "If I start on a Monday, when do I finish?"
+    ));
+}
