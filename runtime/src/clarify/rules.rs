@@ -1101,6 +1101,20 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if fields && !vague {
         return;
     }
+    // "I need the config as JSON instead of YAML": a conversion keeps the source's
+    // fields; what is missing is the source itself.
+    if let Some(from) = m.any(&["yaml", "yml", "xml", "toml", "csv"]) {
+        if !out.iter().any(|f| f.slot == Slot::Text) {
+            out.push(finding(
+                "json",
+                Slot::Text,
+                format!("the {} to convert", from.to_uppercase()),
+                0.8,
+                format!("converts {} to JSON and does not include it", from.to_uppercase()),
+            ));
+        }
+        return;
+    }
     out.push(finding(
         "json",
         Slot::Schema,
@@ -1173,11 +1187,16 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         return;
     }
-    if m.any(&[
-        "formula", "formulas", "how do you calculate", "how do i calculate", "how to calculate",
-        "how is", "what does", "explain", "definition", "define", "meaning", "why",
-    ])
-    .is_some()
+    // "which is why I'm confused" gives a reason; it asks none.
+    let why = (0..m.len()).any(|i| {
+        m.w[i] == "why" && !(i > 0 && ["is", "that's", "thats"].contains(&m.w[i - 1].as_str()))
+    });
+    if why
+        || m.any(&[
+            "formula", "formulas", "how do you calculate", "how do i calculate", "how to calculate",
+            "how is", "what does", "explain", "definition", "define", "meaning",
+        ])
+        .is_some()
     {
         return;
     }
@@ -1683,8 +1702,14 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     };
     // "errors in prod, which is MySQL 8": a relative clause naming a thing, not a
     // question of which ("two offers, which should I take?").
+    // "It's L-shaped which is why I'm confused": "which is why" (how, what, the
+    // reason) is a relative clause wherever it stands.
     let relative = |i: usize| {
-        i > 0
+        let reason = m.w.get(i + 1).is_some_and(|x| x == "is")
+            && m.w.get(i + 2).is_some_and(|x| ["why", "how", "what"].contains(&x.as_str()))
+            && !m.sentence_initial[i];
+        reason
+            || i > 0
             && m.ends_clause[i - 1]
             && !m.sentence_initial[i]
             && m.w.get(i + 1).is_some_and(|x| ["is", "was", "are", "were"].contains(&x.as_str()))

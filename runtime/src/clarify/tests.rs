@@ -1052,6 +1052,21 @@ fn the_sixteenth_authors_gaps_are_found() {
             &[],
         ),
         ("What are CD rates at this week?", &["live_data"]),
+        // "which is why" gives a reason: no comparison, and no "why" question.
+        (
+            "Work out the area of my garden, it's a trapezoid which is why I'm asking",
+            &["quantity"],
+        ),
+        (
+            "My room is 4 m by 5 m which is why I'm confused. What's the area?",
+            &[],
+        ),
+        // A conversion keeps the source's fields; the source is what is missing.
+        (
+            "Can you give me my settings as JSON instead of XML?",
+            &["text"],
+        ),
+        ("Turn this CSV into JSON:\nname,age\nAna,31\nBen,27", &[]),
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }
