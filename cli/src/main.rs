@@ -226,7 +226,8 @@ enum EvalCmd {
     Probe {
         model: PathBuf,
         /// Sets to fit on, one author each (repeatable; default the three committed
-        /// sets and eval/probes/clarify_probe4.jsonl to clarify_probe15.jsonl).
+        /// sets and eval/probes/clarify_probe4.jsonl to clarify_probe15.jsonl; the 16th
+        /// author's set is kept out, read blind).
         #[arg(long)]
         set: Vec<PathBuf>,
         /// The layer whose residual stream is read (default 70% of the depth).

@@ -593,10 +593,9 @@ pub const NO_ANTECEDENT: &[&str] = &[
     "or", "and", "if", "whether", "but", "i'm", "im", "we're", "i'll", "we'll", "i've", "we've",
     "let", "try", "trying", "planning", "plan", "today", "tomorrow", "tonight", "yet", "soon",
     "early", "late", "later", "every", "each", "day", "daily", "week", "often", "before",
-    "after", "first", "better", "best", "way", "time", "okay", "alright", "asked", "says",
-    "wants", "needs",
-    "supposed", "should've", "shouldn't", "wouldn't", "couldn't", "hey", "hi", "hello", "um",
-    "so", "quick", "question", "wondering", "wonder", "sure", "idea", "any", "tips",
+    "after", "first", "better", "best", "way", "time", "alright", "asked", "wants", "needs",
+    "should've", "shouldn't", "wouldn't", "couldn't", "hey", "hi", "hello", "um", "quick",
+    "question", "wondering", "wonder", "sure", "idea", "tips",
 ];
 
 /// Animals a "he" or a "she" can be.

@@ -72,7 +72,7 @@ pub fn referent_words(text: &str) -> Option<String> {
         m.w.get(i + 1)
             .is_none_or(|n| NO_CONTENT.contains(&n.as_str()) && !TEXT_NOUNS.contains(&n.as_str()))
     };
-    if at("it").is_some() {
+    if at("it").or(at("it's")).is_some() {
         return Some("what \"it\" refers to".into());
     }
     if at("the one").is_some() {
@@ -91,7 +91,10 @@ pub fn referent_words(text: &str) -> Option<String> {
         let be = if p == "they" { "are" } else { "is" };
         return Some(format!("who \"{p}\" {be}"));
     }
-    None
+    // Last, as "that" is often no pronoun ("I think that …"): "what does that mean?".
+    at("that")
+        .is_some_and(bare)
+        .then(|| "what \"that\" refers to".to_string())
 }
 
 /// Does the message plainly give `slot` itself? A day ("tomorrow", "Saturday, 12
@@ -111,15 +114,23 @@ pub fn gives(slot: Slot, text: &str) -> bool {
             ["in", "near", "around", "from"].contains(&m.w[i - 1].as_str())
                 && m.cased[i].starts_with(char::is_uppercase)
         }),
-        // A quoted text to translate, say or write: "translate 'Built to last' into …".
-        // Not "[transcript attached]", and not a quote that is only part of the story:
-        // an error message ("Getting \"TypeError: …\"") or what a reviewer said ("too
-        // passive") beside a paragraph never given.
+        // A quoted text: "translate 'Built to last' into …". Not "[transcript
+        // attached]", and not a quote that is only part of the story: an error message
+        // ("Getting \"TypeError: …\"") or what someone said ("the reviewer said it's
+        // \"too passive\"") beside a text never given.
         Slot::Text => {
             quoted(text)
-                && (names_a_target(&m)
-                    || m.any(&["translate", "translated", "translation", "say", "write"])
-                        .is_some())
+                && m.any(&[
+                    "error",
+                    "exception",
+                    "getting",
+                    "said",
+                    "says",
+                    "called",
+                    "wrote",
+                    "told",
+                ])
+                .is_none()
         }
         Slot::TargetLanguage => names_a_target(&m),
         _ => false,
@@ -391,11 +402,15 @@ fn talk_of_a_thing(m: &Words, cue: &str) -> bool {
     }
     let Some(i) = m.find(cue) else { return false };
     let after = m.w.get(i + cue.split(' ').count()).map(String::as_str);
-    let topic = after.is_some_and(|a| {
-        !NO_CONTENT.contains(&a)
-            && !NO_ANTECEDENT.contains(&a)
-            && !["last", "earlier", "yesterday", "before"].contains(&a)
-    });
+    // A topic after the talk, unless the thing came before it: "the cover letter we
+    // discussed Monday" is a text that did not come through.
+    let before = i >= 2 && ["the", "that", "this", "those"].contains(&m.w[i - 2].as_str());
+    let topic = !before
+        && after.is_some_and(|a| {
+            !NO_CONTENT.contains(&a)
+                && !NO_ANTECEDENT.contains(&a)
+                && !["last", "earlier", "yesterday", "before"].contains(&a)
+        });
     topic || talked_of(m, i).is_some()
 }
 
@@ -403,7 +418,7 @@ fn talk_of_a_thing(m: &Words, cue: &str) -> bool {
 /// "one" and "thing") before the talk at `i`. "the books we talked about" are a list
 /// to work on, a text.
 fn talked_of<'w>(m: &'w Words, i: usize) -> Option<&'w str> {
-    let noun = m.w.get(i.wrapping_sub(1))?.as_str();
+    let noun = m.w.get(i.checked_sub(1)?)?.as_str();
     let det = i >= 2 && ["the", "that", "this", "those"].contains(&m.w[i - 2].as_str());
     (det && (REFERENT_NOUNS.contains(&noun) || ["one", "thing"].contains(&noun))).then_some(noun)
 }
@@ -538,7 +553,11 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ));
     } else if !target
         && say.is_some()
-        && (excluded || quoted(m.raw) && !all.has("english") && vague_target(&all).is_none())
+        && (excluded
+            || quoted(m.raw)
+                && !all.has("english")
+                && vague_target(&all).is_none()
+                && !english_usage(m))
     {
         out.push(finding(
             "translate",
@@ -560,6 +579,33 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             format!("\"{name}\" names more than one language or script"),
         ));
     }
+}
+
+/// "How do you say \"no\" to your boss without sounding rude?", "… more politely?": a
+/// question about saying it in English, to someone or in some manner.
+fn english_usage(m: &Words) -> bool {
+    m.any(&[
+        "politely",
+        "nicely",
+        "more",
+        "without",
+        "professionally",
+        "formally",
+        "casually",
+        "differently",
+        "better",
+        "kindly",
+        "gently",
+        "to my",
+        "to your",
+        "to a",
+        "to someone",
+        "to him",
+        "to her",
+        "to them",
+        "to people",
+    ])
+    .is_some()
 }
 
 /// "she doesn't speak English", "he speaks no English": the language at word `i` is
@@ -974,7 +1020,7 @@ fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         return;
     }
     // "my apartment gets little light": a place of the user's own is not one to go to.
-    // "haven't run since school": a time of life, not a place to go.
+    // "haven't run since school", "since the gym closed": a time, not a place to go.
     let Some(noun) = PLACE_NOUNS.iter().copied().find(|p| {
         let mut from = 0;
         while let Some(i) = m.find_from(p, from) {
@@ -1103,8 +1149,22 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "I need the config as JSON instead of YAML": a conversion keeps the source's
     // fields; what is missing is the source itself.
-    if let Some(from) = m.any(&["yaml", "yml", "xml", "toml", "csv"]) {
-        if !out.iter().any(|f| f.slot == Slot::Text) {
+    // The source is the format after "from" or "instead of", or before "to json".
+    let source = ["yaml", "yml", "xml", "toml", "csv"].into_iter().find(|f| {
+        m.find(f).is_some_and(|i| {
+            let before = m.w[..i].iter().rev().take(2).any(|x| x == "from" || x == "of");
+            // "csv to json", "csv files into json".
+            let after = (i + 1..(i + 3).min(m.len())).any(|k| {
+                ["to", "into", "as"].contains(&m.w[k].as_str())
+                    && m.w.get(k + 1).is_some_and(|x| x == "json")
+            });
+            before || after
+        })
+    });
+    // A program that converts ("a Python script that converts CSV files to JSON")
+    // works on whatever file it is given.
+    if let Some(from) = source {
+        if m.any(CODE_KINDS).is_none() && !out.iter().any(|f| f.slot == Slot::Text) {
             out.push(finding(
                 "json",
                 Slot::Text,
@@ -1702,8 +1762,8 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     };
     // "errors in prod, which is MySQL 8": a relative clause naming a thing, not a
     // question of which ("two offers, which should I take?").
-    // "It's L-shaped which is why I'm confused": "which is why" (how, what, the
-    // reason) is a relative clause wherever it stands.
+    // "It's L-shaped which is why I'm confused": "which is why" (how, what) is a
+    // relative clause wherever it stands but at a sentence's start.
     let relative = |i: usize| {
         let reason = m.w.get(i + 1).is_some_and(|x| x == "is")
             && m.w.get(i + 2).is_some_and(|x| ["why", "how", "what"].contains(&x.as_str()))
@@ -2073,7 +2133,10 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .is_some();
     // "the one we talked about": in a first message, "we" had no talk. Only after "the
     // <noun>": "at work we talked about microservices" is a talk of the user's.
-    let ours = m.any(&["we talked about", "we discussed", "we spoke about", "we were talking about"]);
+    // "the movie we talked about last week, Inception": named, and "we" are people.
+    let ours = m
+        .any(&["we talked about", "we discussed", "we spoke about", "we were talking about"])
+        .filter(|_| !m.has_name());
     if let Some(q) = m.any(&[
         "what you said", "you said earlier", "you mentioned", "you told me", "your last answer",
         "your previous answer", "your earlier answer", "what you wrote", "you explained",
@@ -2358,15 +2421,21 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 
 /// The verb of the first "it" that stands for a thing in hand and for nothing the
 /// message says (`OBJECT_VERBS`): every word before the verb is a function word, a
-/// person, or a word of time or manner (`NO_ANTECEDENT`), and no "it's a …" names the
-/// thing after. Idioms ("take it easy", "take it from me") are not things in hand.
+/// person, or a word of time or manner (`NO_ANTECEDENT`); no "it's <word>" anywhere
+/// says what the thing is, and no name is given. Idioms ("take it easy", "take it
+/// from me") are not things in hand.
 fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
-    if m.len() > 25
-        || m.any(&[
-            "it's a", "it is a", "it's an", "it is an", "it's my", "it is my", "it's the",
-        ])
-        .is_some()
-    {
+    // "It's homemade chili", "It's ibuprofen": a word of content after "it's" says what
+    // the thing is; a name ("from Gmail") may be the thing, or make it not matter.
+    let named_after = (0..m.len().saturating_sub(1)).any(|i| {
+        let is = m.w[i] == "it's" || m.w[i] == "it" && m.w[i + 1] == "is";
+        let k = if m.w[i] == "it's" { i + 1 } else { i + 2 };
+        is && m
+            .w
+            .get(k)
+            .is_some_and(|x| !NO_CONTENT.contains(&x.as_str()) || x == "a" || x == "an")
+    });
+    if m.len() > 25 || named_after || m.has_name() {
         return None;
     }
     let plain = |w: &str| {
@@ -2379,8 +2448,21 @@ fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
     (1..m.len())
         .filter(|&i| m.w[i] == "it" && OBJECT_VERBS.contains(&m.w[i - 1].as_str()))
         .find(|&i| {
+            // "take it easy", "pay it forward", "I take it you can't …".
             let idiom = m.w.get(i + 1).is_some_and(|n| {
-                ["easy", "personally", "seriously", "slow", "from", "forward"].contains(&n.as_str())
+                [
+                    "easy",
+                    "personally",
+                    "seriously",
+                    "slow",
+                    "from",
+                    "forward",
+                    "you",
+                    "that",
+                    "we",
+                    "they",
+                ]
+                .contains(&n.as_str())
             });
             !idiom && m.w[..i - 1].iter().all(|w| plain(w))
         })
@@ -2438,18 +2520,15 @@ fn local_facts(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "my client in Tokyo … what time is that for me?", "a good time to call my mom
     // in australia": the other side's place is given, the user's is not.
-    let own_place_said = m
-        .any(&[
-            "i'm in", "i am in", "im in", "i live in", "we're in", "we are in", "based in",
-            "here in", "i'm on", "i am on", "my time zone is", "my timezone is", "est", "pst",
-            "cst", "mst", "gmt", "utc", "cet", "bst", "ist", "jst", "aest",
-        ])
-        .is_some();
+    const OWN_PLACE: &[&str] = &[
+        "i'm in", "i am in", "im in", "i live in", "we're in", "we are in", "based in", "here in",
+        "i'm on", "i am on", "my time zone is", "my timezone is",
+    ];
+    const ZONES: &[&str] = &["est", "pst", "cst", "mst", "gmt", "utc", "cet", "bst", "ist", "jst", "aest"];
+    let lives = m.any(OWN_PLACE).is_some();
+    let own_place_said = lives || m.any(ZONES).is_some();
     // "what time is 3pm EST in my time": the zone converted from is given, the user's
-    // own is not (an "EST" here is the other side's).
-    let lives = m
-        .any(&["i'm in", "i am in", "im in", "i live in", "we're in", "we are in", "based in", "here in"])
-        .is_some();
+    // own is not (an "EST" here is the other side's). "in my time off" is no zone.
     if let Some(c) = m
         .any(&[
             "in my time", "to my time", "in my local time", "to my local time", "my local time",
@@ -2460,11 +2539,9 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .filter(|c| {
             let after = m.find(c).map_or(0, |i| i + c.split(' ').count());
             !m.cased.get(after).is_some_and(|n| n.starts_with(char::is_uppercase))
+                && m.w.get(after).is_none_or(|n| n != "off")
         })
     {
-        // A stated time converted is no live fact: "local time" here is the user's zone,
-        // not the time now.
-        out.retain(|f| f.slot != Slot::LiveData);
         out.push(finding(
             "live",
             Slot::Location,

@@ -989,6 +989,15 @@ fn the_probe_asks_for_a_referent_in_the_users_word() {
         ("Did they like the gift?", Some("who \"they\" are")),
         ("Is this okay to eat?", Some("what \"this\" refers to")),
         ("Is this book any good?", None),
+        (
+            "It's broken again, what now?",
+            Some("what \"it\" refers to"),
+        ),
+        (
+            "What does that mean for me?",
+            Some("what \"that\" refers to"),
+        ),
+        ("I think that he left early.", Some("who \"he\" is")),
         ("What does the blinking light mean?", None),
     ] {
         assert_eq!(
@@ -1067,6 +1076,19 @@ fn the_sixteenth_authors_gaps_are_found() {
             &["text"],
         ),
         ("Turn this CSV into JSON:\nname,age\nAna,31\nBen,27", &[]),
+        // Read by a reviewer: each of these is clear, or asks for something else.
+        ("Can I freeze it? It's homemade chili.", &[]),
+        ("How do I email it as an attachment from Gmail?", &[]),
+        ("I take it you can't browse the web?", &[]),
+        ("How do you say \"no\" to your boss without sounding rude?", &[]),
+        ("How would you say \"per my last email\" more politely?", &[]),
+        ("My time zone is CET. What's 3pm EST in my time?", &[]),
+        (
+            "My study group keeps arguing about the movie we talked about last week, Inception. Does the top fall?",
+            &[],
+        ),
+        ("Write a Python script that converts CSV files to JSON", &[]),
+        ("Proofread the cover letter we discussed Monday", &["text"]),
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }
