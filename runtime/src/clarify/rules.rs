@@ -119,18 +119,11 @@ pub fn gives(slot: Slot, text: &str) -> bool {
         // ("Getting \"TypeError: …\"") or what someone said ("the reviewer said it's
         // \"too passive\"") beside a text never given.
         Slot::Text => {
-            quoted(text)
-                && m.any(&[
-                    "error",
-                    "exception",
-                    "getting",
-                    "said",
-                    "says",
-                    "called",
-                    "wrote",
-                    "told",
-                ])
-                .is_none()
+            #[rustfmt::skip]
+            const STORY: &[&str] = &[
+                "error", "exception", "getting", "said", "says", "called", "wrote", "told",
+            ];
+            quoted(text) && m.any(STORY).is_none()
         }
         Slot::TargetLanguage => names_a_target(&m),
         _ => false,
@@ -404,7 +397,7 @@ fn talk_of_a_thing(m: &Words, cue: &str) -> bool {
     let after = m.w.get(i + cue.split(' ').count()).map(String::as_str);
     // A topic after the talk, unless the thing came before it: "the cover letter we
     // discussed Monday" is a text that did not come through.
-    let before = i >= 2 && ["the", "that", "this", "those"].contains(&m.w[i - 2].as_str());
+    let before = i >= 2 && POINTING.contains(&m.w[i - 2].as_str());
     let topic = !before
         && after.is_some_and(|a| {
             !NO_CONTENT.contains(&a)
@@ -419,7 +412,7 @@ fn talk_of_a_thing(m: &Words, cue: &str) -> bool {
 /// to work on, a text.
 fn talked_of<'w>(m: &'w Words, i: usize) -> Option<&'w str> {
     let noun = m.w.get(i.checked_sub(1)?)?.as_str();
-    let det = i >= 2 && ["the", "that", "this", "those"].contains(&m.w[i - 2].as_str());
+    let det = i >= 2 && POINTING.contains(&m.w[i - 2].as_str());
     (det && (REFERENT_NOUNS.contains(&noun) || ["one", "thing"].contains(&noun))).then_some(noun)
 }
 
@@ -584,51 +577,36 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 /// "How do you say \"no\" to your boss without sounding rude?", "… more politely?": a
 /// question about saying it in English, to someone or in some manner.
 fn english_usage(m: &Words) -> bool {
-    m.any(&[
-        "politely",
-        "nicely",
-        "more",
-        "without",
-        "professionally",
-        "formally",
-        "casually",
-        "differently",
-        "better",
-        "kindly",
-        "gently",
-        "to my",
-        "to your",
-        "to a",
-        "to someone",
-        "to him",
-        "to her",
-        "to them",
-        "to people",
-    ])
-    .is_some()
+    #[rustfmt::skip]
+    const MANNER: &[&str] = &[
+        "politely", "nicely", "more", "without", "professionally", "formally", "casually",
+        "differently", "better", "kindly", "gently", "to my", "to your", "to a", "to someone",
+        "to him", "to her", "to them", "to people",
+    ];
+    m.any(MANNER).is_some()
 }
 
 /// "she doesn't speak English", "he speaks no English": the language at word `i` is
 /// ruled out.
 fn language_ruled_out(all: &Words, i: usize) -> bool {
+    const KNOWS: &[&str] = &[
+        "speak",
+        "speaks",
+        "understand",
+        "understands",
+        "read",
+        "reads",
+    ];
+    #[rustfmt::skip]
+    const NOT: &[&str] = &[
+        "doesn't", "don't", "not", "can't", "cannot", "barely", "never", "hardly", "didn't",
+    ];
     i > 0
         && (all.w[i - 1] == "no"
-            || [
-                "speak",
-                "speaks",
-                "understand",
-                "understands",
-                "read",
-                "reads",
-            ]
-            .contains(&all.w[i - 1].as_str())
-                && all.w[i.saturating_sub(4)..i - 1].iter().any(|x| {
-                    [
-                        "doesn't", "don't", "not", "can't", "cannot", "barely", "never", "hardly",
-                        "didn't",
-                    ]
-                    .contains(&x.as_str())
-                }))
+            || KNOWS.contains(&all.w[i - 1].as_str())
+                && all.w[i.saturating_sub(4)..i - 1]
+                    .iter()
+                    .any(|x| NOT.contains(&x.as_str())))
 }
 
 /// A language to translate into is named: one not after "from" (the source) and not
@@ -1248,9 +1226,7 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         return;
     }
     // "which is why I'm confused" gives a reason; it asks none.
-    let why = (0..m.len()).any(|i| {
-        m.w[i] == "why" && !(i > 0 && ["is", "that's", "thats"].contains(&m.w[i - 1].as_str()))
-    });
+    let why = (0..m.len()).any(|i| m.w[i] == "why" && !m.reason_clause(i));
     if why
         || m.any(&[
             "formula", "formulas", "how do you calculate", "how do i calculate", "how to calculate",
@@ -1704,6 +1680,10 @@ const DOCUMENTS: &[&str] = &[
     "offer letter", "version", "translation", "bio", "abstract",
 ];
 
+/// Determiners that point at one known thing: "the one we talked about", "that show
+/// you mentioned".
+const POINTING: &[&str] = &["the", "that", "this", "those"];
+
 /// Words after which a verb is a noun.
 const DETERMINERS: &[&str] = &[
     "the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "its",
@@ -1766,7 +1746,7 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // relative clause wherever it stands but at a sentence's start.
     let relative = |i: usize| {
         let reason = m.w.get(i + 1).is_some_and(|x| x == "is")
-            && m.w.get(i + 2).is_some_and(|x| ["why", "how", "what"].contains(&x.as_str()))
+            && m.reason_clause(i + 2)
             && !m.sentence_initial[i];
         reason
             || i > 0
@@ -2148,7 +2128,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             if ours == Some(q) {
                 return talked_of(m, i);
             }
-            let det = ["that", "the", "this", "those"].contains(&m.w[i - 2].as_str());
+            let det = POINTING.contains(&m.w[i - 2].as_str());
             let noun = m.w[i - 1].as_str();
             let named = !NO_CONTENT.contains(&noun) || ["thing", "one"].contains(&noun);
             (det && named && !TEXT_NOUNS.contains(&noun)).then_some(noun)
@@ -2425,6 +2405,10 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 /// says what the thing is, and no name is given. Idioms ("take it easy", "take it
 /// from me") are not things in hand.
 fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
+    #[rustfmt::skip]
+    const IDIOMS: &[&str] = &[
+        "easy", "personally", "seriously", "slow", "from", "forward", "you", "that", "we", "they",
+    ];
     // "It's homemade chili", "It's ibuprofen": a word of content after "it's" says what
     // the thing is; a name ("from Gmail") may be the thing, or make it not matter.
     let named_after = (0..m.len().saturating_sub(1)).any(|i| {
@@ -2449,21 +2433,7 @@ fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
         .filter(|&i| m.w[i] == "it" && OBJECT_VERBS.contains(&m.w[i - 1].as_str()))
         .find(|&i| {
             // "take it easy", "pay it forward", "I take it you can't …".
-            let idiom = m.w.get(i + 1).is_some_and(|n| {
-                [
-                    "easy",
-                    "personally",
-                    "seriously",
-                    "slow",
-                    "from",
-                    "forward",
-                    "you",
-                    "that",
-                    "we",
-                    "they",
-                ]
-                .contains(&n.as_str())
-            });
+            let idiom = m.w.get(i + 1).is_some_and(|n| IDIOMS.contains(&n.as_str()));
             !idiom && m.w[..i - 1].iter().all(|w| plain(w))
         })
         .map(|i| m.w[i - 1].as_str())

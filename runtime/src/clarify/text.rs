@@ -109,6 +109,17 @@ impl<'a> Words<'a> {
         list.iter().copied().find(|p| self.has(p))
     }
 
+    /// Is word `k` the "why" (how, what) of a reason clause, "… which is why I'm
+    /// asking", "that's how it broke"? It gives a reason; it asks none.
+    pub fn reason_clause(&self, k: usize) -> bool {
+        k > 0
+            && self
+                .w
+                .get(k)
+                .is_some_and(|x| ["why", "how", "what"].contains(&x.as_str()))
+            && ["is", "that's", "thats"].contains(&self.w[k - 1].as_str())
+    }
+
     /// Does some word start with `prefix` ("translat" for translate, translation…)?
     pub fn starts(&self, prefix: &str) -> Option<usize> {
         self.w.iter().position(|x| x.starts_with(prefix))
