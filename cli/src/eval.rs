@@ -119,6 +119,7 @@ fn options(sampler: SamplerConfig, max_tokens: usize) -> GenerateOptions {
         candidates: false,
         abort: None,
         end_at: EndAt::Never,
+        barred_start: Vec::new(),
     }
 }
 
@@ -346,8 +347,35 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                     },
                     ..opts.clone()
                 };
+                // The product's own path for one message: a session sends the prompt and
+                // settles the reply, trying again where the clarifying question names
+                // no missing piece, or where a reply to a clear message restates it.
+                let in_session = |eng: &Engine| -> Result<(String, String, usize, Value)> {
+                    let mut session = Session::new(eng, EVAL_CONTEXT);
+                    session.clarify_first = true;
+                    session.clarify_probe = run.probe;
+                    let t = session.send(&c.prompt, &opts, 0, &mut |_, _| {})?;
+                    let text = session
+                        .messages
+                        .last()
+                        .and_then(|m| m["content"].as_str())
+                        .unwrap_or_default()
+                        .to_string();
+                    Ok((
+                        text,
+                        t.generation.stop_reason.as_str().to_string(),
+                        t.generation.ids.len(),
+                        serde_json::to_value(&t.tries).expect("serializes"),
+                    ))
+                };
+                // A reply to a clear message is the policy-off reply, unless it restates
+                // the question (`clarify::restates_request`).
+                let restated =
+                    |t: &str| on && !d.clarify && clarify::restates_request(&c.prompt, t);
                 let (text, s, stop, tokens) = match (&off_replies[i], on && !d.clarify) {
-                    (Some((t, s)), true) => (t.clone(), s.clone(), "reused".to_string(), 0),
+                    (Some((t, s)), true) if !restated(t) => {
+                        (t.clone(), s.clone(), "reused".to_string(), 0)
+                    }
                     _ => {
                         let (text, stop, tokens) = match replies {
                             Replies::Model(eng) if on && d.clarify && run.candidates > 1 => {
@@ -370,30 +398,23 @@ pub fn clarify(replies: &Replies, model: &str, run: &ClarifyRun) -> Result<Value
                             // that sends the prompt and settles the clarifying reply,
                             // trying other leads when it names no missing piece.
                             Replies::Model(eng) if on && d.clarify => {
-                                let mut session = Session::new(eng, EVAL_CONTEXT);
-                                session.clarify_first = true;
-                                session.clarify_probe = run.probe;
-                                let t = session.send(&c.prompt, &opts, 0, &mut |_, _| {})?;
-                                tries = serde_json::to_value(&t.tries).expect("serializes");
-                                let text = session
-                                    .messages
-                                    .last()
-                                    .and_then(|m| m["content"].as_str())
-                                    .unwrap_or_default()
-                                    .to_string();
-                                (
-                                    text,
-                                    t.generation.stop_reason.as_str().to_string(),
-                                    t.generation.ids.len(),
-                                )
+                                let (text, stop, tokens, t) = in_session(eng)?;
+                                tries = t;
+                                (text, stop, tokens)
                             }
                             Replies::Model(eng) => {
                                 let g = reply(eng, &messages, &opts)?;
-                                (
-                                    format!("{lead}{}", g.text),
-                                    g.stop_reason.as_str().to_string(),
-                                    g.ids.len(),
-                                )
+                                if restated(&g.text) {
+                                    let (text, stop, tokens, t) = in_session(eng)?;
+                                    tries = t;
+                                    (text, stop, tokens)
+                                } else {
+                                    (
+                                        format!("{lead}{}", g.text),
+                                        g.stop_reason.as_str().to_string(),
+                                        g.ids.len(),
+                                    )
+                                }
                             }
                             Replies::Saved(m) => {
                                 let key = (c.file.clone(), c.id.clone(), on);

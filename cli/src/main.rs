@@ -438,6 +438,7 @@ impl GenArgs {
             candidates: false,
             abort: None,
             end_at: EndAt::Never,
+            barred_start: Vec::new(),
         })
     }
 }
@@ -1210,6 +1211,8 @@ fn run(cli: Cli) -> Result<()> {
                         names_a_piece: named[i],
                         asks_amiss: amiss[i],
                         kept: i == k,
+                        restates: false,
+                        barred_start: Vec::new(),
                     })
                     .collect();
                 tries = Some(all);
@@ -1222,8 +1225,51 @@ fn run(cli: Cli) -> Result<()> {
                     // No policy, or a silent one: the file's own text is rendered (its
                     // integers stay exact at any width).
                     let (rendered, ids) = prompt(&eng.text, &chat)?;
-                    let g = eng.generate(&ids, &opts, &mut on_text)?;
-                    (String::new(), rendered, ids, g)
+                    // A silent policy: a reply that restates the user's question is
+                    // tried again, barred from its first token, as a session settles it
+                    // (`Session::settle_unled`).
+                    let user = clarified.as_ref().filter(|c| !c.1.clarify).map(|c| &c.2);
+                    let mut gens = Vec::new();
+                    let mut all: Vec<slm_runtime::session::Attempt> = Vec::new();
+                    loop {
+                        let g = eng.generate(&ids, &opts, &mut on_text)?;
+                        let restates = user
+                            .is_some_and(|u| slm_runtime::clarify::restates_request(u, &g.text));
+                        if restates || !all.is_empty() {
+                            all.push(slm_runtime::session::Attempt {
+                                lead: String::new(),
+                                text: g.text.clone(),
+                                names_a_piece: false,
+                                asks_amiss: false,
+                                kept: false,
+                                restates,
+                                barred_start: opts.barred_start.clone(),
+                            });
+                        }
+                        let first = g.ids.first().copied();
+                        gens.push(g);
+                        if !restates
+                            || all.len() >= slm_runtime::session::RESTATED_TRIES
+                            || first.is_none()
+                        {
+                            break;
+                        }
+                        if stream {
+                            stdout_write(b"\n")?;
+                            eprintln!("[the reply restated the question: trying again]");
+                        }
+                        opts.barred_start.extend(first);
+                    }
+                    let k = all.iter().position(|a| !a.restates).unwrap_or(0);
+                    if let Some(a) = all.get_mut(k) {
+                        a.kept = true;
+                        tries = Some(all);
+                    }
+                    if k + 1 != gens.len() && stream {
+                        stdout_write(b"\n")?;
+                        eprintln!("[every reply restated the question: attempt 1 is kept]");
+                    }
+                    (String::new(), rendered, ids, gens.swap_remove(k))
                 }
             };
             if let Some(path) = &gen.trace {
@@ -1508,14 +1554,20 @@ fn chat(
                                 Settled::Again(next) => {
                                     if !json_mode {
                                         let _ = stdout_write(b"\n");
-                                        eprintln!("[the question named no missing piece: trying again]");
+                                        match next.lead() {
+                                            Some(_) => eprintln!("[the question named no missing piece: trying again]"),
+                                            None => eprintln!("[the reply restated the question: trying again]"),
+                                        }
                                     }
                                     p = *next;
                                 }
                                 Settled::Done(t) => {
                                     if !json_mode && t.tries.len() > 1 && !t.tries.last().is_some_and(|a| a.kept) {
                                         let _ = stdout_write(b"\n");
-                                        eprintln!("[no question named a missing piece: an earlier attempt is kept]");
+                                        match t.tries.iter().any(|a| a.restates) {
+                                            true => eprintln!("[every reply restated the question: the first is kept]"),
+                                            false => eprintln!("[no question named a missing piece: an earlier attempt is kept]"),
+                                        }
                                         let _ = stdout_write(session.messages.last().and_then(|m| m["content"].as_str()).unwrap_or_default().as_bytes());
                                     }
                                     break Ok(*t);

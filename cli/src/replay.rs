@@ -37,6 +37,10 @@ struct Bundle {
     /// The words the clarify policy started the reply with, if it did.
     #[serde(default)]
     lead: Option<String>,
+    /// The first tokens the reply was barred from: those of attempts that restated
+    /// the user's question (`GenerateOptions::barred_start`).
+    #[serde(default)]
+    barred_start: Vec<u32>,
     #[serde(default)]
     tools: Option<Value>,
     now: i64,
@@ -134,6 +138,7 @@ pub fn run(model: &Path, bundle: &Path) -> Result<(Value, bool)> {
             Some(lead) => clarify::reply_end(lead),
             None => EndAt::Never,
         },
+        barred_start: b.barred_start.clone(),
     };
     let g = eng.generate(&ids, &opts, &mut |_, _| {})?;
     let stop_reason = g.stop_reason.as_str().to_string();
@@ -147,6 +152,7 @@ pub fn run(model: &Path, bundle: &Path) -> Result<(Value, bool)> {
         "stop_reason": stop_reason,
         "expected_stop_reason": b.expected.stop_reason,
         "lead": b.lead,
+        "barred_start": b.barred_start,
         "prompt_sha256": prompt_sha,
         "file_sha256": file_sha,
         "generated": g.ids.len(),

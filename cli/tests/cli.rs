@@ -1630,6 +1630,67 @@ fn noted_prompt(m: &Path, user: &str, note: &str) -> String {
     tok["rendered"].as_str().unwrap().to_string()
 }
 
+/// Qwen, greedy, restates "How do I read a file line by line in Go?" as its own
+/// question. With the policy on (and silent: the message is clear), that reply is set
+/// aside and the next may not start with its first token; it answers.
+#[test]
+fn a_reply_that_restates_a_clear_question_is_tried_again() {
+    let m = qwen_slm();
+    let msgs = tmp("restated-msgs.json");
+    std::fs::write(
+        &msgs,
+        r#"[{"role": "user", "content": "How do I read a file line by line in Go?"}]"#,
+    )
+    .unwrap();
+    let off = generate_json(&m, &msgs, &["--max-tokens", "40"]);
+    let restated = off["reply"].as_str().unwrap();
+    assert_eq!(restated, "How can I read a file line by line in Go?");
+    assert!(off["tries"].is_null(), "{off}");
+    let v = generate_json(&m, &msgs, &["--max-tokens", "40", "--clarify-first"]);
+    assert_eq!(v["policy"]["clarify"], false, "{v}");
+    let tries = v["tries"].as_array().unwrap();
+    assert_eq!(tries.len(), 2, "{v}");
+    assert_eq!(tries[0]["text"], restated);
+    assert_eq!(tries[0]["restates"], true);
+    assert_eq!(tries[0]["kept"], false);
+    assert!(tries[0].get("barred_start").is_none(), "{v}");
+    // The second attempt was barred from the first one's first token, and answers.
+    assert_eq!(tries[1]["restates"], false);
+    assert_eq!(tries[1]["kept"], true);
+    assert_eq!(tries[1]["barred_start"].as_array().unwrap().len(), 1);
+    let reply = v["reply"].as_str().unwrap();
+    assert_eq!(reply, tries[1]["text"].as_str().unwrap());
+    assert!(!reply.starts_with("How"), "{reply}");
+    assert!(reply.contains("bufio"), "{reply}");
+    // A session (`slm chat`, the page's worker) settles it the same way.
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_slm"))
+        .args([
+            "--json",
+            "chat",
+            m.to_str().unwrap(),
+            "--max-tokens",
+            "40",
+            "--clarify-first",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"How do I read a file line by line in Go?\n/quit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let turn: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(turn["tries"], v["tries"], "{turn}");
+    assert_eq!(turn["reply"], reply);
+}
+
 #[test]
 fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     let m = smol_slm();
@@ -1667,7 +1728,7 @@ fn clarify_first_shows_its_decision_and_gives_the_model_the_note() {
     // It names the missing piece at once: one attempt, kept.
     assert_eq!(
         v["tries"],
-        serde_json::json!([{"lead": lead, "text": v["text"], "names_a_piece": true, "asks_amiss": false, "kept": true}])
+        serde_json::json!([{"lead": lead, "text": v["text"], "names_a_piece": true, "asks_amiss": false, "kept": true, "restates": false}])
     );
     // The trace's prompt is what the model was given: the message and the note, as
     // `slm tokenize` renders them, then the lead.

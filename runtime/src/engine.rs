@@ -238,6 +238,10 @@ pub struct GenerateOptions {
     pub abort: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// End a clarifying reply early (`EndAt`); `EndAt::Never` for any other.
     pub end_at: EndAt,
+    /// Token ids the reply may not start with: its first step samples as if their
+    /// logits were -inf. A reply that restated the user's question is tried again so
+    /// (`Session::settle`); empty for any other.
+    pub barred_start: Vec<u32>,
 }
 
 /// Where a clarifying reply ends (`GenerateOptions::end_at`). It stops as
@@ -270,6 +274,7 @@ impl GenerateOptions {
             candidates: false,
             abort: None,
             end_at: EndAt::Never,
+            barred_start: Vec::new(),
         }
     }
 }
@@ -645,6 +650,13 @@ impl Decoding<'_> {
             return Some((StopReason::MaxTokens, json!({"max_tokens": max})));
         }
         let text_side = &self.engine.text;
+        if self.out.is_empty() {
+            for &t in &self.opts.barred_start {
+                if let Some(l) = s.logits.get_mut(t as usize) {
+                    *l = f32::NEG_INFINITY;
+                }
+            }
+        }
         let mut step = self.sampler.sample(&s.logits, &self.context);
         let tok = step.token;
         let end = if text_side.is_eos(tok) {

@@ -317,16 +317,25 @@ fn policy_line(p: &super::state::PolicyView) -> impl IntoView {
             })}
             {(p.tries.len() > 1).then(|| view! {
                 <details class="policy-tries" data-testid="policy-tries">
-                    <summary>{format!(
-                        "{} attempts: a question that named no missing piece was tried again with another lead",
-                        p.tries.len()
-                    )}</summary>
+                    <summary>{match p.tries.iter().any(|a| a.restates) {
+                        true => format!(
+                            "{} attempts: a reply that restated the question was tried again, barred from its first token",
+                            p.tries.len()
+                        ),
+                        false => format!(
+                            "{} attempts: a question that named no missing piece was tried again with another lead",
+                            p.tries.len()
+                        ),
+                    }}</summary>
                     <ol>
                         {p.tries.iter().map(|a| view! {
                             <li data-kept=a.kept.to_string() data-named=a.names_a_piece.to_string()
-                                data-amiss=a.asks_amiss.to_string()>
+                                data-amiss=a.asks_amiss.to_string() data-restates=a.restates.to_string()>
                                 {format!("{}{}", a.lead, a.text)}
                                 <span class="try-verdict">{match (a.kept, a.names_a_piece, a.asks_amiss) {
+                                    (true, ..) if a.restates => " (kept: every attempt restated the question)",
+                                    (false, ..) if a.restates => " (set aside: restates the question instead of answering it)",
+                                    (true, ..) if p.tries.iter().any(|a| a.restates) => " (kept: answers the question)",
                                     (true, true, _) => " (kept: names a missing piece)",
                                     (true, false, false) => " (kept: no attempt named a missing piece; this one asks nothing amiss)",
                                     (true, false, true) => " (kept: no attempt named a missing piece)",

@@ -163,6 +163,15 @@ pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
         .rfind(|m| m.role == Role::User)
         .and_then(|m| m.policy.as_ref())
         .and_then(|p| p.lead.clone());
+    // A reply tried again after attempts that restated the question was barred from
+    // their first tokens.
+    let barred: Vec<u32> = c.messages[..last]
+        .iter()
+        .rfind(|m| m.role == Role::User)
+        .and_then(|m| m.policy.as_ref())
+        .and_then(|p| p.tries.iter().find(|a| a.kept))
+        .map(|a| a.barred_start.clone())
+        .unwrap_or_default();
     let written = match &lead {
         Some(l) => reply.content.strip_prefix(l.as_str()).ok_or(
             "the last reply does not begin with the words the clarify policy started it with",
@@ -180,6 +189,7 @@ pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
         "model": {"name": stats.model, "sha256": stats.model_sha256},
         "messages": messages,
         "lead": lead,
+        "barred_start": barred,
         "tools": turn.tools,
         "now": stats.unix_time,
         "prompt_sha256": stats.prompt_sha256,

@@ -436,7 +436,8 @@ impl Chat {
                 .find(|m| m.role == Role::User)
                 .and_then(|m| m.policy.as_mut())
             {
-                p.lead = Some(lead);
+                // A reply that restated the question is tried again with no lead.
+                p.lead = (!lead.is_empty()).then_some(lead);
             }
         });
     }
@@ -451,7 +452,11 @@ impl Chat {
                 .find(|m| m.role == Role::User)
                 .and_then(|m| m.policy.as_mut())
             {
-                p.lead = tries.iter().find(|a| a.kept).map(|a| a.lead.clone());
+                p.lead = tries
+                    .iter()
+                    .find(|a| a.kept)
+                    .map(|a| a.lead.clone())
+                    .filter(|l| !l.is_empty());
                 p.tries = tries;
             }
         });
@@ -915,11 +920,14 @@ impl State {
                 tries: Vec::new(),
             }),
             Event::Retry { lead } => {
+                let why = match lead.is_empty() {
+                    true => "The reply restated your question instead of answering it: the model tries again, not starting as it did.",
+                    false => "The question named no missing piece: the model tries again.",
+                };
                 self.chat.restart_reply(lead);
                 // The console shows the attempt being generated.
                 self.turn.tokens.set(Vec::new());
-                self.notices
-                    .say("The question named no missing piece: the model tries again.".to_string());
+                self.notices.say(why.to_string());
             }
             Event::Tries { tries } => self.chat.set_tries(tries),
             Event::Prompt {

@@ -696,6 +696,7 @@ async fn turn(
         abort: Some(abort.clone()),
         // The session sets it for a reply that continues the policy's lead.
         end_at: EndAt::Never,
+        barred_start: Vec::new(),
     };
     let now = now_unix();
     let begun = if continues {

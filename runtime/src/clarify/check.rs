@@ -555,6 +555,9 @@ fn asks_the_answer_back(ws: &[String], user: &[String]) -> bool {
 /// user is for a stay (`asks_where_the_user_is`). Both reply readers refuse it:
 /// `reply_names_a_piece` as naming nothing, `reply_asks_amiss` as amiss.
 fn asks_the_wrong_thing(piece: &super::Piece, ws: &[String], user: &[String]) -> bool {
+    if parrots_the_note(ws) {
+        return true;
+    }
     match piece.slot {
         Slot::Items => asks_which_wins(ws),
         Slot::Criteria => asks_which_wins(ws) || offers_what_was_said(ws, user),
@@ -563,6 +566,14 @@ fn asks_the_wrong_thing(piece: &super::Piece, ws: &[String], user: &[String]) ->
         Slot::Location => piece.ask.ends_with(super::STAY_PLACE) && asks_where_the_user_is(ws),
         _ => false,
     }
+}
+
+/// The reply tells the user to ask the model, in the note's own words ("one short
+/// question that asks me for the city or area"): "Please ask me for the city or area."
+/// Qwen wrote that after "Sorry, I can't know" for "Is the post office open today?".
+fn parrots_the_note(ws: &[String]) -> bool {
+    ws.windows(2)
+        .any(|p| ["ask", "asks"].contains(&p[0].as_str()) && p[1] == "me")
 }
 
 /// The question turns the conversion around, or asks for its result: "the height you
@@ -780,6 +791,82 @@ fn result_forms(user: &[String]) -> impl Iterator<Item = &String> + '_ {
 const TARGET_FORMS: &[&str] = &[
     "json", "csv", "xml", "yaml", "html", "markdown", "bullet", "bullets",
 ];
+
+/// How a user asks, at a reply's start: an assistant that opens so is asking the
+/// user's question back as its own (`restates_request`).
+#[rustfmt::skip]
+const USER_VOICE: &[&str] = &[
+    "how can i", "how do i", "how should i", "how would i", "how could i", "how to",
+    "how does", "how do", "can you explain", "could you explain", "can you please explain",
+    "could you please explain", "can you describe", "could you describe", "can you tell me how",
+    "could you tell me how", "can you show me how", "could you show me how", "can you help me",
+    "could you help me", "is there a way to", "why does", "why do", "why is", "what is",
+    "what are", "what s", "what does",
+];
+
+/// Words of a restated question that say nothing of its topic.
+#[rustfmt::skip]
+const COMMON: &[&str] = &[
+    "the", "a", "an", "and", "or", "to", "of", "in", "on", "for", "with", "by", "as", "at",
+    "is", "are", "was", "be", "do", "does", "did", "i", "me", "my", "it", "its", "s", "t",
+    "this", "that", "these", "there", "between", "about", "from", "into", "how", "what",
+    "why", "when", "can", "could", "would", "should", "please", "more", "some", "any", "vs",
+    "versus", "so", "if", "not", "just", "way",
+];
+
+/// Words by which a question asks the user for something of theirs: a clarifying
+/// question, never a restated one.
+#[rustfmt::skip]
+const ASKS_THE_USER: &[&str] = &[
+    "you", "your", "yours", "yourself", "re", "ve", "ll", "d", "which", "specify", "specific",
+    "provide", "paste", "share", "clarify", "mean", "meant",
+];
+
+/// Does `reply` restate the user's request as a question of its own, instead of
+/// answering it? Asked "What's the difference between a virus and a bacterium?",
+/// Qwen2.5-Coder-0.5B replied "Can you explain the difference between a virus and a
+/// bacterium with an example?" with the policy silent: the user's question, in the
+/// user's voice. Of its 8 false clarifications on the first 353 controls, 6 were this.
+/// Such a reply:
+/// - is one question and nothing else;
+/// - opens as a user asks (`USER_VOICE`: "how can i", "can you explain");
+/// - asks nothing of the user after its opening (`ASKS_THE_USER`: no "you", "your",
+///   "which", "specify"), as a clarifying question does;
+/// - is of the user's words: at least two of its words of substance are the user's
+///   (`same_word`), and they are half of its own or half of the user's.
+pub fn restates_request(user: &str, reply: &str) -> bool {
+    let r = reply.trim();
+    let one_question = r.ends_with('?') && r.matches('?').count() == 1 && !r.contains('\n');
+    if !one_question || first_sentence_end(r).is_some() {
+        return false;
+    }
+    let ws = words(r);
+    let Some(open) = USER_VOICE
+        .iter()
+        .map(|v| words(v))
+        .find(|v| ws.starts_with(v))
+    else {
+        return false;
+    };
+    let rest = &ws[open.len()..];
+    if rest.iter().any(|w| ASKS_THE_USER.contains(&w.as_str())) {
+        return false;
+    }
+    let substance = |ws: &[String]| -> Vec<String> {
+        ws.iter()
+            .filter(|w| !COMMON.contains(&w.as_str()) && !FILLER.contains(&w.as_str()))
+            .cloned()
+            .collect()
+    };
+    let (mine, theirs) = (substance(rest), substance(&words(user)));
+    let said = |of: &[String], by: &[String]| {
+        of.iter()
+            .filter(|w| by.iter().any(|u| same_word(u, w)))
+            .count()
+    };
+    let (kept, covered) = (said(&mine, &theirs), said(&theirs, &mine));
+    kept >= 2 && (2 * kept >= mine.len() || 2 * covered >= theirs.len())
+}
 
 #[cfg(test)]
 mod tests {
@@ -1028,5 +1115,42 @@ mod tests {
         let d = decision("What time is it?");
         assert!(d.retry_leads.is_empty());
         assert!(d.reply_names_a_piece("What time is it?", LEAD_LIVE, " the current time."));
+    }
+
+    /// Qwen2.5-Coder-0.5B's replies to clear messages, as recorded in the evaluation's
+    /// runs with the policy silent: the user's question restated, and replies that ask
+    /// the user for something or answer.
+    #[test]
+    fn a_restated_question_is_told_from_a_clarifying_one() {
+        use super::restates_request;
+        let restated = [
+            ("how do I read a file line by line in rust", "How can I read a file line by line in Rust?"),
+            ("How do I read a file line by line in Go?", "How can I handle errors when reading a file line by line in Go?"),
+            ("What's the difference between a virus and a bacterium?", "Can you explain the difference between a virus and a bacterium with an example?"),
+            ("In JavaScript, what's the difference between == and ===? a quick example would help", "Can you explain the difference between `==` and `===` in JavaScript?"),
+            ("Python's GIL: what is it?", "Can you explain the concept of Global Interpreter Lock (GIL) in Python and how it affects performance?"),
+            ("Why does Python raise 'IndentationError: unexpected indent'?", "Can you explain the purpose of indentation in Python?"),
+            ("how do i pretty-print a json file from the command line with jq", "How can I pretty-print a JSON file using jq?"),
+        ];
+        for (user, reply) in restated {
+            assert!(restates_request(user, reply), "{user} → {reply}");
+        }
+        let not = [
+            // Asks the user for something of theirs.
+            ("write me a fun little python program, whatever you want", "What's a fun little Python program you'd like to write?"),
+            ("fix my code it keeps crashing", "Could you paste your code here?"),
+            ("translate the menu", "Which language should I translate the menu into?"),
+            ("How do I read a file in Go?", "How can I help you read a file in Go?"),
+            // More than one sentence: an answer, or a greeting first.
+            ("remind me to call the vet tomorrow at 9am", "Sure! I can remind you to call the vet tomorrow at 9am. How can I assist you today?"),
+            ("How do I read a file in Go?", "How can I read a file in Go? Use bufio.Scanner."),
+            // Not the user's words, or not in the user's voice.
+            ("translate hello into French", "What is the target language?"),
+            ("How do I read a file in Go?", "Do you mean a text file or a binary file?"),
+            ("What's the capital of France?", "Paris."),
+        ];
+        for (user, reply) in not {
+            assert!(!restates_request(user, reply), "{user} → {reply}");
+        }
     }
 }

@@ -427,7 +427,8 @@ pub const LIVE_CUES: &[&str] = &[
     "bitcoin today", "bitcoin right now", "bitcoin rn", "how much is bitcoin", "how much is btc",
     "how much is ethereum", "rate rn", "rate today", "rates today", "price rn", "prices rn",
     "any news", "news about the", "latest on the", "any updates on the", "rates this week",
-    "rates at this week", "rate this week", "prices this week",
+    "rates at this week", "rate this week", "prices this week", "good time to buy",
+    "good time to sell", "right time to buy", "right time to sell", "good time to invest",
 ];
 
 /// What only the user's own accounts hold ("my Amazon order", "my checking account
@@ -448,6 +449,7 @@ pub const LOCAL_LIVE_CUES: &[&str] = &[
     "umbrella", "delays", "concerts", "events", "what's on", "happening", "opening hours",
     "petrol", "gas", "fuel", "diesel", "trains", "buses", "flights", "ferries", "trams", "subway",
     "metro", "tube", "sun", "dark", "local time", "there", "going on", "wear", "jacket", "coat",
+    "a house", "a home", "property", "real estate", "an apartment", "a flat", "a condo",
 ];
 
 /// Maths cues, and what each needs.

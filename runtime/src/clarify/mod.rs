@@ -56,7 +56,7 @@ use serde_json::Value;
 
 use crate::engine::EndAt;
 
-pub use check::kept_attempt;
+pub use check::{kept_attempt, restates_request};
 pub use probe::{ClarifyProbe, Reading};
 pub use rules::assess_text;
 

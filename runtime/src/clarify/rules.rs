@@ -416,6 +416,26 @@ fn talked_of<'w>(m: &'w Words, i: usize) -> Option<&'w str> {
     (det && (REFERENT_NOUNS.contains(&noun) || ["one", "thing"].contains(&noun))).then_some(noun)
 }
 
+/// "it's The Kite Runner", "it is Dune": the thing is named by a title after "it's".
+fn named_as_it(m: &Words) -> bool {
+    (0..m.len()).any(|i| {
+        let k = match m.w[i].as_str() {
+            "it's" => i + 1,
+            "it" if m.w.get(i + 1).is_some_and(|x| x == "is") => i + 2,
+            _ => return false,
+        };
+        // "It's Python" says the code's language, not the text's title.
+        m.cased.get(k).is_some_and(|c| {
+            !m.sentence_initial[k]
+                && c != "I"
+                && !c.starts_with("I'")
+                && c.starts_with(char::is_uppercase)
+                && !PROGRAMMING.contains(&m.w[k].as_str())
+                && !LANGUAGES.contains(&m.w[k].as_str())
+        })
+    })
+}
+
 /// Does the word at `k` name the text ("the book Dune", "the poem called …")?
 #[rustfmt::skip]
 fn identified_after(m: &Words, k: usize) -> bool {
@@ -600,6 +620,7 @@ fn language_ruled_out(all: &Words, i: usize) -> bool {
     #[rustfmt::skip]
     const NOT: &[&str] = &[
         "doesn't", "don't", "not", "can't", "cannot", "barely", "never", "hardly", "didn't",
+        "doesnt", "dont", "cant", "didnt", "won't", "wont",
     ];
     i > 0
         && (all.w[i - 1] == "no"
@@ -785,6 +806,10 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         let Some(noun) = object.or_else(|| bare.then(String::new)) else {
             continue;
         };
+        // "summarize the book for my club - it's The Kite Runner": named after all.
+        if !noun.is_empty() && named_as_it(m) {
+            continue;
+        }
         let missing = match (noun.as_str(), *category) {
             ("", "summarize") => "the text to summarize".to_string(),
             ("", "translate") => "the text to translate".to_string(),
@@ -1611,10 +1636,11 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         return;
     }
-    // "If I save £200 a month, how long until I reach £5,000?" is arithmetic.
+    // "If I save £200 a month, how long until I reach £5,000?" is arithmetic, and "if
+    // I put a bit aside every month, how long until I have enough" lacks its numbers.
     if cue == "how long until"
         && (ctx.all.contains(['$', '€', '£', '¥'])
-            || m.any(&["save", "saving", "savings", "pay off", "afford", "invest"]).is_some())
+            || m.any(&["save", "saving", "savings", "pay off", "afford", "invest", "aside", "enough for"]).is_some())
     {
         return;
     }
@@ -2495,7 +2521,13 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "i'm on", "i am on", "my time zone is", "my timezone is",
     ];
     const ZONES: &[&str] = &["est", "pst", "cst", "mst", "gmt", "utc", "cet", "bst", "ist", "jst", "aest"];
-    let lives = m.any(OWN_PLACE).is_some();
+    // "what time should I call from London": the user calls from a named place.
+    let calls_from = (1..m.len().saturating_sub(1)).any(|i| {
+        m.w[i] == "from"
+            && ["call", "calling", "phone", "phoning", "ring", "ringing", "dial"].contains(&m.w[i - 1].as_str())
+            && m.cased[i + 1].starts_with(char::is_uppercase)
+    });
+    let lives = m.any(OWN_PLACE).is_some() || calls_from;
     let own_place_said = lives || m.any(ZONES).is_some();
     // "what time is 3pm EST in my time": the zone converted from is given, the user's
     // own is not (an "EST" here is the other side's). "in my time off" is no zone.

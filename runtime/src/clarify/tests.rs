@@ -1113,3 +1113,29 @@ fn the_sixteenth_authors_gaps_are_found() {
         "If I start on a Monday, when do I finish?"
     ));
 }
+
+#[test]
+fn the_seventeenth_authors_gaps_are_found() {
+    for (text, want) in [
+        // "dont" rules a language out as "don't" does.
+        (
+            "how do you say \"the shop is closed on Monday\"? my customers mostly dont speak english",
+            &["target_language"][..],
+        ),
+        ("Is now a good time to sell my bitcoin?", &["live_data"]),
+        ("Is it a good time to buy gold?", &["live_data"]),
+        // A housing market is local.
+        ("Is it a good time to buy a house?", &["live_data", "location"]),
+        // The user calls from a named place: their own zone is known.
+        (
+            "What time should I ring my cousin in Sydney in her evening? I'll be calling from Dublin.",
+            &[],
+        ),
+        ("what time should I call my aunt in Manila?", &["location"]),
+        // A title after "it's" names the book.
+        ("summarize the book for me, it's Pride and Prejudice", &[]),
+        ("summarize the book for me", &["text"]),
+    ] {
+        assert_eq!(slots(text, &[]), want, "{text}");
+    }
+}

@@ -102,7 +102,14 @@ struct Retrying {
     fallback: Turn,
     fallback_context: Vec<u32>,
     tries: Vec<Attempt>,
+    /// The first tokens of the attempts that restated the user's question: the next
+    /// may not start with any of them (`GenerateOptions::barred_start`).
+    barred: Vec<u32>,
 }
+
+/// Attempts at a reply the policy judged clear, while each restates the user's
+/// question (`Session::settle_unled`).
+pub const RESTATED_TRIES: usize = 3;
 
 /// One attempt at a clarifying reply (`Turn::tries`).
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
@@ -118,6 +125,15 @@ pub struct Attempt {
     pub asks_amiss: bool,
     /// This attempt is the reply the transcript holds.
     pub kept: bool,
+    /// A reply to a message the policy judged clear that restated the user's question
+    /// instead of answering it (`clarify::restates_request`). Absent from replies
+    /// recorded before it existed.
+    #[serde(default)]
+    pub restates: bool,
+    /// The first tokens this attempt was barred from (`GenerateOptions::barred_start`):
+    /// those of the attempts before it that restated the question.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub barred_start: Vec<u32>,
 }
 
 /// What `Session::settle` makes of a finished turn.
@@ -505,7 +521,7 @@ impl<'e> Session<'e> {
     ) -> Result<Settled<'e>> {
         let retrying = self.retrying.take();
         let Some(lead) = t.lead.clone() else {
-            return Ok(Settled::Done(Box::new(t)));
+            return self.settle_unled(t, retrying, opts, now_unix);
         };
         // The transcript ends with this reply, after the message the policy fired on.
         let n = self.messages.len();
@@ -527,6 +543,8 @@ impl<'e> Session<'e> {
             lead,
             text: t.generation.text.clone(),
             kept: false,
+            restates: false,
+            barred_start: Vec::new(),
         });
         let named: Vec<bool> = tries.iter().map(|a| a.names_a_piece).collect();
         let amiss: Vec<bool> = tries.iter().map(|a| a.asks_amiss).collect();
@@ -575,12 +593,100 @@ impl<'e> Session<'e> {
                     fallback,
                     fallback_context,
                     tries,
+                    barred: Vec::new(),
                 });
                 Ok(Settled::Again(Box::new(p)))
             }
             Err(e) => {
                 // The transcript goes back to the kept reply; the error is reported.
                 self.keep_fallback(fallback, &fallback_context, tries, k);
+                Err(e)
+            }
+        }
+    }
+
+    /// Close a reply the policy did not lead (`settle`). With the policy on and silent
+    /// (the message is clear), a reply that restates the user's question instead of
+    /// answering it (`clarify::restates_request`: "How can I read a file line by line
+    /// in Go?" for "how do i read a file line by line in Go") is set aside, and
+    /// another begins that may not start with its first token
+    /// (`GenerateOptions::barred_start`): no words are put in the model's mouth. The
+    /// first attempt that does not restate is kept; when `RESTATED_TRIES` all do, the
+    /// first. Any other turn, and a stopped attempt, is `Done` unchanged.
+    fn settle_unled(
+        &mut self,
+        mut t: Turn,
+        retrying: Option<Retrying>,
+        opts: &GenerateOptions,
+        now_unix: i64,
+    ) -> Result<Settled<'e>> {
+        let silent = self.clarify_first && t.policy.as_ref().is_some_and(|d| !d.clarify);
+        let stopped = t.generation.stop_reason == crate::stopping::StopReason::Aborted;
+        let n = self.messages.len();
+        let user = match n >= 2 && self.messages[n - 2]["role"] == "user" {
+            true => self.messages[n - 2]["content"].as_str().unwrap_or_default(),
+            false => "",
+        };
+        let restates = silent && !stopped && clarify::restates_request(user, &t.generation.text);
+        let (mut tries, fallback, mut barred) = match retrying {
+            Some(r) => (r.tries, Some((r.fallback, r.fallback_context)), r.barred),
+            None if restates => (Vec::new(), None, Vec::new()),
+            None => return Ok(Settled::Done(Box::new(t))),
+        };
+        tries.push(Attempt {
+            lead: String::new(),
+            text: t.generation.text.clone(),
+            names_a_piece: false,
+            asks_amiss: false,
+            kept: false,
+            restates,
+            barred_start: barred.clone(),
+        });
+        let this = tries.len() - 1;
+        let first = t.generation.ids.first().copied();
+        let again = restates && tries.len() < RESTATED_TRIES && first.is_some();
+        if !again {
+            let k = tries.iter().position(|a| !a.restates).unwrap_or(0);
+            return Ok(Settled::Done(Box::new(match fallback {
+                Some((kept, context)) if k != this => self.keep_fallback(kept, &context, tries, k),
+                _ => {
+                    tries[k].kept = true;
+                    t.tries = tries;
+                    t
+                }
+            })));
+        }
+        barred.extend(first);
+        // The first attempt waits, kept if every attempt restates.
+        let (fallback, fallback_context) = match fallback {
+            Some(f) => f,
+            None => {
+                let context = self.context.clone();
+                (t, context)
+            }
+        };
+        self.messages.pop();
+        let opts = GenerateOptions {
+            barred_start: barred.clone(),
+            ..opts.clone()
+        };
+        let policy = fallback.policy.clone();
+        match self.begin(&opts, now_unix, false) {
+            Ok(mut p) => {
+                p.policy = policy;
+                self.retrying = Some(Retrying {
+                    fallback,
+                    fallback_context,
+                    tries,
+                    barred,
+                });
+                Ok(Settled::Again(Box::new(p)))
+            }
+            Err(e) => {
+                // The transcript goes back to the first reply; the error is reported.
+                self.messages
+                    .push(json!({"role": "assistant", "content": ""}));
+                self.keep_fallback(fallback, &fallback_context, tries, 0);
                 Err(e)
             }
         }
