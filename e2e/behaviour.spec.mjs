@@ -1,6 +1,9 @@
 import { test, expect } from '@playwright/test';
-import { readFileSync } from 'node:fs';
-import { open, pickFile, say, shot, catalogEntry, MODEL_ID, QWEN_ID } from './helpers.mjs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open, pickFile, say, shot, greedy, catalogEntry, MODEL_ID, QWEN_ID } from './helpers.mjs';
 
 // The probe the catalog's SmolLM2 conversion carries (scripts/model.sh converts with it).
 const probe = JSON.parse(readFileSync(new URL('../eval/clarify_probe/smollm2-135m-instruct.json', import.meta.url), 'utf8'));
@@ -95,6 +98,46 @@ test('Clarify first: a question that names no missing piece is tried again with 
   await expect(page.getByTestId('divergence')).toHaveCount(0);
   expect(errors).toEqual([]);
   await shot(page, '31-clarify-tries');
+});
+
+// Qwen, greedy, restates "How do I read a file line by line in Go?" as its own
+// question (the CLI's a_reply_that_restates_a_clear_question_is_tried_again pins it).
+// With Clarify first on and silent, the page sets that reply aside and tries again,
+// barred from its first token; the replay bundle carries the bar, and the CLI
+// replays the kept reply byte for byte.
+test('Clarify first: a reply that restates a clear question is tried again', async ({ page }) => {
+  const errors = await open(page);
+  await pickFile(page, process.env.E2E_QWEN);
+  await greedy(page, 24);
+  await page.getByRole('checkbox', { name: 'Clarify first' }).check();
+  await say(page, 'How do I read a file line by line in Go?');
+  const policy = page.getByTestId('msg-policy').last();
+  await expect(policy).toHaveAttribute('data-clarify', 'false');
+  const tries = policy.getByTestId('policy-tries');
+  await expect(tries).toContainText('2 attempts: a reply that restated the question was tried again');
+  const items = tries.locator('li');
+  await expect(items).toHaveCount(2);
+  await expect(items.nth(0)).toHaveAttribute('data-restates', 'true');
+  await expect(items.nth(0)).toHaveAttribute('data-kept', 'false');
+  await expect(items.nth(0)).toContainText('How can I read a file line by line in Go?');
+  await expect(items.nth(1)).toHaveAttribute('data-restates', 'false');
+  await expect(items.nth(1)).toHaveAttribute('data-kept', 'true');
+  // No lead: the model's own words, only not starting as the restated reply did.
+  await expect(policy.getByTestId('policy-lead')).toHaveCount(0);
+  const reply = (await page.locator('.msg.assistant .content').last().textContent()).trim();
+  expect(reply.startsWith('How')).toBe(false);
+  expect((await items.nth(1).textContent()).startsWith(reply)).toBe(true);
+
+  const [dl] = await Promise.all([page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export for replay', exact: true }).click()]);
+  const bundle = join(mkdtempSync(join(tmpdir(), 'slm-restated-')), dl.suggestedFilename());
+  await dl.saveAs(bundle);
+  expect(JSON.parse(readFileSync(bundle, 'utf8')).barred_start.length).toBe(1);
+  const out = JSON.parse(execFileSync(process.env.E2E_SLM,
+    ['--json', 'generate', process.env.E2E_QWEN, '--replay', bundle]));
+  expect(out.text.trim()).toBe(reply);
+  expect(out.same).toBe(true);
+  expect(errors).toEqual([]);
 });
 
 test('each catalog model card states its behaviour gate', async ({ page }) => {

@@ -275,7 +275,7 @@ fn committed_clarify_results_are_the_committed_replies_scored() {
             ])
             .args([
                 "--set",
-                "eval/probes/clarify_probe16.jsonl",
+                "eval/probes/clarify_probe17.jsonl",
                 "--from",
                 &unseen,
             ])
@@ -1663,28 +1663,17 @@ fn a_reply_that_restates_a_clear_question_is_tried_again() {
     assert!(!reply.starts_with("How"), "{reply}");
     assert!(reply.contains("bufio"), "{reply}");
     // A session (`slm chat`, the page's worker) settles it the same way.
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_slm"))
-        .args([
+    let o = chat(
+        &[
             "--json",
             "chat",
             m.to_str().unwrap(),
             "--max-tokens",
             "40",
             "--clarify-first",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"How do I read a file line by line in Go?\n/quit\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+        ],
+        "How do I read a file line by line in Go?\n/quit\n",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let turn: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(turn["tries"], v["tries"], "{turn}");

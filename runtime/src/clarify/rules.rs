@@ -2291,6 +2291,16 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ));
         return;
     }
+    if let Some(verb) = elided_object(m).filter(|_| ctx.first) {
+        out.push(finding(
+            "referent",
+            Slot::Referent,
+            format!("what you want to {verb}"),
+            0.85,
+            format!("\"safe to {verb} with\": what is taken is never named"),
+        ));
+        return;
+    }
     // Past here a capitalized name ("the Eiffel Tower") can be what "it" stands for.
     let singular = m.w.iter().any(|x| {
         PERSON_PRONOUNS.contains(&x.as_str()) && !THEY_FORMS.contains(&x.as_str())
@@ -2463,6 +2473,28 @@ fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
             !idiom && m.w[..i - 1].iter().all(|w| plain(w))
         })
         .map(|i| m.w[i - 1].as_str())
+}
+
+/// "is it safe to take with ibuprofen?", "ok to mix with alcohol?": the thing taken
+/// is left out of the sentence, and no word of the message names it (the "it" is the
+/// sentence's own, as in "is it safe to swim"). Returns the verb.
+fn elided_object<'w>(m: &'w Words) -> Option<&'w str> {
+    const JUDGED: &[&str] = &["safe", "ok", "okay", "fine", "alright", "bad", "dangerous"];
+    const TAKEN: &[&str] = &["take", "mix", "combine", "drink", "eat", "give"];
+    if m.len() > 20 || m.has_name() {
+        return None;
+    }
+    (2..m.len().saturating_sub(1)).find_map(|i| {
+        let elided = m.w[i - 1] == "to"
+            && JUDGED.contains(&m.w[i - 2].as_str())
+            && TAKEN.contains(&m.w[i].as_str())
+            && ["with", "together", "alongside"].contains(&m.w[i + 1].as_str());
+        // Only what the judgement speaks of may come before: "is it safe to", "is it ok to".
+        let plain = m.w[..i - 2].iter().all(|w| {
+            ["is", "it", "it's", "was", "would", "be", "really", "still"].contains(&w.as_str())
+        });
+        (elided && plain).then_some(m.w[i].as_str())
+    })
 }
 
 /// Verbs that say what kind of thing their object is, and the kind: the note asks

@@ -1135,6 +1135,11 @@ fn the_seventeenth_authors_gaps_are_found() {
         // A title after "it's" names the book.
         ("summarize the book for me, it's Pride and Prejudice", &[]),
         ("summarize the book for me", &["text"]),
+        // What is taken is left out of the sentence.
+        ("Is it ok to take with alcohol?", &["referent"]),
+        ("is it safe to mix with bleach", &["referent"]),
+        ("Is it safe to take ibuprofen with coffee?", &[]),
+        ("Is it safe to swim with a cold?", &[]),
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }
