@@ -127,6 +127,8 @@ test('Clarify first: a reply that restates a clear question is tried again', asy
   const reply = (await page.locator('.msg.assistant .content').last().textContent()).trim();
   expect(reply.startsWith('How')).toBe(false);
   expect((await items.nth(1).textContent()).startsWith(reply)).toBe(true);
+  // The set-aside attempt is no divergence of the transcript's.
+  await expect(page.getByTestId('divergence')).toHaveCount(0);
 
   const [dl] = await Promise.all([page.waitForEvent('download'),
     page.getByRole('button', { name: 'Export for replay', exact: true }).click()]);

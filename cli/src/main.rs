@@ -1228,7 +1228,11 @@ fn run(cli: Cli) -> Result<()> {
                     // A silent policy: a reply that restates the user's question is
                     // tried again, barred from its first token, as a session settles it
                     // (`Session::settle_unled`).
-                    let user = clarified.as_ref().filter(|c| !c.1.clarify).map(|c| &c.2);
+                    // Only a reply to the user message the file ends with.
+                    let user = clarified
+                        .as_ref()
+                        .filter(|c| !c.1.clarify && c.0.last().is_some_and(|m| m["role"] == "user"))
+                        .map(|c| &c.2);
                     let mut gens = Vec::new();
                     let mut all: Vec<slm_runtime::session::Attempt> = Vec::new();
                     loop {
@@ -1268,6 +1272,7 @@ fn run(cli: Cli) -> Result<()> {
                     if k + 1 != gens.len() && stream {
                         stdout_write(b"\n")?;
                         eprintln!("[every reply restated the question: attempt 1 is kept]");
+                        stdout_write(gens[k].text.as_bytes())?;
                     }
                     (String::new(), rendered, ids, gens.swap_remove(k))
                 }

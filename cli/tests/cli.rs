@@ -1677,6 +1677,8 @@ fn a_reply_that_restates_a_clear_question_is_tried_again() {
     assert!(o.status.success(), "{}", stderr(&o));
     let turn: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(turn["tries"], v["tries"], "{turn}");
+    // The set-aside attempt left the context: no divergence of the transcript's.
+    assert!(turn["divergence"].is_null(), "{turn}");
     assert_eq!(turn["reply"], reply);
 }
 

@@ -183,13 +183,12 @@ pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
         messages.push(json!({"role": "system", "content": turn.system}));
     }
     messages.extend(c.messages[..last].iter().map(ChatMessage::for_model));
-    Ok(json!({
+    let mut bundle = json!({
         "format": REPLAY_FORMAT,
         "version": VERSION,
         "model": {"name": stats.model, "sha256": stats.model_sha256},
         "messages": messages,
         "lead": lead,
-        "barred_start": barred,
         "tools": turn.tools,
         "now": stats.unix_time,
         "prompt_sha256": stats.prompt_sha256,
@@ -198,5 +197,11 @@ pub fn replay_bundle(c: &Conversation) -> Result<Value, String> {
         "stop_strings": turn.stop_strings,
         "loop_detection": turn.loop_detection,
         "expected": {"text": written, "stop_reason": stats.stop_reason},
-    }))
+    });
+    // Only where there was a bar: a bundle without one reads in any `slm` of this
+    // format's version.
+    if !barred.is_empty() {
+        bundle["barred_start"] = json!(barred);
+    }
+    Ok(bundle)
 }

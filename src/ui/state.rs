@@ -452,11 +452,15 @@ impl Chat {
                 .find(|m| m.role == Role::User)
                 .and_then(|m| m.policy.as_mut())
             {
-                p.lead = tries
-                    .iter()
-                    .find(|a| a.kept)
-                    .map(|a| a.lead.clone())
-                    .filter(|l| !l.is_empty());
+                // A led reply always records its attempts; with none, the lead the
+                // policy event set stands.
+                if !tries.is_empty() {
+                    p.lead = tries
+                        .iter()
+                        .find(|a| a.kept)
+                        .map(|a| a.lead.clone())
+                        .filter(|l| !l.is_empty());
+                }
                 p.tries = tries;
             }
         });

@@ -787,7 +787,12 @@ async fn turn(
         .position(|a| a.kept)
         .unwrap_or(prompts.len() - 1);
     let (rendered, ids, prompt) = prompts.swap_remove(kept.min(prompts.len() - 1));
-    if !t.tries.is_empty() {
+    // A new reply to a user message replaces that message's attempts, even with none
+    // (a regenerated reply that restated nothing): the page shows no stale ones, and
+    // the replay bundle takes no stale bar (`barred_start`).
+    let n = session.messages.len();
+    let to_user = !continues && n >= 2 && session.messages[n - 2]["role"] == "user";
+    if !t.tries.is_empty() || to_user {
         if kept + 1 < t.tries.len() {
             post(prompt);
         }

@@ -792,16 +792,26 @@ const TARGET_FORMS: &[&str] = &[
     "json", "csv", "xml", "yaml", "html", "markdown", "bullet", "bullets",
 ];
 
-/// How a user asks, at a reply's start: an assistant that opens so is asking the
-/// user's question back as its own (`restates_request`).
+/// How a user asks, at a reply's start: in the first person, or asking the assistant
+/// to explain. An assistant that opens so is asking the user's question back as its
+/// own (`restates_request`). An impersonal opening ("What is the error message …?")
+/// may be a clarifying question, and is not here.
 #[rustfmt::skip]
 const USER_VOICE: &[&str] = &[
     "how can i", "how do i", "how should i", "how would i", "how could i", "how to",
-    "how does", "how do", "can you explain", "could you explain", "can you please explain",
-    "could you please explain", "can you describe", "could you describe", "can you tell me how",
-    "could you tell me how", "can you show me how", "could you show me how", "can you help me",
-    "could you help me", "is there a way to", "why does", "why do", "why is", "what is",
-    "what are", "what s", "what does",
+    "can you explain", "could you explain", "can you please explain", "could you please explain",
+    "can you describe", "could you describe", "can you tell me how", "could you tell me how",
+    "can you show me how", "could you show me how", "can you help me", "could you help me",
+    "is there a way to",
+];
+
+/// Requests whose right answer may be a question in the user's voice: a question
+/// reworded, corrected, translated or written ("Rewrite more politely: how do I get a
+/// refund").
+#[rustfmt::skip]
+const WRITES_A_QUESTION: &[&str] = &[
+    "rewrite", "rephrase", "reword", "paraphrase", "grammar", "proofread", "correct",
+    "translate", "polite", "politely", "question", "questions", "quiz", "faq", "interview",
 ];
 
 /// Words of a restated question that say nothing of its topic.
@@ -836,6 +846,12 @@ const ASKS_THE_USER: &[&str] = &[
 ///   (`same_word`), and they are half of its own or half of the user's.
 pub fn restates_request(user: &str, reply: &str) -> bool {
     let r = reply.trim();
+    if words(user)
+        .iter()
+        .any(|w| WRITES_A_QUESTION.contains(&w.as_str()))
+    {
+        return false;
+    }
     let one_question = r.ends_with('?') && r.matches('?').count() == 1 && !r.contains('\n');
     if !one_question || first_sentence_end(r).is_some() {
         return false;
@@ -1148,6 +1164,11 @@ mod tests {
             ("translate hello into French", "What is the target language?"),
             ("How do I read a file in Go?", "Do you mean a text file or a binary file?"),
             ("What's the capital of France?", "Paris."),
+            // A question is the answer asked for.
+            ("Rewrite more politely: how do I get a refund", "How can I get a refund?"),
+            ("fix the grammar: how i can read file in go?", "How can I read a file in Go?"),
+            // An impersonal question may ask the user for something.
+            ("my script crashes when reading the file, how do I fix the error?", "What is the error message when reading the file?"),
         ];
         for (user, reply) in not {
             assert!(!restates_request(user, reply), "{user} → {reply}");

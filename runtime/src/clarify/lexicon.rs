@@ -427,8 +427,11 @@ pub const LIVE_CUES: &[&str] = &[
     "bitcoin today", "bitcoin right now", "bitcoin rn", "how much is bitcoin", "how much is btc",
     "how much is ethereum", "rate rn", "rate today", "rates today", "price rn", "prices rn",
     "any news", "news about the", "latest on the", "any updates on the", "rates this week",
-    "rates at this week", "rate this week", "prices this week", "good time to buy",
-    "good time to sell", "right time to buy", "right time to sell", "good time to invest",
+    "rates at this week", "rate this week", "prices this week", "it a good time to buy",
+    "it a good time to sell", "it a good time to invest", "now a good time to buy",
+    "now a good time to sell", "now a good time to invest", "it the right time to buy",
+    "it the right time to sell", "now the right time to buy", "now the right time to sell",
+    "it a bad time to buy", "it a bad time to sell",
 ];
 
 /// What only the user's own accounts hold ("my Amazon order", "my checking account
@@ -449,7 +452,8 @@ pub const LOCAL_LIVE_CUES: &[&str] = &[
     "umbrella", "delays", "concerts", "events", "what's on", "happening", "opening hours",
     "petrol", "gas", "fuel", "diesel", "trains", "buses", "flights", "ferries", "trams", "subway",
     "metro", "tube", "sun", "dark", "local time", "there", "going on", "wear", "jacket", "coat",
-    "a house", "a home", "property", "real estate", "an apartment", "a flat", "a condo",
+    "buy a house", "sell a house", "sell my house", "buy a home", "sell my home",
+    "buy property", "buy an apartment", "buy a flat", "buy a condo",
 ];
 
 /// Maths cues, and what each needs.

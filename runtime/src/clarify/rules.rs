@@ -416,6 +416,15 @@ fn talked_of<'w>(m: &'w Words, i: usize) -> Option<&'w str> {
     (det && (REFERENT_NOUNS.contains(&noun) || ["one", "thing"].contains(&noun))).then_some(noun)
 }
 
+/// Capitalized words that say when, not what: "it's Monday and I'm late".
+#[rustfmt::skip]
+const CALENDAR_WORDS: &[&str] = &[
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+    "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "christmas", "thanksgiving", "easter", "halloween", "ramadan",
+    "diwali", "eid", "hanukkah",
+];
+
 /// "it's The Kite Runner", "it is Dune": the thing is named by a title after "it's".
 fn named_as_it(m: &Words) -> bool {
     (0..m.len()).any(|i| {
@@ -432,6 +441,7 @@ fn named_as_it(m: &Words) -> bool {
                 && c.starts_with(char::is_uppercase)
                 && !PROGRAMMING.contains(&m.w[k].as_str())
                 && !LANGUAGES.contains(&m.w[k].as_str())
+                && !CALENDAR_WORDS.contains(&m.w[k].as_str())
         })
     })
 }
@@ -2480,7 +2490,8 @@ fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
 /// sentence's own, as in "is it safe to swim"). Returns the verb.
 fn elided_object<'w>(m: &'w Words) -> Option<&'w str> {
     const JUDGED: &[&str] = &["safe", "ok", "okay", "fine", "alright", "bad", "dangerous"];
-    const TAKEN: &[&str] = &["take", "mix", "combine", "drink", "eat", "give"];
+    // Not "eat" or "drink": "is it ok to eat with braces" speaks of how.
+    const TAKEN: &[&str] = &["take", "mix", "combine"];
     if m.len() > 20 || m.has_name() {
         return None;
     }
@@ -2542,6 +2553,13 @@ fn local_facts(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
+/// What a call is made with, not where from: "calling from Zoom".
+#[rustfmt::skip]
+const APPS: &[&str] = &[
+    "zoom", "whatsapp", "skype", "teams", "facetime", "meet", "slack", "discord", "signal",
+    "telegram", "viber", "messenger", "webex",
+];
+
 /// A time converted between the user's zone and someone else's ("what time is 3pm my
 /// time for my client?") with neither place named.
 #[rustfmt::skip]
@@ -2558,6 +2576,7 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         m.w[i] == "from"
             && ["call", "calling", "phone", "phoning", "ring", "ringing", "dial"].contains(&m.w[i - 1].as_str())
             && m.cased[i + 1].starts_with(char::is_uppercase)
+            && !APPS.contains(&m.w[i + 1].as_str())
     });
     let lives = m.any(OWN_PLACE).is_some() || calls_from;
     let own_place_said = lives || m.any(ZONES).is_some();

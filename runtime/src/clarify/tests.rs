@@ -1140,6 +1140,15 @@ fn the_seventeenth_authors_gaps_are_found() {
         ("is it safe to mix with bleach", &["referent"]),
         ("Is it safe to take ibuprofen with coffee?", &[]),
         ("Is it safe to swim with a cold?", &[]),
+        ("Is it okay to eat with braces?", &[]),
+        // A season or a day is a time named: general advice, not live.
+        ("Is winter a good time to sell a house?", &[]),
+        ("Is Black Friday a good time to buy a TV?", &[]),
+        ("summarize the report for me, it's Monday and I'm late", &["text"]),
+        (
+            "What time should I call my aunt in Manila? I'll be calling from Zoom.",
+            &["location"],
+        ),
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }

@@ -55,6 +55,10 @@ pub struct Session<'e> {
     /// (note included), as the user wrote it, and the decision. A reply to that message,
     /// first or regenerated, starts with the decision's lead.
     lead: Option<Led>,
+    /// The last user message as the transcript holds it, where the policy judged it
+    /// clear: a reply to it that restates it is tried again (`settle_unled`), first or
+    /// regenerated.
+    clear: Option<String>,
     /// The clarifying reply's attempts so far, while `settle` tries other leads.
     retrying: Option<Retrying>,
     /// What a turn does when its prompt does not fit (`fit.rs`).
@@ -81,6 +85,7 @@ pub struct Transcript {
     pub tools: Option<Value>,
     pub clarify_first: bool,
     lead: Option<Led>,
+    clear: Option<String>,
     pub overflow: Overflow,
 }
 
@@ -176,6 +181,7 @@ impl<'e> Session<'e> {
             clarify_first: false,
             clarify_probe: true,
             lead: None,
+            clear: None,
             retrying: None,
             overflow: Overflow::Stop,
             trimmed: None,
@@ -196,6 +202,7 @@ impl<'e> Session<'e> {
             tools: self.tools,
             clarify_first: self.clarify_first,
             lead: self.lead,
+            clear: self.clear,
             overflow: self.overflow,
         }
     }
@@ -208,6 +215,7 @@ impl<'e> Session<'e> {
         s.tools = t.tools;
         s.clarify_first = t.clarify_first;
         s.lead = t.lead;
+        s.clear = t.clear;
         s.overflow = t.overflow;
         s
     }
@@ -309,6 +317,7 @@ impl<'e> Session<'e> {
     pub fn clear_transcript(&mut self) {
         self.messages.clear();
         self.lead = None;
+        self.clear = None;
         self.retrying = None;
     }
 
@@ -481,6 +490,7 @@ impl<'e> Session<'e> {
             }
             d
         });
+        self.clear = d.as_ref().filter(|d| !d.clarify).map(|_| user.to_string());
         self.lead = d.as_ref().filter(|d| d.lead.is_some()).and_then(|d| {
             let content = self.messages.last()?["content"].as_str()?.to_string();
             Some(Led {
@@ -585,10 +595,13 @@ impl<'e> Session<'e> {
             ..opts.clone()
         };
         let policy = fallback.policy.clone();
+        let divergence = fallback.divergence.clone();
         match self.begin(&opts, now_unix, true) {
             Ok(mut p) => {
                 p.lead = Some(next);
                 p.policy = policy;
+                // As for a restated reply: the set-aside attempt is no divergence.
+                p.divergence = divergence;
                 self.retrying = Some(Retrying {
                     fallback,
                     fallback_context,
@@ -620,14 +633,19 @@ impl<'e> Session<'e> {
         opts: &GenerateOptions,
         now_unix: i64,
     ) -> Result<Settled<'e>> {
-        let silent = self.clarify_first && t.policy.as_ref().is_some_and(|d| !d.clarify);
         let stopped = t.generation.stop_reason == crate::stopping::StopReason::Aborted;
+        // The reply answers the user message the policy judged clear (`clear`).
         let n = self.messages.len();
         let user = match n >= 2 && self.messages[n - 2]["role"] == "user" {
-            true => self.messages[n - 2]["content"].as_str().unwrap_or_default(),
-            false => "",
+            true => self.messages[n - 2]["content"].as_str(),
+            false => None,
         };
-        let restates = silent && !stopped && clarify::restates_request(user, &t.generation.text);
+        let clear = self
+            .clear
+            .as_deref()
+            .filter(|c| self.clarify_first && user == Some(*c));
+        let restates =
+            !stopped && clear.is_some_and(|u| clarify::restates_request(u, &t.generation.text));
         let (mut tries, fallback, mut barred) = match retrying {
             Some(r) => (r.tries, Some((r.fallback, r.fallback_context)), r.barred),
             None if restates => (Vec::new(), None, Vec::new()),
@@ -646,7 +664,12 @@ impl<'e> Session<'e> {
         let first = t.generation.ids.first().copied();
         let again = restates && tries.len() < RESTATED_TRIES && first.is_some();
         if !again {
-            let k = tries.iter().position(|a| !a.restates).unwrap_or(0);
+            // The first attempt that answers. An empty one (stopped before a token, or
+            // an end of sequence first) answers nothing: the first attempt is kept.
+            let k = tries
+                .iter()
+                .position(|a| !a.restates && !a.text.trim().is_empty())
+                .unwrap_or(0);
             return Ok(Settled::Done(Box::new(match fallback {
                 Some((kept, context)) if k != this => self.keep_fallback(kept, &context, tries, k),
                 _ => {
@@ -671,9 +694,13 @@ impl<'e> Session<'e> {
             ..opts.clone()
         };
         let policy = fallback.policy.clone();
+        let divergence = fallback.divergence.clone();
         match self.begin(&opts, now_unix, false) {
             Ok(mut p) => {
                 p.policy = policy;
+                // The context held the set-aside attempt: the retry's prompt is shorter
+                // than it, which is no divergence of the transcript's.
+                p.divergence = divergence;
                 self.retrying = Some(Retrying {
                     fallback,
                     fallback_context,
