@@ -484,6 +484,10 @@ fn join_with(parts: impl Iterator<Item = String>, and: &str) -> String {
 /// question about where the user is does not ask (`check::asks_where_the_user_is`).
 pub const STAY_PLACE: &str = "the city to stay in";
 
+/// What a volume converted to a weight is of (`rules::volume_to_weight`): one thing,
+/// asked for by name.
+pub const INGREDIENT: &str = "the ingredient being measured";
+
 /// The places a time is converted between: the user's own place is only one of them.
 pub const TIME_PLACES: &str = "the two places (cities or time zones)";
 
@@ -524,6 +528,7 @@ fn ask_for(f: &Finding, live: bool) -> String {
         Slot::DateTime => format!("for {thing}"),
         Slot::Criteria => "for what matters most in the choice".into(),
         // "the phones being compared" → "for the names of the phones being compared".
+        Slot::Items if thing == INGREDIENT => format!("for {thing}"),
         Slot::Items => format!("for the names of {thing}"),
         // `who "he" is` → `who "he" refers to`; `which movie "it" is` stays.
         Slot::Referent => match thing.strip_suffix(" is").or(thing.strip_suffix(" are")) {

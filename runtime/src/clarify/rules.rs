@@ -29,6 +29,7 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
         formula(&m, &ctx, &mut out);
     }
     scaled_recipe(&m, &ctx, &mut out);
+    volume_to_weight(&m, &ctx, &mut out);
     scheduling(&m, &ctx, &mut out);
     comparison(&m, &ctx, &mut out);
     trip(&m, &ctx, &mut out);
@@ -2559,6 +2560,50 @@ const APPS: &[&str] = &[
     "zoom", "whatsapp", "skype", "teams", "facetime", "meet", "slack", "discord", "signal",
     "telegram", "viber", "messenger", "webex",
 ];
+
+/// A volume converted to a weight, or back, with nothing said of what is measured:
+/// "convert 5 cups to grams". A cup of flour weighs about 120 g and one of honey
+/// about 340 g: the answer turns on the ingredient.
+#[rustfmt::skip]
+fn volume_to_weight(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    const VOLUME: &[&str] = &[
+        "cup", "cups", "tablespoon", "tablespoons", "tbsp", "teaspoon", "teaspoons", "tsp", "ml",
+        "milliliters", "millilitres", "liter", "liters", "litre", "litres", "quart", "quarts",
+        "pint", "pints", "gallon", "gallons",
+    ];
+    const WEIGHT: &[&str] = &[
+        "gram", "grams", "g", "kg", "kilogram", "kilograms", "ounce", "ounces", "oz", "pound",
+        "pounds", "lb", "lbs",
+    ];
+    // The words of asking for a conversion, which name nothing measured.
+    const ASKING: &[&str] = &[
+        "convert", "conversion", "to", "into", "in", "how", "many", "much", "is", "are", "a",
+        "an", "the", "of", "please", "pls", "what", "what's", "whats", "does", "do", "weigh",
+        "weighs", "equal", "equals", "that", "it", "me", "can", "you", "for", "would", "be",
+    ];
+    let volume = m.any(VOLUME).is_some();
+    let weight = m.any(WEIGHT).is_some();
+    // "8 fl oz to cups" is volume to volume.
+    let fluid = m.any(&["fl", "fluid"]).is_some();
+    if !ctx.first || !volume || !weight || fluid || m.len() > 15 {
+        return;
+    }
+    let named = m.w.iter().any(|w| {
+        !VOLUME.contains(&w.as_str())
+            && !WEIGHT.contains(&w.as_str())
+            && !ASKING.contains(&w.as_str())
+            && !Words::is_number(w)
+    });
+    if !named {
+        out.push(finding(
+            "math",
+            Slot::Items,
+            super::INGREDIENT,
+            0.8,
+            "converts a volume to a weight without saying what is measured",
+        ));
+    }
+}
 
 /// A time converted between the user's zone and someone else's ("what time is 3pm my
 /// time for my client?") with neither place named.

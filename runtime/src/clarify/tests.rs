@@ -1141,6 +1141,11 @@ fn the_seventeenth_authors_gaps_are_found() {
         ("Is it safe to take ibuprofen with coffee?", &[]),
         ("Is it safe to swim with a cold?", &[]),
         ("Is it okay to eat with braces?", &[]),
+        // A cup of flour and a cup of honey weigh apart.
+        ("how many grams is 3 cups", &["items"]),
+        ("convert 2 cups of flour to grams", &[]),
+        ("How many ounces in a cup of rice?", &[]),
+        ("convert 8 fl oz to cups", &[]),
         // A season or a day is a time named: general advice, not live.
         ("Is winter a good time to sell a house?", &[]),
         ("Is Black Friday a good time to buy a TV?", &[]),

@@ -594,25 +594,18 @@ impl<'e> Session<'e> {
             end_at: clarify::reply_end(&next),
             ..opts.clone()
         };
-        let policy = fallback.policy.clone();
-        let divergence = fallback.divergence.clone();
-        match self.begin(&opts, now_unix, true) {
-            Ok(mut p) => {
-                p.lead = Some(next);
-                p.policy = policy;
-                // As for a restated reply: the set-aside attempt is no divergence.
-                p.divergence = divergence;
-                self.retrying = Some(Retrying {
-                    fallback,
-                    fallback_context,
-                    tries,
-                    barred: Vec::new(),
-                });
-                Ok(Settled::Again(Box::new(p)))
-            }
-            Err(e) => {
+        let r = Retrying {
+            fallback,
+            fallback_context,
+            tries,
+            barred: Vec::new(),
+        };
+        match self.begin_again(&opts, now_unix, Some(next), r) {
+            Ok(p) => Ok(Settled::Again(Box::new(p))),
+            Err(b) => {
+                let (e, r) = *b;
                 // The transcript goes back to the kept reply; the error is reported.
-                self.keep_fallback(fallback, &fallback_context, tries, k);
+                self.keep_fallback(r.fallback, &r.fallback_context, r.tries, k);
                 Err(e)
             }
         }
@@ -693,29 +686,48 @@ impl<'e> Session<'e> {
             barred_start: barred.clone(),
             ..opts.clone()
         };
-        let policy = fallback.policy.clone();
-        let divergence = fallback.divergence.clone();
-        match self.begin(&opts, now_unix, false) {
-            Ok(mut p) => {
-                p.policy = policy;
-                // The context held the set-aside attempt: the retry's prompt is shorter
-                // than it, which is no divergence of the transcript's.
-                p.divergence = divergence;
-                self.retrying = Some(Retrying {
-                    fallback,
-                    fallback_context,
-                    tries,
-                    barred,
-                });
-                Ok(Settled::Again(Box::new(p)))
-            }
-            Err(e) => {
+        let r = Retrying {
+            fallback,
+            fallback_context,
+            tries,
+            barred,
+        };
+        match self.begin_again(&opts, now_unix, None, r) {
+            Ok(p) => Ok(Settled::Again(Box::new(p))),
+            Err(b) => {
+                let (e, r) = *b;
                 // The transcript goes back to the first reply; the error is reported.
                 self.messages
                     .push(json!({"role": "assistant", "content": ""}));
-                self.keep_fallback(fallback, &fallback_context, tries, 0);
+                self.keep_fallback(r.fallback, &r.fallback_context, r.tries, 0);
                 Err(e)
             }
+        }
+    }
+
+    /// Begin the attempt that takes a set-aside one's place (`settle`, `settle_unled`),
+    /// with `lead` if the policy leads it. The decision and the first attempt's
+    /// divergence carry over: the context held the set-aside attempt, and a prompt
+    /// shorter than it is no divergence of the transcript's. On an error the attempts
+    /// come back, for the caller to keep one.
+    fn begin_again(
+        &mut self,
+        opts: &GenerateOptions,
+        now_unix: i64,
+        lead: Option<String>,
+        r: Retrying,
+    ) -> std::result::Result<PendingTurn<'e>, Box<(SlmError, Retrying)>> {
+        let policy = r.fallback.policy.clone();
+        let divergence = r.fallback.divergence.clone();
+        match self.begin(opts, now_unix, lead.is_some()) {
+            Ok(mut p) => {
+                p.lead = lead;
+                p.policy = policy;
+                p.divergence = divergence;
+                self.retrying = Some(r);
+                Ok(p)
+            }
+            Err(e) => Err(Box::new((e, r))),
         }
     }
 
