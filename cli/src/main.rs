@@ -1240,15 +1240,11 @@ fn run(cli: Cli) -> Result<()> {
                         let restates = user
                             .is_some_and(|u| slm_runtime::clarify::restates_request(u, &g.text));
                         if restates || !all.is_empty() {
-                            all.push(slm_runtime::session::Attempt {
-                                lead: String::new(),
-                                text: g.text.clone(),
-                                names_a_piece: false,
-                                asks_amiss: false,
-                                kept: false,
+                            all.push(slm_runtime::session::Attempt::unled(
+                                &g.text,
                                 restates,
-                                barred_start: opts.barred_start.clone(),
-                            });
+                                &opts.barred_start,
+                            ));
                         }
                         let first = g.ids.first().copied();
                         gens.push(g);
@@ -1264,7 +1260,7 @@ fn run(cli: Cli) -> Result<()> {
                         }
                         opts.barred_start.extend(first);
                     }
-                    let k = all.iter().position(|a| !a.restates).unwrap_or(0);
+                    let k = slm_runtime::session::kept_answer(&all);
                     if let Some(a) = all.get_mut(k) {
                         a.kept = true;
                         tries = Some(all);

@@ -141,6 +141,31 @@ pub struct Attempt {
     pub barred_start: Vec<u32>,
 }
 
+impl Attempt {
+    /// An attempt at a reply the policy did not lead (`Session::settle_unled`).
+    pub fn unled(text: &str, restates: bool, barred_start: &[u32]) -> Attempt {
+        Attempt {
+            lead: String::new(),
+            text: text.to_string(),
+            names_a_piece: false,
+            asks_amiss: false,
+            kept: false,
+            restates,
+            barred_start: barred_start.to_vec(),
+        }
+    }
+}
+
+/// The attempt kept of those at a reply the policy did not lead: the first that
+/// answers. An empty one (stopped before a token, or an end of sequence first)
+/// answers nothing; when none answers, the first is kept.
+pub fn kept_answer(tries: &[Attempt]) -> usize {
+    tries
+        .iter()
+        .position(|a| !a.restates && !a.text.trim().is_empty())
+        .unwrap_or(0)
+}
+
 /// What `Session::settle` makes of a finished turn.
 pub enum Settled<'e> {
     /// The reply asked for no missing piece: another attempt, with the next lead,
@@ -644,25 +669,12 @@ impl<'e> Session<'e> {
             None if restates => (Vec::new(), None, Vec::new()),
             None => return Ok(Settled::Done(Box::new(t))),
         };
-        tries.push(Attempt {
-            lead: String::new(),
-            text: t.generation.text.clone(),
-            names_a_piece: false,
-            asks_amiss: false,
-            kept: false,
-            restates,
-            barred_start: barred.clone(),
-        });
+        tries.push(Attempt::unled(&t.generation.text, restates, &barred));
         let this = tries.len() - 1;
         let first = t.generation.ids.first().copied();
         let again = restates && tries.len() < RESTATED_TRIES && first.is_some();
         if !again {
-            // The first attempt that answers. An empty one (stopped before a token, or
-            // an end of sequence first) answers nothing: the first attempt is kept.
-            let k = tries
-                .iter()
-                .position(|a| !a.restates && !a.text.trim().is_empty())
-                .unwrap_or(0);
+            let k = kept_answer(&tries);
             return Ok(Settled::Done(Box::new(match fallback {
                 Some((kept, context)) if k != this => self.keep_fallback(kept, &context, tries, k),
                 _ => {
