@@ -226,7 +226,7 @@ enum EvalCmd {
     Probe {
         model: PathBuf,
         /// Sets to fit on, one author each (repeatable; default the three committed
-        /// sets and eval/probes/clarify_probe4.jsonl to clarify_probe15.jsonl; the 16th
+        /// sets and eval/probes/clarify_probe4.jsonl to clarify_probe17.jsonl; the 18th
         /// author's set is kept out, read blind).
         #[arg(long)]
         set: Vec<PathBuf>,
@@ -1397,6 +1397,8 @@ fn run_eval(which: EvalCmd, json_mode: bool) -> Result<()> {
                     "eval/probes/clarify_probe13.jsonl",
                     "eval/probes/clarify_probe14.jsonl",
                     "eval/probes/clarify_probe15.jsonl",
+                    "eval/probes/clarify_probe16.jsonl",
+                    "eval/probes/clarify_probe17.jsonl",
                 ]
                 .map(PathBuf::from)
                 .to_vec()

@@ -1294,6 +1294,11 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 "yen", "bucks", "cents", "rupees", "each", "per", "apiece",
             ])
             .is_some();
+    // How long a sum takes to double turns on its growth rate alone.
+    let grows = m.any(&["double", "doubles", "triple", "triples"]).is_some()
+        && m
+            .any(&["savings", "money", "investment", "investments", "portfolio", "deposit", "interest"])
+            .is_some();
     let price_question = m
         .any(&[
             "cost", "costs", "pay", "price", "spend", "owe", "tip", "bill", "tax", "discount",
@@ -1381,6 +1386,11 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     } else if price_question && !money && (numbers > 0 || personal || deictic) {
         what = "the price or amount";
         why = "asks what something costs but gives no price".to_string();
+    } else if numbers == 0 && grows {
+        // "how long does it take for money to double": anyone's money, and still the
+        // answer turns on a rate no one gave.
+        what = "the yearly interest or growth rate";
+        why = format!("\"{cue}\" for a sum to grow, with no rate given");
     } else if numbers == 0
         && (personal || deictic)
         && (!["how many", "how long", "how far", "how fast", "how much"].contains(&cue)
@@ -1390,12 +1400,7 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             ])
             .is_some())
     {
-        // How long a sum takes to double turns on its growth rate alone.
-        let grows = m.any(&["double", "doubles", "triple", "triples"]).is_some()
-            && m
-                .any(&["savings", "money", "investment", "investments", "portfolio", "deposit", "interest"])
-                .is_some();
-        what = if grows { "the yearly interest or growth rate" } else { "the numbers to use" };
+        what = "the numbers to use";
         why = format!("asks to {cue} but gives no numbers");
     } else if numbers == 0
         && deictic
@@ -1409,6 +1414,8 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         why = format!("\"{cue}\" about something the message does not quantify");
     } else if numbers <= 1
         && (m.has("%") || m.has("percent"))
+        // A doubling time at a rate is the same for any sum.
+        && !grows
         && (personal || deictic || m.has("off"))
         // "a 70% chance of rain", "my battery is at 15%": a percentage that is the
         // answer's fact, not one to take of an amount.
@@ -2174,7 +2181,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             out.push(finding(
                 "referent",
                 Slot::Referent,
-                format!("which {noun} you mean"),
+                format!("which {noun} I mean"),
                 0.85,
                 format!("\"the {noun} {q}\" in the first message: nothing was said before"),
             ));
@@ -2306,7 +2313,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         out.push(finding(
             "referent",
             Slot::Referent,
-            format!("what you want to {verb}"),
+            format!("what I want to {verb}"),
             0.85,
             format!("\"safe to {verb} with\": what is taken is never named"),
         ));

@@ -1154,6 +1154,10 @@ fn the_seventeenth_authors_gaps_are_found() {
             "What time should I call my aunt in Manila? I'll be calling from Zoom.",
             &["location"],
         ),
+        // How long a sum takes to double turns on its rate, whoever owns it.
+        ("how long does it take for money to double", &["quantity"]),
+        ("How long does it take money to double at 7% a year?", &[]),
+        ("Explain how long it takes money to double with compound interest", &[]),
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }

@@ -143,17 +143,21 @@ impl<'a> Words<'a> {
     }
 
     /// Is word `i` a number the message states? "one" is a determiner or a pronoun far
-    /// more often than a quantity, "1:1" is a meeting, and "double my savings" is a verb.
+    /// more often than a quantity, "1:1" is a meeting, and "double my savings" and "for
+    /// money to double" are verbs.
     fn is_quantity(&self, i: usize) -> bool {
         let x = self.w[i].as_str();
         let verb = ["double", "triple", "halve"].contains(&x)
-            && self.w.get(i + 1).is_some_and(|n| {
-                [
-                    "my", "our", "your", "the", "it", "its", "his", "her", "their", "this", "that",
-                    "money",
-                ]
-                .contains(&n.as_str())
-            });
+            && (i
+                .checked_sub(1)
+                .is_some_and(|p| ["to", "will", "would"].contains(&self.w[p].as_str()))
+                || self.w.get(i + 1).is_some_and(|n| {
+                    [
+                        "my", "our", "your", "the", "it", "its", "his", "her", "their", "this",
+                        "that", "money",
+                    ]
+                    .contains(&n.as_str())
+                }));
         Self::is_number(x) && x != "one" && x != "1:1" && !verb
     }
 
