@@ -563,7 +563,10 @@ fn asks_the_wrong_thing(piece: &super::Piece, ws: &[String], user: &[String]) ->
         Slot::Criteria => asks_which_wins(ws) || offers_what_was_said(ws, user),
         Slot::Referent => names_the_answer(ws, user),
         Slot::Quantity => asks_the_answer_back(ws, user) || converts_backwards(ws, user),
-        Slot::Location => piece.ask.ends_with(super::STAY_PLACE) && asks_where_the_user_is(ws),
+        Slot::Location => {
+            (piece.ask.ends_with(super::STAY_PLACE) || piece.ask.ends_with(super::DESTINATION))
+                && asks_where_the_user_is(ws)
+        }
         _ => false,
     }
 }

@@ -401,7 +401,13 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
         return Decision::none("no rule found a missing piece");
     }
     findings.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.slot.cmp(&b.slot)));
-    findings.dedup_by_key(|f| f.slot);
+    // Each slot once, at its best score: a place asked for by two rules is one piece.
+    let mut seen: Vec<Slot> = Vec::new();
+    findings.retain(|f| {
+        let first = !seen.contains(&f.slot);
+        seen.push(f.slot);
+        first
+    });
     let top = &findings[0];
     let missing = join(findings.iter().map(|f| f.missing.as_str()));
     // Each reason once: the probe's findings share theirs.
@@ -488,6 +494,15 @@ pub const STAY_PLACE: &str = "the city to stay in";
 /// asked for by name.
 pub const INGREDIENT: &str = "the ingredient being measured";
 
+/// Where a trip to plan goes (`rules::destination`): not where the user is.
+pub const DESTINATION: &str = "the place the trip is to";
+
+/// What a bare measure converts to (`rules::bare_conversion`): "convert 30 degrees".
+pub const CONVERT_TO: &str = "the unit to convert to";
+
+/// The zones a shared time is found across (`rules::scheduling`): everyone's.
+pub const EVERYONES_ZONE: &str = "the time zone each of us is in";
+
 /// The places a time is converted between: the user's own place is only one of them.
 pub const TIME_PLACES: &str = "the two places (cities or time zones)";
 
@@ -519,13 +534,18 @@ fn ask_for(f: &Finding, live: bool) -> String {
         Slot::ProgrammingLanguage => "for the programming language to use".into(),
         // "the trip (where from and where to)": a route, not where the user is.
         Slot::Location if thing.starts_with("the trip") => format!("for {thing}"),
-        Slot::Location if thing == STAY_PLACE || thing == TIME_PLACES => format!("for {thing}"),
+        Slot::Location
+            if [STAY_PLACE, TIME_PLACES, DESTINATION, EVERYONES_ZONE].contains(&thing) =>
+        {
+            format!("for {thing}")
+        }
         Slot::Location if live => "for the city or area".into(),
         Slot::Location => "for my location (my city or area)".into(),
         Slot::Schema => "for the fields the JSON should have".into(),
         Slot::Quantity => format!("for {thing}"),
         // "the date and time of the reminder": whose time it is.
         Slot::DateTime => format!("for {thing}"),
+        Slot::Criteria if thing == CONVERT_TO => format!("for {thing}"),
         Slot::Criteria => "for what matters most in the choice".into(),
         // "the phones being compared" → "for the names of the phones being compared".
         Slot::Items if thing == INGREDIENT => format!("for {thing}"),

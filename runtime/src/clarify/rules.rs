@@ -30,9 +30,12 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     }
     scaled_recipe(&m, &ctx, &mut out);
     volume_to_weight(&m, &ctx, &mut out);
+    bare_conversion(&m, &ctx, &mut out);
     scheduling(&m, &ctx, &mut out);
+    lead_time(&m, &ctx, &mut out);
     comparison(&m, &ctx, &mut out);
     trip(&m, &ctx, &mut out);
+    destination(&m, &ctx, &mut out);
     // A "this" already reported as a missing text is not also a missing referent.
     if !out.iter().any(|f| f.slot == Slot::Text) {
         referent(&m, &ctx, &mut out);
@@ -748,9 +751,13 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     for (verb, category) in TEXT_VERBS {
         let Some(i) = m.find(verb) else { continue };
         let n = verb.split(' ').count();
-        // "turn it off" switches a thing; "turn it into JSON" converts a text.
-        if *verb == "turn"
-            && m.w.get(i + 2).is_some_and(|x| ["off", "on", "up", "down"].contains(&x.as_str()))
+        // "turn it off" switches a thing and "couldn't put it down" praises a book;
+        // "turn it into JSON" and "put it in a table" convert a text.
+        if ["turn", "put"].contains(verb)
+            && m.w.get(i + 2).is_some_and(|x| {
+                ["off", "on", "up", "down", "away", "back", "aside", "out", "together"]
+                    .contains(&x.as_str())
+            })
         {
             continue;
         }
@@ -981,6 +988,13 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if !asks_code && !how_to {
         return;
     }
+    // "make me a config.json for my app": a file of settings, in no language of code.
+    let config_file = m.w.iter().any(|x| {
+        [".json", ".yaml", ".yml", ".toml", ".ini", ".env"].iter().any(|e| x.ends_with(e))
+    });
+    if config_file && m.any(CODE_KINDS).is_none() {
+        return;
+    }
     if names_a_language(m, &ctx.words(), &ctx.all) {
         return;
     }
@@ -1013,8 +1027,20 @@ fn names_a_language(m: &Words, all: &Words, raw: &str) -> bool {
         let negated = all.w[i.saturating_sub(2)..i]
             .iter()
             .any(|p| ["without", "no", "not", "avoid"].contains(&p.as_str()));
+        // "It'll go straight into our checkout": the verb. Go the language is written
+        // "Go" mid-sentence, or asked for by name: "in go", "a go function".
+        let capital_go = all.cased[i] == "Go" && !all.sentence_initial[i];
+        let named_go = i
+            .checked_sub(1)
+            .is_some_and(|p| ["in", "using", "use", "with"].contains(&all.w[p].as_str()))
+            || all
+                .w
+                .get(i + 1)
+                .is_some_and(|n| CODE_NOUNS.contains(&n.as_str()));
+        let verb_go = x == "go" && !capital_go && !named_go;
         PROGRAMMING.contains(&x)
             && !negated
+            && !verb_go
             && (!["json", "yaml", "regex"].contains(&x) || m.any(CODE_KINDS).is_none())
     };
     (0..all.len()).any(names)
@@ -1085,10 +1111,45 @@ fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
+/// A trip to plan with nowhere named: "Plan out a 5-day itinerary for me, I leave on
+/// the 14th!". Every day of the plan turns on the destination.
+#[rustfmt::skip]
+fn destination(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.payload || !out.is_empty() {
+        return;
+    }
+    let Some(cue) = m.any(&[
+        "itinerary", "plan my trip", "plan a trip", "plan our trip", "plan my vacation",
+        "plan our vacation", "plan my holiday", "plan our holiday", "plan my honeymoon",
+        "plan our honeymoon", "travel plan", "trip plan",
+    ]) else {
+        return;
+    };
+    // "what should an itinerary include", "an itinerary app in React": about itineraries.
+    if ctx.words().has_place()
+        || m.any(PROGRAMMING).is_some()
+        || m.any(&[
+            "how to", "how do", "tips", "template", "app", "code", "what is", "what's an",
+            "include", "explain", "from this", "these notes",
+        ])
+        .is_some()
+    {
+        return;
+    }
+    out.push(finding(
+        "recommendation",
+        Slot::Location,
+        super::DESTINATION,
+        0.8,
+        format!("\"{cue}\" with no destination named"),
+    ));
+}
+
 /// JSON with no fields named and no data given.
 #[rustfmt::skip]
 fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    if !m.has("json") {
+    // "make me a config.json": a JSON file by its name.
+    if !m.has("json") && !m.w.iter().any(|x| x.ends_with(".json")) {
         return;
     }
     // "matching the format my frontend wants": a schema the user has and did not give.
@@ -1631,6 +1692,41 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 })
             })
         });
+    // "find a time next week that works for the three of us": only the people's free
+    // hours decide, and the message gives none.
+    let shared = m
+        .any(&[
+            "works for", "work for", "suits", "we're all free", "we are all free",
+            "everyone is free", "everyone's free", "everybody is free",
+        ])
+        .filter(|_| m.any(&["time", "times", "slot", "slots"]).is_some())
+        .filter(|_| {
+            m.any(&["us", "everyone", "everybody", "all of us", "the team", "the group", "both of us"])
+                .is_some()
+        });
+    if let Some(c) = shared.filter(|_| !ctx.payload && !has_time_of_day(m) && !names_a_day(m)) {
+        // "spread over three time zones": which zones comes first.
+        if m.any(&["time zones", "timezones", "time zone", "timezone"]).is_some()
+            && !ctx.words().has_place()
+        {
+            out.push(finding(
+                "scheduling",
+                Slot::Location,
+                super::EVERYONES_ZONE,
+                0.8,
+                format!("\"{c}\" across time zones the message does not name"),
+            ));
+            return;
+        }
+        out.push(finding(
+            "scheduling",
+            Slot::DateTime,
+            "when each of us is free",
+            0.8,
+            format!("\"{c}\": a time only everyone's free hours decide, and none are given"),
+        ));
+        return;
+    }
     let Some(cue) = cue else { return };
     // "put this into Spanish: 'Sofia will be absent on Friday, she has a dentist
     // appointment'": the event is in the text to work on, not one to book.
@@ -1712,6 +1808,38 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         what,
         0.8,
         format!("\"{cue}\" with no date or time"),
+    ));
+}
+
+/// How early to start for an event whose date is never said: "When should I start
+/// training if I want to run the half marathon?". The start counts back from that date.
+#[rustfmt::skip]
+fn lead_time(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.payload || !ctx.first || !out.is_empty() {
+        return;
+    }
+    let Some(cue) = m.any(&[
+        "when should i start", "when should we start", "when do i need to start",
+        "when do we need to start", "how early should i start", "how early should we start",
+        "how soon should i start", "when should i begin", "how far ahead should i",
+        "how far in advance should i", "how long before",
+    ]) else {
+        return;
+    };
+    // An event the start counts back to: "for the exam", "if I want to run the half".
+    let event = m
+        .any(&["if i want to", "if we want to", "for the", "for my", "for our", "before the", "before my", "to be ready for", "ahead of"])
+        .is_some();
+    let all = ctx.words();
+    if !event || all.has_date() || names_a_day(&all) {
+        return;
+    }
+    out.push(finding(
+        "scheduling",
+        Slot::DateTime,
+        "the date of the event",
+        0.75,
+        format!("\"{cue}\" for an event with no date given"),
     ));
 }
 
@@ -2181,7 +2309,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             out.push(finding(
                 "referent",
                 Slot::Referent,
-                format!("which {noun} I mean"),
+                format!("which {noun} you mean"),
                 0.85,
                 format!("\"the {noun} {q}\" in the first message: nothing was said before"),
             ));
@@ -2279,6 +2407,51 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ));
         return;
     }
+    // "summarize the latest episode", "summarize chapter 3": a part of a show or a book
+    // that is never named.
+    // ("Summarise chapter 7" asks for the chapter's text, which the user has; "open
+    // this season" is a time of year.)
+    const PARTS: &[&str] = &["episode", "episodes", "season", "finale"];
+    let part = (0..m.len()).find(|&i| {
+        PARTS.contains(&m.w[i].as_str())
+            && (i.checked_sub(1).is_some_and(|p| {
+                ["the", "latest", "last", "new", "newest"].contains(&m.w[p].as_str())
+            }) || m.w.get(i + 1).is_some_and(|n| Words::is_number(n)))
+    });
+    if let Some(i) = part.filter(|_| ctx.first && !m.has_name()) {
+        out.push(finding(
+            "referent",
+            Slot::Referent,
+            "which show you mean",
+            0.85,
+            format!("\"{}\" of a show the message never names", m.w[i]),
+        ));
+        return;
+    }
+    // "any books like the one i just finished?": more of a thing the user had and never
+    // names. ("a phone like the one I had, a Pixel 6" names it.)
+    const HAD: &[&str] = &[
+        "finished", "read", "watched", "saw", "seen", "played", "heard", "bought", "tried",
+        "had", "loved", "liked", "used", "ate", "visited", "listened", "got",
+    ];
+    let one_had = ["the one i", "the last one i", "the one we", "the last one we"]
+        .into_iter()
+        .find(|q| {
+            m.find(q).is_some_and(|i| {
+                let k = i + q.split(' ').count();
+                m.w[k..].iter().take(2).any(|x| HAD.contains(&x.as_str()))
+            })
+        });
+    if let Some(q) = one_had.filter(|_| ctx.first && !m.has_name()) {
+        out.push(finding(
+            "referent",
+            Slot::Referent,
+            "which one you mean",
+            0.85,
+            format!("\"{q} …\": a thing of the user's the conversation never names"),
+        ));
+        return;
+    }
     // "Can you make the one from before shorter?" as a first message: nothing came before.
     if let Some(q) = m.any(&[
         "the one from before", "the one you mentioned", "the one you suggested",
@@ -2313,7 +2486,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         out.push(finding(
             "referent",
             Slot::Referent,
-            format!("what I want to {verb}"),
+            format!("what you want to {verb}"),
             0.85,
             format!("\"safe to {verb} with\": what is taken is never named"),
         ));
@@ -2612,6 +2785,31 @@ fn volume_to_weight(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
 }
 
+/// A measure to convert with nothing to convert it to: "convert 30 degrees" may be
+/// Celsius to Fahrenheit or degrees to radians.
+fn bare_conversion(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    let Some(i) = m.find("convert") else { return };
+    let rest: Vec<&str> = m.w[i + 1..]
+        .iter()
+        .map(String::as_str)
+        .filter(|x| !["pls", "plz", "please", "for", "me", "thx", "thanks"].contains(x))
+        .collect();
+    // A number and a unit, and nothing after: no "to", "into" or "in".
+    let bare = matches!(rest.as_slice(), [n, unit] if Words::is_number(n) && !Words::is_number(unit))
+        || matches!(rest.as_slice(), [n, _, _] if Words::is_number(n))
+            && !rest.iter().any(|x| ["to", "into", "in"].contains(x));
+    if !ctx.first || ctx.payload || !bare {
+        return;
+    }
+    out.push(finding(
+        "math",
+        Slot::Criteria,
+        super::CONVERT_TO,
+        0.8,
+        format!("\"convert {}\" names no unit to convert to", rest.join(" ")),
+    ));
+}
+
 /// A time converted between the user's zone and someone else's ("what time is 3pm my
 /// time for my client?") with neither place named.
 #[rustfmt::skip]
@@ -2630,7 +2828,13 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             && m.cased[i + 1].starts_with(char::is_uppercase)
             && !APPS.contains(&m.w[i + 1].as_str())
     });
-    let lives = m.any(OWN_PLACE).is_some() || calls_from;
+    // "10am my time (Chicago)": the zone named right after.
+    let zone_after = ["my time", "my local time"].iter().any(|c| {
+        m.find(c).is_some_and(|i| {
+            m.cased.get(i + c.split(' ').count()).is_some_and(|n| n.starts_with(char::is_uppercase))
+        })
+    });
+    let lives = m.any(OWN_PLACE).is_some() || calls_from || zone_after;
     let own_place_said = lives || m.any(ZONES).is_some();
     // "what time is 3pm EST in my time": the zone converted from is given, the user's
     // own is not (an "EST" here is the other side's). "in my time off" is no zone.
@@ -2877,8 +3081,11 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "Between renting and buying, which makes more sense for me right now?": the
     // user's own situation now, not the world's.
-    if cue == "right now"
+    if ["right now", "rn"].contains(&cue)
         && m.any(&[
+            "smarter",
+            "im",
+            "feeling",
             "for me",
             "for us",
             "should i",

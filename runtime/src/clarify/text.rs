@@ -346,7 +346,11 @@ impl<'a> Words<'a> {
                     }
                     continue;
                 }
-                if !NOT_A_PLACE.contains(&next.as_str()) && !Self::is_number(next) {
+                // "at 3pm", "in 2h": a time or an amount, never a place.
+                if !NOT_A_PLACE.contains(&next.as_str())
+                    && !Self::is_number(next)
+                    && !next.starts_with(|c: char| c.is_ascii_digit())
+                {
                     return true;
                 }
             }
