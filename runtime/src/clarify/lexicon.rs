@@ -431,7 +431,8 @@ pub const LIVE_CUES: &[&str] = &[
     "it a good time to sell", "it a good time to invest", "now a good time to buy",
     "now a good time to sell", "now a good time to invest", "it the right time to buy",
     "it the right time to sell", "now the right time to buy", "now the right time to sell",
-    "it a bad time to buy", "it a bad time to sell", "rn", "stock at", "stocks at", "shares at",
+    "it a bad time to buy", "it a bad time to sell", "stock at rn", "stock rn", "stocks rn",
+    "shares rn", "at rn", "worth rn", "doing rn", "open rn", "trading rn", "cost rn", "costs rn",
 ];
 
 /// What only the user's own accounts hold ("my Amazon order", "my checking account

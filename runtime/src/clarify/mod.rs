@@ -501,7 +501,7 @@ pub const DESTINATION: &str = "the place the trip is to";
 pub const CONVERT_TO: &str = "the unit to convert to";
 
 /// The zones a shared time is found across (`rules::scheduling`): everyone's.
-pub const EVERYONES_ZONE: &str = "the time zone each of us is in";
+pub const EVERYONES_ZONE: &str = "each person's time zone";
 
 /// The places a time is converted between: the user's own place is only one of them.
 pub const TIME_PLACES: &str = "the two places (cities or time zones)";

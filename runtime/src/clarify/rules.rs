@@ -753,12 +753,15 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         let n = verb.split(' ').count();
         // "turn it off" switches a thing and "couldn't put it down" praises a book;
         // "turn it into JSON" and "put it in a table" convert a text.
-        if ["turn", "put"].contains(verb)
-            && m.w.get(i + 2).is_some_and(|x| {
+        // "couldn't put this book down": the particle two or three words on, and not
+        // followed by "into", "in" or "as" ("put them together in a table").
+        let particle = (i + 2..=i + 3).any(|k| {
+            m.w.get(k).is_some_and(|x| {
                 ["off", "on", "up", "down", "away", "back", "aside", "out", "together"]
                     .contains(&x.as_str())
-            })
-        {
+            }) && !m.w.get(k + 1).is_some_and(|n| ["into", "in", "as"].contains(&n.as_str()))
+        });
+        if ["turn", "put"].contains(verb) && particle {
             continue;
         }
         // "Today's rate on my bank app", "the check came to $80", "a parking spot":
@@ -992,7 +995,12 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let config_file = m.w.iter().any(|x| {
         [".json", ".yaml", ".yml", ".toml", ".ini", ".env"].iter().any(|e| x.ends_with(e))
     });
-    if config_file && m.any(CODE_KINDS).is_none() {
+    // "Build a CLI tool that reads config.yaml" asks for code; the app a config is for
+    // does not.
+    let code_asked = m.w.iter().any(|x| {
+        CODE_NOUNS.contains(&x.as_str()) && !["app", "application", "project"].contains(&x.as_str())
+    });
+    if config_file && !code_asked {
         return;
     }
     if names_a_language(m, &ctx.words(), &ctx.all) {
@@ -1032,11 +1040,12 @@ fn names_a_language(m: &Words, all: &Words, raw: &str) -> bool {
         let capital_go = all.cased[i] == "Go" && !all.sentence_initial[i];
         let named_go = i
             .checked_sub(1)
-            .is_some_and(|p| ["in", "using", "use", "with"].contains(&all.w[p].as_str()))
-            || all
-                .w
-                .get(i + 1)
-                .is_some_and(|n| CODE_NOUNS.contains(&n.as_str()));
+            .is_some_and(|p| ["in", "using", "use", "with", "is"].contains(&all.w[p].as_str()))
+            || all.w.get(i + 1).is_some_and(|n| {
+                CODE_NOUNS.contains(&n.as_str())
+                    || ["struct", "structs", "func", "package", "routine", "backend"]
+                        .contains(&n.as_str())
+            });
         let verb_go = x == "go" && !capital_go && !named_go;
         PROGRAMMING.contains(&x)
             && !negated
@@ -1118,19 +1127,34 @@ fn destination(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.payload || !out.is_empty() {
         return;
     }
-    let Some(cue) = m.any(&[
-        "itinerary", "plan my trip", "plan a trip", "plan our trip", "plan my vacation",
-        "plan our vacation", "plan my holiday", "plan our holiday", "plan my honeymoon",
-        "plan our honeymoon", "travel plan", "trip plan",
-    ]) else {
-        return;
+    // "plan my trip", "Plan a 5-day trip for me": a plan, then the trip within three
+    // words; or an itinerary asked for.
+    let trip_planned = m.find("plan").is_some_and(|i| {
+        m.w[i + 1..(i + 4).min(m.len())].iter().any(|x| {
+            ["trip", "vacation", "holiday", "honeymoon", "getaway", "roadtrip", "road"]
+                .contains(&x.as_str())
+        })
+    });
+    let itinerary = m.has("itinerary")
+        && m.any(&["plan", "make", "create", "build", "put together", "give me", "draft", "suggest", "write", "need", "help"])
+            .is_some();
+    let cue = match (trip_planned, itinerary) {
+        (true, _) => "plan a trip",
+        (_, true) => "itinerary",
+        _ => return,
     };
+    // "a trip to kyoto": whatever follows "to" is where (lowercase or not).
+    let to_somewhere = m.find("to").and_then(|i| m.w.get(i + 1)).is_some_and(|n| {
+        !NOT_A_PLACE.contains(&n.as_str())
+            && !["a", "the", "my", "our", "be", "go", "do", "see", "visit", "include", "make"]
+                .contains(&n.as_str())
+    });
     // "what should an itinerary include", "an itinerary app in React": about itineraries.
     if ctx.words().has_place()
-        || m.any(PROGRAMMING).is_some()
+        || to_somewhere
         || m.any(&[
-            "how to", "how do", "tips", "template", "app", "code", "what is", "what's an",
-            "include", "explain", "from this", "these notes",
+            "how to", "how do", "tips", "template", "app", "code", "script", "function",
+            "website", "what is", "what's an", "include", "explain", "from this", "these notes",
         ])
         .is_some()
     {
@@ -1148,8 +1172,20 @@ fn destination(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 /// JSON with no fields named and no data given.
 #[rustfmt::skip]
 fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    // "make me a config.json": a JSON file by its name.
-    if !m.has("json") && !m.w.iter().any(|x| x.ends_with(".json")) {
+    // "make me a config.json": a JSON file by its name, made (not read or uploaded), and
+    // not one whose fields a tool fixes (package.json, tsconfig.json).
+    const STANDARD: &[&str] = &[
+        "package.json", "tsconfig.json", "jsconfig.json", "composer.json", "launch.json",
+        "tasks.json", "manifest.json", "package-lock.json", "devcontainer.json",
+    ];
+    let named_file = m.w.iter().enumerate().any(|(i, x)| {
+        x.ends_with(".json")
+            && !STANDARD.contains(&x.as_str())
+            && m.w[i.saturating_sub(4)..i]
+                .iter()
+                .any(|v| ["make", "create", "generate", "write", "give", "produce", "need", "build"].contains(&v.as_str()))
+    });
+    if !m.has("json") && !named_file {
         return;
     }
     // "matching the format my frontend wants": a schema the user has and did not give.
@@ -1355,8 +1391,12 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 "yen", "bucks", "cents", "rupees", "each", "per", "apiece",
             ])
             .is_some();
-    // How long a sum takes to double turns on its growth rate alone.
-    let grows = m.any(&["double", "doubles", "triple", "triples"]).is_some()
+    // How long a sum takes to double turns on its growth rate alone: "how long for
+    // money to double" ("does paying biweekly double the interest savings" asks no time).
+    let grows = m
+        .any(&["to double", "to triple", "double my", "triple my", "double our", "doubles", "triples"])
+        .is_some()
+        && m.any(&["how long", "when", "how many years", "how much time"]).is_some()
         && m
             .any(&["savings", "money", "investment", "investments", "portfolio", "deposit", "interest"])
             .is_some();
@@ -1475,8 +1515,9 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         why = format!("\"{cue}\" about something the message does not quantify");
     } else if numbers <= 1
         && (m.has("%") || m.has("percent"))
-        // A doubling time at a rate is the same for any sum.
-        && !grows
+        // A doubling time at a rate is the same for any sum; "10% of my paycheck" is
+        // still a share of an amount not given.
+        && (!grows || m.has("of my"))
         && (personal || deictic || m.has("off"))
         // "a 70% chance of rain", "my battery is at 15%": a percentage that is the
         // answer's fact, not one to take of an amount.
@@ -1694,34 +1735,39 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         });
     // "find a time next week that works for the three of us": only the people's free
     // hours decide, and the message gives none.
+    let all = ctx.words();
+    // "us" as people, not "the US" (written in capitals).
+    let people = m.w.iter().zip(&m.cased).any(|(w, c)| w == "us" && c != "US")
+        || m.any(&["everyone", "everybody", "all of us", "the team", "the group", "both of us"])
+            .is_some();
     let shared = m
         .any(&[
             "works for", "work for", "suits", "we're all free", "we are all free",
             "everyone is free", "everyone's free", "everybody is free",
         ])
-        .filter(|_| m.any(&["time", "times", "slot", "slots"]).is_some())
-        .filter(|_| {
-            m.any(&["us", "everyone", "everybody", "all of us", "the team", "the group", "both of us"])
-                .is_some()
-        });
-    if let Some(c) = shared.filter(|_| !ctx.payload && !has_time_of_day(m) && !names_a_day(m)) {
-        // "spread over three time zones": which zones comes first.
-        if m.any(&["time zones", "timezones", "time zone", "timezone"]).is_some()
-            && !ctx.words().has_place()
-        {
-            out.push(finding(
-                "scheduling",
-                Slot::Location,
-                super::EVERYONES_ZONE,
-                0.8,
-                format!("\"{c}\" across time zones the message does not name"),
-            ));
+        .filter(|_| m.any(&["time", "times", "slot", "slots"]).is_some() && people)
+        // "How do I find a time that works for everyone?": advice, not a booking.
+        .filter(|_| m.any(&["how do i", "how to", "how can i", "tips", "tool", "app", "explain"]).is_none())
+        .filter(|_| !ctx.payload && !has_time_of_day(&all) && !names_a_day(&all));
+    if let Some(c) = shared {
+        // "spread over three time zones": which zones comes first, unless the places
+        // are named (their overlap can be worked out).
+        if m.any(&["time zones", "timezones", "time zone", "timezone"]).is_some() {
+            if !all.has_place() {
+                out.push(finding(
+                    "scheduling",
+                    Slot::Location,
+                    super::EVERYONES_ZONE,
+                    0.8,
+                    format!("\"{c}\" across time zones the message does not name"),
+                ));
+            }
             return;
         }
         out.push(finding(
             "scheduling",
             Slot::DateTime,
-            "when each of us is free",
+            "when each person is free",
             0.8,
             format!("\"{c}\": a time only everyone's free hours decide, and none are given"),
         ));
@@ -1765,7 +1811,6 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "to a different day", "to a different time", "to some other time",
         ])
         .is_some();
-    let all = ctx.words();
     if all.has_date() && !vague {
         // "Book a 30 min 1:1 with Kenji on Tuesday": a meeting booked on a day, at no
         // time of that day.
@@ -1822,13 +1867,19 @@ fn lead_time(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "when should i start", "when should we start", "when do i need to start",
         "when do we need to start", "how early should i start", "how early should we start",
         "how soon should i start", "when should i begin", "how far ahead should i",
-        "how far in advance should i", "how long before",
+        "how far in advance should i",
     ]) else {
         return;
     };
-    // An event the start counts back to: "for the exam", "if I want to run the half".
+    // An event on a date the start counts back to: "for the exam", "if I want to run
+    // the half marathon". ("saving for my retirement" or "solids for my baby" count
+    // back from no date.)
     let event = m
-        .any(&["if i want to", "if we want to", "for the", "for my", "for our", "before the", "before my", "to be ready for", "ahead of"])
+        .any(&[
+            "exam", "exams", "finals", "test", "race", "marathon", "half", "10k", "5k",
+            "triathlon", "wedding", "trip", "interview", "competition", "tournament", "recital",
+            "audition", "deadline", "move", "presentation", "surgery", "due date", "launch",
+        ])
         .is_some();
     let all = ctx.words();
     if !event || all.has_date() || names_a_day(&all) {
@@ -2411,12 +2462,18 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // that is never named.
     // ("Summarise chapter 7" asks for the chapter's text, which the user has; "open
     // this season" is a time of year.)
+    // "the last episode", "the latest season", "episode 3"; not "in the season" (of the
+    // year) or "last season" (a team's), nor "the last episode of severance".
     const PARTS: &[&str] = &["episode", "episodes", "season", "finale"];
+    let before = |i: usize, k: usize| i.checked_sub(k).map(|p| m.w[p].as_str());
     let part = (0..m.len()).find(|&i| {
-        PARTS.contains(&m.w[i].as_str())
-            && (i.checked_sub(1).is_some_and(|p| {
-                ["the", "latest", "last", "new", "newest"].contains(&m.w[p].as_str())
-            }) || m.w.get(i + 1).is_some_and(|n| Words::is_number(n)))
+        let which = ["latest", "newest"].contains(&before(i, 1).unwrap_or(""))
+            || (["last", "new", "final"].contains(&before(i, 1).unwrap_or(""))
+                && before(i, 2) == Some("the"))
+            || m.w.get(i + 1).is_some_and(|n| Words::is_number(n));
+        let of_named = m.w.get(i + 1).is_some_and(|n| n == "of")
+            && m.w.get(i + 2).is_some_and(|n| !POINTING.contains(&n.as_str()));
+        PARTS.contains(&m.w[i].as_str()) && which && !of_named
     });
     if let Some(i) = part.filter(|_| ctx.first && !m.has_name()) {
         out.push(finding(
@@ -2442,7 +2499,11 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 m.w[k..].iter().take(2).any(|x| HAD.contains(&x.as_str()))
             })
         });
-    if let Some(q) = one_had.filter(|_| ctx.first && !m.has_name()) {
+    // More like it is asked for: "the one I tried last week was too dry" asks no match.
+    let alike = m
+        .any(&["like the", "similar to", "another", "more like", "something like", "like it", "like that"])
+        .is_some();
+    if let Some(q) = one_had.filter(|_| ctx.first && alike && !m.has_name()) {
         out.push(finding(
             "referent",
             Slot::Referent,
@@ -2794,10 +2855,15 @@ fn bare_conversion(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .map(String::as_str)
         .filter(|x| !["pls", "plz", "please", "for", "me", "thx", "thanks"].contains(x))
         .collect();
-    // A number and a unit, and nothing after: no "to", "into" or "in".
-    let bare = matches!(rest.as_slice(), [n, unit] if Words::is_number(n) && !Words::is_number(unit))
-        || matches!(rest.as_slice(), [n, _, _] if Words::is_number(n))
-            && !rest.iter().any(|x| ["to", "into", "in"].contains(x));
+    // Units with more than one reading: degrees of heat or of angle, pounds of weight
+    // or of money, fluid or dry ounces, short or metric tons, US or imperial gallons.
+    const AMBIGUOUS: &[&str] = &[
+        "degrees", "degree", "pounds", "pound", "lbs", "lb", "ounces", "ounce", "oz", "tons",
+        "ton", "gallons", "gallon", "cups", "cup", "quarts", "quart", "pints", "pint",
+    ];
+    // A number and such a unit, and nothing after.
+    let bare =
+        matches!(rest.as_slice(), [n, unit] if Words::is_number(n) && AMBIGUOUS.contains(unit));
     if !ctx.first || ctx.payload || !bare {
         return;
     }
@@ -2828,12 +2894,11 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             && m.cased[i + 1].starts_with(char::is_uppercase)
             && !APPS.contains(&m.w[i + 1].as_str())
     });
-    // "10am my time (Chicago)": the zone named right after.
-    let zone_after = ["my time", "my local time"].iter().any(|c| {
-        m.find(c).is_some_and(|i| {
-            m.cased.get(i + c.split(' ').count()).is_some_and(|n| n.starts_with(char::is_uppercase))
-        })
-    });
+    // "10am my time (Chicago)": the zone named right after, in brackets.
+    let zone_after = {
+        let raw = m.raw.to_lowercase();
+        ["my time (", "my local time ("].iter().any(|c| raw.contains(c))
+    };
     let lives = m.any(OWN_PLACE).is_some() || calls_from || zone_after;
     let own_place_said = lives || m.any(ZONES).is_some();
     // "what time is 3pm EST in my time": the zone converted from is given, the user's
@@ -3041,8 +3106,24 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             ])
             .is_some()
         });
+    // "how much is gold rn": a price asked for right now.
+    // ("As an RN, what's a normal heart rate?": a nurse, in capitals.)
+    let price_now =
+        m.w.iter()
+            .zip(&m.cased)
+            .any(|(w, c)| w == "rn" && c != "RN")
+            && m.any(&[
+                "how much", "price", "prices", "worth", "cost", "rate", "rates",
+            ])
+            .is_some();
+    // "where is tesla stock at": a price "at", ending the question.
+    let stock_at = m.w.len() >= 2
+        && m.w[m.len() - 1] == "at"
+        && ["stock", "stocks", "shares"].contains(&m.w[m.len() - 2].as_str());
     let Some(cue) = m
         .any(LIVE_CUES)
+        .or(price_now.then_some("price rn"))
+        .or(stock_at.then_some("stock rn"))
         .or(wear)
         .or(opens.then_some("open"))
         // "my order total is $45, what's a 15% tip?" gives what it asks about.
@@ -3081,11 +3162,8 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "Between renting and buying, which makes more sense for me right now?": the
     // user's own situation now, not the world's.
-    if ["right now", "rn"].contains(&cue)
+    if cue == "right now"
         && m.any(&[
-            "smarter",
-            "im",
-            "feeling",
             "for me",
             "for us",
             "should i",
@@ -3216,7 +3294,9 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "stock price" | "share price" | "exchange rate" | "gas prices" | "petrol prices"
         | "bitcoin worth" | "bitcoin price" | "price of bitcoin" | "btc price"
         | "ethereum price" | "price of ethereum" | "stock market today" | "market today"
-        | "trading at" | "worth today" | "price today" => "today's prices",
+        | "trading at" | "worth today" | "price today" | "stock at rn" | "stock rn"
+        | "stocks rn" | "shares rn" | "worth rn" | "trading rn" | "cost rn" | "costs rn"
+        | "price rn" | "prices rn" => "today's prices",
         "breaking news" | "headlines" => "today's news",
         _ if OWN_ACCOUNTS.contains(&cue) || cue.contains("calendar") => {
             "what is in my own accounts (orders, calendar, mail, bank)"

@@ -135,6 +135,17 @@ impl<'a> Words<'a> {
             || NUMBER_WORDS.contains(&word)
     }
 
+    /// "3pm", "9:30am", "2h", "10min", "45mins": a time of day or a span of time.
+    fn is_clock_or_span(word: &str) -> bool {
+        let unit = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':' || c == '.');
+        unit.len() < word.len()
+            && word.starts_with(|c: char| c.is_ascii_digit())
+            && [
+                "am", "pm", "h", "hr", "hrs", "min", "mins", "m", "s", "sec", "secs", "",
+            ]
+            .contains(&unit)
+    }
+
     /// Numbers the message states (digits or number words).
     pub fn numbers(&self) -> usize {
         // "one" is a determiner or a pronoun far more often than a quantity, and "1:1"
@@ -346,10 +357,10 @@ impl<'a> Words<'a> {
                     }
                     continue;
                 }
-                // "at 3pm", "in 2h": a time or an amount, never a place.
+                // "at 3pm", "in 2h": a time or a span, never a place ("near 42nd st" is).
                 if !NOT_A_PLACE.contains(&next.as_str())
                     && !Self::is_number(next)
-                    && !next.starts_with(|c: char| c.is_ascii_digit())
+                    && !Self::is_clock_or_span(next)
                 {
                     return true;
                 }
