@@ -3059,7 +3059,19 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "Roughly how many euros is 500 US dollars these days?": a conversion needs
     // today's rate (seven authors of fifteen wrote one, each control with its rate).
-    if converts_currency(m) {
+    // "what makes the dollar go up against the euro" asks how rates move, not one.
+    let how_rates_move = m
+        .any(&[
+            "how are",
+            "how do",
+            "how does",
+            "what makes",
+            "what causes",
+            "why",
+            "explain",
+        ])
+        .is_some();
+    if converts_currency(m) && !how_rates_move {
         out.push(finding(
             "live",
             Slot::LiveData,
@@ -3277,9 +3289,21 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "solstice",
         "equinox",
         "roughly",
+        "how are",
+        "what makes",
     ])
     .is_some()
     {
+        return;
+    }
+    // "Who won the 2014 World Cup final and what was the score?": a result of a year
+    // gone by is history.
+    let year = m.w.iter().any(|w| {
+        w.len() == 4
+            && (w.starts_with("19") || w.starts_with("20"))
+            && w.chars().all(|c| c.is_ascii_digit())
+    });
+    if year && ["the score", "score of the game", "who won the game"].contains(&cue) {
         return;
     }
     let what = match cue {

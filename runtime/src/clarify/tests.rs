@@ -1262,6 +1262,16 @@ fn the_eighteenth_authors_gaps_are_found() {
         ("any good pizza near 42nd st?", &[]),
         ("our backend is go, write a function to hash passwords", &[]),
         ("how is btc doing rn", &["live_data"]),
+        // General knowledge and history, not today's figures.
+        (
+            "How are exchange rates set, and what makes a currency go up or down?",
+            &[],
+        ),
+        (
+            "Who won the 1998 World Cup final, and what was the score?",
+            &[],
+        ),
+        ("what's the score of the game?", &["live_data"]),
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }
