@@ -751,10 +751,10 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     for (verb, category) in TEXT_VERBS {
         let Some(i) = m.find(verb) else { continue };
         let n = verb.split(' ').count();
-        // "turn it off" switches a thing and "couldn't put it down" praises a book;
-        // "turn it into JSON" and "put it in a table" convert a text.
-        // "couldn't put this book down": the particle two or three words on, and not
-        // followed by "into", "in" or "as" ("put them together in a table").
+        // "turn it off" switches a thing and "couldn't put this book down" praises one:
+        // a particle two or three words on. "turn it back into JSON" and "put them
+        // together in a table" convert a text: the particle is followed by "into", "in"
+        // or "as".
         let particle = (i + 2..=i + 3).any(|k| {
             m.w.get(k).is_some_and(|x| {
                 ["off", "on", "up", "down", "away", "back", "aside", "out", "together"]
@@ -1143,11 +1143,19 @@ fn destination(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         (_, true) => "itinerary",
         _ => return,
     };
-    // "a trip to kyoto": whatever follows "to" is where (lowercase or not).
-    let to_somewhere = m.find("to").and_then(|i| m.w.get(i + 1)).is_some_and(|n| {
-        !NOT_A_PLACE.contains(&n.as_str())
-            && !["a", "the", "my", "our", "be", "go", "do", "see", "visit", "include", "make"]
-                .contains(&n.as_str())
+    // "a trip to kyoto", "i want to go to lisbon": whatever follows a "to" that is not
+    // a verb's is where (lowercase or not).
+    let to_somewhere = (1..m.len()).any(|i| {
+        let n = m.w[i].as_str();
+        m.w[i - 1] == "to"
+            && !NOT_A_PLACE.contains(&n)
+            && !Words::is_number(n)
+            && ![
+                "a", "the", "my", "our", "be", "go", "do", "see", "visit", "include", "make",
+                "plan", "have", "get", "take", "travel", "spend", "stay", "relax", "explore",
+                "eat", "avoid", "keep", "fit", "start",
+            ]
+            .contains(&n)
     });
     // "what should an itinerary include", "an itinerary app in React": about itineraries.
     if ctx.words().has_place()
@@ -2458,12 +2466,10 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ));
         return;
     }
-    // "summarize the latest episode", "summarize chapter 3": a part of a show or a book
-    // that is never named.
-    // ("Summarise chapter 7" asks for the chapter's text, which the user has; "open
-    // this season" is a time of year.)
-    // "the last episode", "the latest season", "episode 3"; not "in the season" (of the
-    // year) or "last season" (a team's), nor "the last episode of severance".
+    // "summarize the latest episode": a part of a show that is never named. "the last
+    // episode", "the latest season", "episode 3"; not "in the season" (of the year),
+    // "last season" (a team's), nor "the last episode of severance". A chapter is not
+    // asked here: "Summarise chapter 7" asks for the chapter's text, which the user has.
     const PARTS: &[&str] = &["episode", "episodes", "season", "finale"];
     let before = |i: usize, k: usize| i.checked_sub(k).map(|p| m.w[p].as_str());
     let part = (0..m.len()).find(|&i| {

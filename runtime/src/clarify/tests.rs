@@ -1249,6 +1249,8 @@ fn the_eighteenth_authors_gaps_are_found() {
             &[],
         ),
         ("plan my trip to kyoto, 4 days, I want to go hiking", &[]),
+        ("i want to go to lisbon in may, plan my trip", &[]),
+        ("plan my trip, I want to relax and eat well", &["location"]),
         (
             "My airline changed my itinerary, am I entitled to a refund?",
             &[],
