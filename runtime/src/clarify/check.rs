@@ -405,7 +405,7 @@ fn bare_looking_for(ws: &[String], i: usize) -> bool {
 
 /// The question asks where the user is ("where you're located", "where you live",
 /// "your location"), not where they are going ("where you're staying" does not count).
-/// For a stay (`STAY_PLACE`) that is the wrong place.
+/// For a place worded `Wording::Elsewhere` (a stay, a destination) that is the wrong place.
 fn asks_where_the_user_is(ws: &[String]) -> bool {
     const GOING: &[&str] = &[
         "going",
@@ -563,10 +563,7 @@ fn asks_the_wrong_thing(piece: &super::Piece, ws: &[String], user: &[String]) ->
         Slot::Criteria => asks_which_wins(ws) || offers_what_was_said(ws, user),
         Slot::Referent => names_the_answer(ws, user),
         Slot::Quantity => asks_the_answer_back(ws, user) || converts_backwards(ws, user),
-        Slot::Location => {
-            (piece.ask.ends_with(super::STAY_PLACE) || piece.ask.ends_with(super::DESTINATION))
-                && asks_where_the_user_is(ws)
-        }
+        Slot::Location => piece.wording == super::Wording::Elsewhere && asks_where_the_user_is(ws),
         _ => false,
     }
 }

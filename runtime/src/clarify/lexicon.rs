@@ -424,15 +424,14 @@ pub const LIVE_CUES: &[&str] = &[
     "btc price", "ethereum price", "price of ethereum", "stock market today", "market today",
     "trading at", "worth today", "price today", "anything on my calendar",
     "what's on my calendar", "what is on my calendar", "my calendar look",
-    "bitcoin today", "bitcoin right now", "bitcoin rn", "how much is bitcoin", "how much is btc",
-    "how much is ethereum", "rate rn", "rate today", "rates today", "price rn", "prices rn",
+    "bitcoin today", "bitcoin right now", "how much is bitcoin", "how much is btc",
+    "how much is ethereum", "rate today", "rates today",
     "any news", "news about the", "latest on the", "any updates on the", "rates this week",
     "rates at this week", "rate this week", "prices this week", "it a good time to buy",
     "it a good time to sell", "it a good time to invest", "now a good time to buy",
     "now a good time to sell", "now a good time to invest", "it the right time to buy",
     "it the right time to sell", "now the right time to buy", "now the right time to sell",
-    "it a bad time to buy", "it a bad time to sell", "stock at rn", "stock rn", "stocks rn",
-    "shares rn", "at rn", "worth rn", "doing rn", "open rn", "trading rn", "cost rn", "costs rn",
+    "it a bad time to buy", "it a bad time to sell",
 ];
 
 /// What only the user's own accounts hold ("my Amazon order", "my checking account

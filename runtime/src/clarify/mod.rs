@@ -143,6 +143,30 @@ pub struct Finding {
     pub score: f32,
     /// The evidence, for the diagnostics.
     pub why: String,
+    /// How the note names the piece (not in the diagnostics).
+    #[serde(skip)]
+    pub wording: Wording,
+}
+
+/// How the note asks for a finding's piece.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wording {
+    /// In the slot's general words: "for what matters most in the choice".
+    #[default]
+    Slot,
+    /// In the finding's own words, which are narrower than the slot's: "for the unit to
+    /// convert to", "for the ingredient being measured".
+    AsWritten,
+    /// As written, and a place other than where the user is (a stay, a trip's
+    /// destination): a question about where the user is does not ask for it.
+    Elsewhere,
+}
+
+impl Finding {
+    /// The same finding, asked for in `wording`.
+    pub fn worded(self, wording: Wording) -> Finding {
+        Finding { wording, ..self }
+    }
 }
 
 /// A rule fires at or above this score.
@@ -183,6 +207,9 @@ pub struct Piece {
     pub slot: Slot,
     /// The note's words after "asks me" ("for the city or area", `who "he" refers to`).
     pub ask: String,
+    /// How the finding asked to word it (not in the diagnostics).
+    #[serde(skip)]
+    pub wording: Wording,
 }
 
 /// The reply's first words where the policy asks for a missing piece other than the
@@ -325,6 +352,7 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
                         missing: probe_missing(slot, text),
                         score: sigmoid(r.margin - r.threshold).max(THRESHOLD),
                         why: why.clone(),
+                        wording: Wording::Slot,
                     })
                     .collect(),
             )
@@ -430,6 +458,7 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
         .map(|f| Piece {
             slot: f.slot,
             ask: ask_for(f, live),
+            wording: f.wording,
         })
         .collect();
     let asks = join_with(pieces.iter().map(|p| p.ask.clone()), "and");
@@ -486,26 +515,6 @@ fn join_with(parts: impl Iterator<Item = String>, and: &str) -> String {
     }
 }
 
-/// The place a stay (a hotel, a hostel) is wanted in: where the user is going, which a
-/// question about where the user is does not ask (`check::asks_where_the_user_is`).
-pub const STAY_PLACE: &str = "the city to stay in";
-
-/// What a volume converted to a weight is of (`rules::volume_to_weight`): one thing,
-/// asked for by name.
-pub const INGREDIENT: &str = "the ingredient being measured";
-
-/// Where a trip to plan goes (`rules::destination`): not where the user is.
-pub const DESTINATION: &str = "the place the trip is to";
-
-/// What a bare measure converts to (`rules::bare_conversion`): "convert 30 degrees".
-pub const CONVERT_TO: &str = "the unit to convert to";
-
-/// The zones a shared time is found across (`rules::scheduling`): everyone's.
-pub const EVERYONES_ZONE: &str = "each person's time zone";
-
-/// The places a time is converted between: the user's own place is only one of them.
-pub const TIME_PLACES: &str = "the two places (cities or time zones)";
-
 /// What the model's question should ask for, after "asks me": a noun phrase or a "who"
 /// clause with no "I" in it. An indirect question in the user's voice ("which city I
 /// mean") came back verbatim after the lead ("Could you tell me which city I mean?").
@@ -514,9 +523,13 @@ pub const TIME_PLACES: &str = "the two places (cities or time zones)";
 /// of Qwen's recommendations. The policy's check refuses an echo in the user's voice
 /// ("where I live", `check::users_voice`), so that another lead is tried. After the
 /// live lead the note keeps "the city or area": "my city" there came back as "my city
-/// is [insert your city]".
+/// is [insert your city]". A finding worded `AsWritten` or `Elsewhere` is asked for in its
+/// own words, which are narrower than its slot's.
 fn ask_for(f: &Finding, live: bool) -> String {
     let thing = f.missing.trim_end_matches(" itself");
+    if f.wording != Wording::Slot {
+        return format!("for {thing}");
+    }
     match f.slot {
         Slot::Text => {
             let t = thing
@@ -532,23 +545,14 @@ fn ask_for(f: &Finding, live: bool) -> String {
         }
         Slot::TargetLanguage => "for the language to translate into".into(),
         Slot::ProgrammingLanguage => "for the programming language to use".into(),
-        // "the trip (where from and where to)": a route, not where the user is.
-        Slot::Location if thing.starts_with("the trip") => format!("for {thing}"),
-        Slot::Location
-            if [STAY_PLACE, TIME_PLACES, DESTINATION, EVERYONES_ZONE].contains(&thing) =>
-        {
-            format!("for {thing}")
-        }
         Slot::Location if live => "for the city or area".into(),
         Slot::Location => "for my location (my city or area)".into(),
         Slot::Schema => "for the fields the JSON should have".into(),
         Slot::Quantity => format!("for {thing}"),
         // "the date and time of the reminder": whose time it is.
         Slot::DateTime => format!("for {thing}"),
-        Slot::Criteria if thing == CONVERT_TO => format!("for {thing}"),
         Slot::Criteria => "for what matters most in the choice".into(),
         // "the phones being compared" → "for the names of the phones being compared".
-        Slot::Items if thing == INGREDIENT => format!("for {thing}"),
         Slot::Items => format!("for the names of {thing}"),
         // `who "he" is` → `who "he" refers to`; `which movie "it" is` stays.
         Slot::Referent => match thing.strip_suffix(" is").or(thing.strip_suffix(" are")) {

@@ -5,7 +5,7 @@
 
 use super::lexicon::*;
 use super::text::{delimited_payload, is_long, quoted, without_possessive, Words};
-use super::{Finding, Slot};
+use super::{Finding, Slot, Wording};
 
 /// Every rule's findings on `text`, with `earlier` messages as context.
 #[rustfmt::skip]
@@ -203,6 +203,7 @@ fn finding(
         missing: missing.into(),
         score,
         why: why.into(),
+        wording: Wording::Slot,
     }
 }
 
@@ -1107,17 +1108,14 @@ fn recommendation(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // A place to stay is where the user is going, not where they are: asked for the
     // location, Qwen asked "where you're located" for a hotel for two nights.
     let stay = ["hotel", "hotels", "hostel", "motel", "airbnb"].contains(&noun);
-    out.push(finding(
-        "recommendation",
-        Slot::Location,
-        if stay {
-            super::STAY_PLACE
-        } else {
-            "the location (city or area)"
-        },
-        0.8,
-        format!("asks for a {noun} recommendation but gives no place"),
-    ));
+    let why = format!("asks for a {noun} recommendation but gives no place");
+    out.push(if stay {
+        // Where the user is going, which "where are you located?" does not ask.
+        finding("recommendation", Slot::Location, "the city to stay in", 0.8, why)
+            .worded(Wording::Elsewhere)
+    } else {
+        finding("recommendation", Slot::Location, "the location (city or area)", 0.8, why)
+    });
 }
 
 /// A trip to plan with nowhere named: "Plan out a 5-day itinerary for me, I leave on
@@ -1168,13 +1166,17 @@ fn destination(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         return;
     }
-    out.push(finding(
-        "recommendation",
-        Slot::Location,
-        super::DESTINATION,
-        0.8,
-        format!("\"{cue}\" with no destination named"),
-    ));
+    // Where the trip goes, not where the user is.
+    out.push(
+        finding(
+            "recommendation",
+            Slot::Location,
+            "the place the trip is to",
+            0.8,
+            format!("\"{cue}\" with no destination named"),
+        )
+        .worded(Wording::Elsewhere),
+    );
 }
 
 /// JSON with no fields named and no data given.
@@ -1762,13 +1764,17 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // are named (their overlap can be worked out).
         if m.any(&["time zones", "timezones", "time zone", "timezone"]).is_some() {
             if !all.has_place() {
-                out.push(finding(
-                    "scheduling",
-                    Slot::Location,
-                    super::EVERYONES_ZONE,
-                    0.8,
-                    format!("\"{c}\" across time zones the message does not name"),
-                ));
+                // Everyone's zone, of which the user's is one.
+                out.push(
+                    finding(
+                        "scheduling",
+                        Slot::Location,
+                        "each person's time zone",
+                        0.8,
+                        format!("\"{c}\" across time zones the message does not name"),
+                    )
+                    .worded(Wording::AsWritten),
+                );
             }
             return;
         }
@@ -1922,15 +1928,8 @@ const DETERMINERS: &[&str] = &[
 
 /// A time of day: "3pm", "15:30", "at 9", "noon", "in the morning", "9 o'clock", "now".
 fn has_time_of_day(m: &Words) -> bool {
-    let clock = |x: &str| {
-        let d = x.trim_end_matches("am").trim_end_matches("pm");
-        (d.len() < x.len()
-            && d.starts_with(|c: char| c.is_ascii_digit())
-            && d.chars().all(|c| c.is_ascii_digit() || ":.-".contains(c)))
-            || (x.contains(':') && x != "1:1" && x.starts_with(|c: char| c.is_ascii_digit()))
-    };
     m.w.iter().enumerate().any(|(i, x)| {
-        clock(x)
+        Words::is_clock(x)
             || (Words::is_number(x) && i > 0 && ["at", "by", "from"].contains(&m.w[i - 1].as_str()))
     }) || m
         .any(&[
@@ -2185,13 +2184,17 @@ fn trip(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         return;
     }
-    out.push(finding(
-        "comparison",
-        Slot::Location,
-        "the trip (where from and where to)",
-        0.75,
-        format!("compares ways to travel by \"{measure}\" with no trip named"),
-    ));
+    // A route, not where the user is.
+    out.push(
+        finding(
+            "comparison",
+            Slot::Location,
+            "the trip (where from and where to)",
+            0.75,
+            format!("compares ways to travel by \"{measure}\" with no trip named"),
+        )
+        .worded(Wording::AsWritten),
+    );
 }
 
 /// The user's own name for the options a comparison points at, plural: "the two
@@ -2842,13 +2845,17 @@ fn volume_to_weight(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             && !Words::is_number(w)
     });
     if !named {
-        out.push(finding(
-            "math",
-            Slot::Items,
-            super::INGREDIENT,
-            0.8,
-            "converts a volume to a weight without saying what is measured",
-        ));
+        // One thing, asked for by name.
+        out.push(
+            finding(
+                "math",
+                Slot::Items,
+                "the ingredient being measured",
+                0.8,
+                "converts a volume to a weight without saying what is measured",
+            )
+            .worded(Wording::AsWritten),
+        );
     }
 }
 
@@ -2873,13 +2880,16 @@ fn bare_conversion(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if !ctx.first || ctx.payload || !bare {
         return;
     }
-    out.push(finding(
-        "math",
-        Slot::Criteria,
-        super::CONVERT_TO,
-        0.8,
-        format!("\"convert {}\" names no unit to convert to", rest.join(" ")),
-    ));
+    out.push(
+        finding(
+            "math",
+            Slot::Criteria,
+            "the unit to convert to",
+            0.8,
+            format!("\"convert {}\" names no unit to convert to", rest.join(" ")),
+        )
+        .worded(Wording::AsWritten),
+    );
 }
 
 /// A time converted between the user's zone and someone else's ("what time is 3pm my
@@ -2965,13 +2975,17 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         return;
     }
-    out.push(finding(
-        "live",
-        Slot::Location,
-        super::TIME_PLACES,
-        0.8,
-        format!("\"{cue}\" converts a time between places the message does not name"),
-    ));
+    // The user's own place is only one of the two.
+    out.push(
+        finding(
+            "live",
+            Slot::Location,
+            "the two places (cities or time zones)",
+            0.8,
+            format!("\"{cue}\" converts a time between places the message does not name"),
+        )
+        .worded(Wording::AsWritten),
+    );
 }
 
 /// "my Amazon order", "my checking account balance": the thing (`OWN_ACCOUNTS`) only
@@ -3028,6 +3042,29 @@ fn converts_currency(m: &Words) -> bool {
             ])
             .is_some();
     seen.len() >= 2 && !rate_given
+}
+
+/// "rn" is "right now" ("As an RN, …" is a nurse, in capitals): live when asked of a
+/// price or a market ("how much is gold rn", "how's tesla stock rn"), of a place open
+/// ("is the pharmacy open rn") or of where a thing is at ("where's btc at rn"). The cue
+/// it counts as.
+fn right_now(m: &Words) -> Option<&'static str> {
+    let i =
+        m.w.iter()
+            .zip(&m.cased)
+            .position(|(w, c)| w == "rn" && c != "RN")?;
+    let before = i.checked_sub(1).map_or("", |j| m.w[j].as_str());
+    if before == "open" {
+        return Some("open rn");
+    }
+    let market = m.any(&[
+        "how much", "price", "prices", "worth", "cost", "costs", "rate", "rates", "trading",
+        "bitcoin", "btc", "ethereum", "crypto", "stock", "stocks", "shares", "market",
+    ]);
+    if market.is_some() {
+        return Some("price rn");
+    }
+    ["at", "doing"].contains(&before).then_some("at rn")
 }
 
 fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
@@ -3124,24 +3161,14 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             ])
             .is_some()
         });
-    // "how much is gold rn": a price asked for right now.
-    // ("As an RN, what's a normal heart rate?": a nurse, in capitals.)
-    let price_now =
-        m.w.iter()
-            .zip(&m.cased)
-            .any(|(w, c)| w == "rn" && c != "RN")
-            && m.any(&[
-                "how much", "price", "prices", "worth", "cost", "rate", "rates",
-            ])
-            .is_some();
     // "where is tesla stock at": a price "at", ending the question.
     let stock_at = m.w.len() >= 2
         && m.w[m.len() - 1] == "at"
         && ["stock", "stocks", "shares"].contains(&m.w[m.len() - 2].as_str());
     let Some(cue) = m
         .any(LIVE_CUES)
-        .or(price_now.then_some("price rn"))
-        .or(stock_at.then_some("stock rn"))
+        .or(right_now(m))
+        .or(stock_at.then_some("stock at"))
         .or(wear)
         .or(opens.then_some("open"))
         // "my order total is $45, what's a 15% tip?" gives what it asks about.
@@ -3324,9 +3351,9 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "stock price" | "share price" | "exchange rate" | "gas prices" | "petrol prices"
         | "bitcoin worth" | "bitcoin price" | "price of bitcoin" | "btc price"
         | "ethereum price" | "price of ethereum" | "stock market today" | "market today"
-        | "trading at" | "worth today" | "price today" | "stock at rn" | "stock rn"
-        | "stocks rn" | "shares rn" | "worth rn" | "trading rn" | "cost rn" | "costs rn"
-        | "price rn" | "prices rn" => "today's prices",
+        | "trading at" | "worth today" | "price today" | "stock at" | "price rn" => {
+            "today's prices"
+        }
         "breaking news" | "headlines" => "today's news",
         _ if OWN_ACCOUNTS.contains(&cue) || cue.contains("calendar") => {
             "what is in my own accounts (orders, calendar, mail, bank)"

@@ -1181,6 +1181,12 @@ fn the_eighteenth_authors_gaps_are_found() {
         ("how much is gold rn", &["live_data"]),
         ("where is tesla stock at", &["live_data"]),
         ("im so tired rn, give me a quick breathing exercise", &[]),
+        ("is the pharmacy open rn", &["live_data", "location"]),
+        ("hows the crypto market looking rn", &["live_data"]),
+        (
+            "recommend a good lunch spot, we have a break at 12-1pm",
+            &["location"],
+        ),
         // A thing of the user's, never named.
         (
             "recommend a game like the one i just played, it was so good",

@@ -135,15 +135,22 @@ impl<'a> Words<'a> {
             || NUMBER_WORDS.contains(&word)
     }
 
-    /// "3pm", "9:30am", "2h", "10min", "45mins": a time of day or a span of time.
-    fn is_clock_or_span(word: &str) -> bool {
-        let unit = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':' || c == '.');
+    /// "3pm", "9:30am", "3-4pm", "14:30": a time of day ("1:1" is a meeting).
+    pub fn is_clock(word: &str) -> bool {
+        let digit = |c: char| c.is_ascii_digit();
+        let d = word.trim_end_matches("am").trim_end_matches("pm");
+        (d.len() < word.len()
+            && d.starts_with(digit)
+            && d.chars().all(|c| digit(c) || ":.-".contains(c)))
+            || (word.contains(':') && word != "1:1" && word.starts_with(digit))
+    }
+
+    /// "2h", "10min", "45mins", "30s": a span of time.
+    fn is_span(word: &str) -> bool {
+        let unit = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
         unit.len() < word.len()
             && word.starts_with(|c: char| c.is_ascii_digit())
-            && [
-                "am", "pm", "h", "hr", "hrs", "min", "mins", "m", "s", "sec", "secs", "",
-            ]
-            .contains(&unit)
+            && ["h", "hr", "hrs", "min", "mins", "m", "s", "sec", "secs"].contains(&unit)
     }
 
     /// Numbers the message states (digits or number words).
@@ -360,7 +367,8 @@ impl<'a> Words<'a> {
                 // "at 3pm", "in 2h": a time or a span, never a place ("near 42nd st" is).
                 if !NOT_A_PLACE.contains(&next.as_str())
                     && !Self::is_number(next)
-                    && !Self::is_clock_or_span(next)
+                    && !Self::is_clock(next)
+                    && !Self::is_span(next)
                 {
                     return true;
                 }
