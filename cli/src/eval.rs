@@ -673,7 +673,7 @@ pub fn fit_probe(eng: &Engine, run: &ProbeRun) -> Result<clarify::ClarifyProbe> 
                 missing,
                 group: g,
                 rules_fire: rules.clarify,
-                rules_live: rules.slots.contains(&clarify::Slot::LiveData),
+                rules_kept: !clarify::vetoable(&rules.slots),
             });
             if !run.quiet && (i + 1) % 50 == 0 {
                 eprintln!(

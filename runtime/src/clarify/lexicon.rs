@@ -431,7 +431,8 @@ pub const LIVE_CUES: &[&str] = &[
     "it a good time to sell", "it a good time to invest", "now a good time to buy",
     "now a good time to sell", "now a good time to invest", "it the right time to buy",
     "it the right time to sell", "now the right time to buy", "now the right time to sell",
-    "it a bad time to buy", "it a bad time to sell",
+    "it a bad time to buy", "it a bad time to sell", "running normally", "running as normal",
+    "trains running", "buses running", "trains are running", "buses are running",
 ];
 
 /// What only the user's own accounts hold ("my Amazon order", "my checking account
@@ -582,7 +583,7 @@ pub const NO_CONTENT: &[&str] = &[
 /// particular as in "is it safe" or "make it work".
 #[rustfmt::skip]
 pub const OBJECT_VERBS: &[&str] = &[
-    "take", "send", "water", "feed", "sell", "return", "wash", "cook", "freeze", "reheat",
+    "take", "taking", "send", "water", "feed", "sell", "return", "wash", "cook", "freeze", "reheat",
     "microwave", "bake", "boil", "fry", "grill", "thaw", "defrost", "refrigerate", "install",
     "uninstall", "charge", "plug", "unplug", "repot", "prune", "trim", "mail", "post", "ship",
     "submit", "sign", "store", "paint", "replace", "repair", "clean", "dry", "iron", "renew",
@@ -617,7 +618,8 @@ pub const PET_NOUNS: &[&str] = &[
 pub const PERSON_NOUNS: &[&str] = &[
     "friend", "friends", "brother", "sister", "mom", "mum", "dad", "mother", "father", "son",
     "daughter", "wife", "husband", "partner", "boyfriend", "girlfriend", "boss", "manager",
-    "coworker", "colleague", "teacher", "professor", "student", "doctor", "president", "author",
+    "coworker", "colleague", "teacher", "professor", "student", "doctor", "nurse", "pharmacist",
+    "dentist", "surgeon", "therapist", "president", "author",
     "writer", "singer", "actor", "actress", "player", "team", "king", "queen", "prime minister",
     "ceo", "founder", "neighbor", "neighbour", "grandfather", "grandmother", "grandma", "grandpa",
     "uncle", "aunt", "cousin", "kid", "kids", "child", "children", "baby", "people", "person",

@@ -357,9 +357,11 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
                     .collect(),
             )
         }
-        (true, _) if r.vetoes() && !d.slots.contains(&Slot::LiveData) => Decision::none(
-            &format!("{}; set aside: {at}, under its veto {:.2}", d.why, r.veto),
-        ),
+        (true, _) if r.vetoes() && vetoable(&d.slots) => {
+            Decision::none(
+                &format!("{}; set aside: {at}, under its veto {:.2}", d.why, r.veto),
+            )
+        }
         _ => Decision {
             why: format!("{}; {at} (threshold {:.2})", d.why, r.threshold),
             ..d
@@ -367,6 +369,17 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
     };
     d.probe = Some(r.clone());
     d
+}
+
+/// Whether the probe's veto may set aside the rules' decision naming `slots`. Live data
+/// is no piece of the prompt for the probe to read. A language named but ambiguous
+/// ("into Chinese") or only referred to ("her own language") reads as given to it: over
+/// nineteen authors and both models its veto set aside no translation control, and six
+/// translations that lacked their language.
+pub fn vetoable(slots: &[Slot]) -> bool {
+    !slots
+        .iter()
+        .any(|s| matches!(s, Slot::LiveData | Slot::TargetLanguage))
 }
 
 fn sigmoid(x: f32) -> f32 {

@@ -257,9 +257,10 @@ pub struct Example {
     pub missing: Vec<Slot>,
     /// Its set (a cross-validation group).
     pub group: usize,
-    /// Whether the rules fire on it (`clarify::assess`), and find live data.
+    /// Whether the rules fire on it (`clarify::assess`), and with a decision the veto
+    /// never sets aside (`clarify::vetoable`).
     pub rules_fire: bool,
-    pub rules_live: bool,
+    pub rules_kept: bool,
 }
 
 /// The fit's settings. The defaults are the ones docs/behaviour.md measured.
@@ -501,9 +502,8 @@ pub fn fit(
         let veto = veto_over(&others);
         let test: Vec<usize> = (0..ex.len()).filter(|&i| ex[i].group == g).collect();
         let fired = |i: usize| rel[i] >= 0.0;
-        // Live data is never vetoed: no model can answer it.
         let either =
-            |i: usize| (ex[i].rules_fire && (rel[i] >= veto || ex[i].rules_live)) || fired(i);
+            |i: usize| (ex[i].rules_fire && (rel[i] >= veto || ex[i].rules_kept)) || fired(i);
         let count = |f: &dyn Fn(usize) -> bool| test.iter().filter(|&&i| f(i)).count();
         held_out.push(HeldOut {
             set: sets[g].path.clone(),
@@ -676,7 +676,7 @@ mod tests {
                     missing: if u { vec![slot] } else { Vec::new() },
                     group: g,
                     rules_fire: g == 0 && i == 0,
-                    rules_live: false,
+                    rules_kept: false,
                 });
             }
         }

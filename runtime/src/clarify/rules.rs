@@ -776,6 +776,11 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         {
             continue;
         }
+        // "make me the JSON config my app expects" makes a new thing for the user;
+        // "make my essay shorter" edits a text.
+        if *verb == "make" && m.w.get(i + 1).is_some_and(|x| x == "me" || x == "us") {
+            continue;
+        }
         // "make it stop" makes a thing do something; "make it shorter" edits a text.
         if *verb == "make"
             && m.w.get(i + 2).is_some_and(|x| {
@@ -973,7 +978,18 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .w
         .get(1)
         .is_some_and(|x| ["for", "to", "that", "which"].contains(&x.as_str()));
+    // "add a dark mode toggle to my app": a change to the user's own program, asked
+    // for (not "how do I add a user to my app?").
+    let changes_own_program = m.any(&["add", "implement", "integrate", "build in", "put in"]).is_some()
+        && m.any(&[
+            "to my app", "to our app", "into my app", "in my app", "to my website", "to our website",
+            "to my site", "to our site", "to my web app", "to my program", "to my game", "to my bot",
+            "to my extension", "to my plugin",
+        ])
+        .is_some()
+        && m.any(&["how do i", "how can i", "how to", "how would i", "is it possible"]).is_none();
     let asks_code = asks_code
+        || changes_own_program
         || starts_with_code
         || m.any(&["implement", "code up", "program a", "program that"])
             .is_some();
@@ -1347,8 +1363,9 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "calories", "burn", "double my", "pay off", "pay it off", "save up", "retire", "afford",
         ])
         .or_else(|| m.any(MATERIALS));
-    // A conversion between currencies needs a rate (`live`), not a measure.
-    if converts_currency(m) {
+    // A conversion between currencies needs a rate, and a count of days to a given date
+    // needs today's date (`live`), not a measure.
+    if converts_currency(m) || countdown(m, &ctx.words()) {
         return;
     }
     let Some(cue) = m
@@ -1374,6 +1391,9 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         || m.any(&[
             "formula", "formulas", "how do you calculate", "how do i calculate", "how to calculate",
             "how is", "what does", "explain", "definition", "define", "meaning",
+            // "how many days before surgery is normal?": a norm, not the user's sum.
+            "is normal", "is typical", "is usual", "is recommended", "is it normal",
+            "is that normal",
         ])
         .is_some()
     {
@@ -1822,9 +1842,37 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let vague = m
         .any(&[
             "to later", "till later", "until later", "to another day", "to another time",
-            "to a different day", "to a different time", "to some other time",
+            "to a different day", "to a different time", "to some other time", "back a bit",
+            "back a little", "a bit later", "a little later", "a bit earlier",
+            "a little earlier", "forward a bit", "back a few",
         ])
         .is_some();
+    // A meeting booked ("schedule", "set up"), not one spoken of.
+    let booked = m.any(&["book", "schedule", "set up", "arrange", "put"]).is_some()
+        && m.any(&[
+            "meeting", "call", "1:1", "one-on-one", "sync", "interview", "demo", "appointment",
+            "consultation", "session", "standup", "stand-up",
+        ])
+        .is_some();
+    // "Schedule a weekly standup": how often it meets, not on which day or at what time.
+    let recurrence = all
+        .any(&["weekly", "daily", "monthly", "biweekly", "fortnightly", "every week", "every day"])
+        .filter(|_| {
+            booked
+                && all.any(DATE_WORDS).is_none()
+                && !names_a_day(&all)
+                && !has_time_of_day(&all)
+        });
+    if let Some(r) = recurrence {
+        out.push(finding(
+            "scheduling",
+            Slot::DateTime,
+            "the day and time",
+            0.75,
+            format!("\"{cue}\" {r}, on no day and at no time"),
+        ));
+        return;
+    }
     if all.has_date() && !vague {
         // "Book a 30 min 1:1 with Kenji on Tuesday": a meeting booked on a day, at no
         // time of that day.
@@ -1833,15 +1881,7 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
                 "tomorrow",
             ])
-            .filter(|_| {
-                m.any(&["book", "schedule", "set up", "arrange", "put"]).is_some()
-                    && m.any(&[
-                        "meeting", "call", "1:1", "one-on-one", "sync", "interview", "demo",
-                        "appointment", "consultation", "session", "standup", "stand-up",
-                    ])
-                    .is_some()
-                    && !has_time_of_day(&all)
-            });
+            .filter(|_| booked && !has_time_of_day(&all));
         if let Some(day) = day {
             let day = format!("{}{}", day[..1].to_uppercase(), &day[1..]);
             out.push(finding(
@@ -2721,6 +2761,8 @@ fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
     }
     let plain = |w: &str| {
         NO_CONTENT.contains(&w)
+            // "i should stop taking it": when, not what.
+            || ["stop", "keep", "quit", "avoid", "continue"].contains(&w)
             || NO_ANTECEDENT.contains(&w)
             || PERSON_NOUNS.contains(&w)
             || PERSON_PRONOUNS.contains(&w)
@@ -3044,6 +3086,44 @@ fn converts_currency(m: &Words) -> bool {
     seen.len() >= 2 && !rate_given
 }
 
+/// "how many days have I got left? it's due Friday the 13th", "how long until June 3":
+/// counted from today, which no model knows unless told ("Today is 2 May"). The date
+/// counted to is given (without it, `scheduling` asks for the date).
+fn countdown(m: &Words, all: &Words) -> bool {
+    m.any(&[
+        "how many days",
+        "how many weeks",
+        "how many hours",
+        "how many months",
+        "how long",
+    ])
+    .is_some()
+        && m.any(&["left", "until", "till", "away", "to go", "remaining"])
+            .is_some()
+        && m.any(&[
+            "between",
+            "from",
+            "after",
+            "since",
+            "before",
+            "today is",
+            "today's date is",
+        ])
+        .is_none()
+        && (names_a_day(all) || all.any(DATE_WORDS).is_some() || ordinal(all))
+}
+
+/// "the 13th", "June 3rd": a day of a month.
+fn ordinal(m: &Words) -> bool {
+    m.w.iter().any(|x| {
+        ["st", "nd", "rd", "th"].iter().any(|s| {
+            x.strip_suffix(s).is_some_and(|d| {
+                !d.is_empty() && d.len() <= 2 && d.chars().all(|c| c.is_ascii_digit())
+            })
+        })
+    })
+}
+
 /// "rn" is "right now" ("As an RN, …" is a nurse, in capitals): live when asked of a
 /// price or a market ("how much is gold rn", "how's tesla stock rn"), of a place open
 /// ("is the pharmacy open rn") or of where a thing is at ("where's btc at rn"). The cue
@@ -3169,6 +3249,7 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .any(LIVE_CUES)
         .or(right_now(m))
         .or(stock_at.then_some("stock at"))
+        .or(countdown(m, &ctx.words()).then_some("days left"))
         .or(wear)
         .or(opens.then_some("open"))
         // "my order total is $45, what's a 15% tip?" gives what it asks about.
@@ -3190,13 +3271,40 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         return;
     }
+    // "Bitcoin is at $64,000 right now": the user gives the price ("bought it at
+    // $30,000" is no price of now, and "how much is $100 in euros" asks for one).
+    let raw = m.raw.to_lowercase();
+    let states_price = [
+        "is at ",
+        "'s at ",
+        "are at ",
+        "is now ",
+        "is currently ",
+        "is trading at ",
+    ]
+    .iter()
+    .any(|p| {
+        raw.match_indices(p)
+            .any(|(i, _)| raw[i + p.len()..].starts_with(['$', '€', '£', '¥']))
+    });
+    if states_price {
+        return;
+    }
     // "what's 9am PST in my local time?": a stated time converted, not the time now.
     if cue == "local time" && has_time_of_day(m) {
         return;
     }
     // "compare merge sort and quicksort on time complexity": "on time" is a train's or
     // a parcel's, never a topic's.
-    if ["on time", "delayed", "delays", "running late"].contains(&cue)
+    if [
+        "on time",
+        "delayed",
+        "delays",
+        "running late",
+        "running normally",
+        "running as normal",
+    ]
+    .contains(&cue)
         && m.any(&[
             "train", "trains", "bus", "buses", "flight", "flights", "plane", "ferry", "tram",
             "delivery", "package", "parcel", "order", "shipment", "subway", "metro", "tube",
@@ -3268,6 +3376,7 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "december",
     ]);
     if month.is_some()
+        && cue != "days left"
         && m.any(&[
             "today",
             "tomorrow",
@@ -3325,7 +3434,8 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "how are",
         "what makes",
     ])
-    .is_some()
+    // "are trains running normally today?" asks of today's service.
+    .is_some_and(|w| !(w == "normally" && cue.contains("running")))
     {
         return;
     }
@@ -3345,9 +3455,8 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         | "pollen" | "what should i wear" | "what to wear" | "should i wear"
         | "do i need a jacket" | "do i need a coat" => "the current weather",
         "what time is it" | "current time" | "time is it" | "local time" => "the current time",
-        "today's date" | "what day is it" | "what's the date" | "what is the date" => {
-            "today's date"
-        }
+        "today's date" | "what day is it" | "what's the date" | "what is the date"
+        | "days left" => "today's date",
         "stock price" | "share price" | "exchange rate" | "gas prices" | "petrol prices"
         | "bitcoin worth" | "bitcoin price" | "price of bitcoin" | "btc price"
         | "ethereum price" | "price of ethereum" | "stock market today" | "market today"
@@ -3366,7 +3475,7 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         _ if cue.contains("open") || cue == "closing time" => "whether it is open right now",
         _ if cue.starts_with("next ")
             || cue == "delayed"
-            || cue == "running late"
+            || cue.contains("running")
             || cue == "on time" =>
         {
             "the current timetable"

@@ -539,6 +539,7 @@ fn the_probe_decides_where_the_rules_are_silent() {
     assert!(d.why.contains("margin at layer 7 is 3.00"), "{}", d.why);
 
     // Far under the veto, the rules' finding is set aside, but never live data's.
+    let vague = [json!({"role": "user", "content": "Summarize the article."})];
     let d = assess_read(
         &vague,
         Some(&reading(-6.0, Slot::Location, Slot::Items, 1.0)),
@@ -561,6 +562,17 @@ fn the_probe_decides_where_the_rules_are_silent() {
     let live = [json!({"role": "user", "content": "Will it rain tomorrow?"})];
     assert!(assess(&live).slots.contains(&Slot::LiveData));
     assert!(assess_read(&live, Some(&reading(-60.0, Slot::Text, Slot::Items, 1.0))).clarify);
+    // Nor a translation's language: "Chinese" names more than one, and the probe reads
+    // a language named as given.
+    let chinese = [json!({"role": "user", "content": "translate 'see you soon' into chinese"})];
+    assert_eq!(assess(&chinese).slots, vec![Slot::TargetLanguage]);
+    assert!(
+        assess_read(
+            &chinese,
+            Some(&reading(-60.0, Slot::Text, Slot::Items, 1.0))
+        )
+        .clarify
+    );
 
     // The note joins the message as the rules' does; live data states the limit.
     let mut m = clear.to_vec();
@@ -1283,4 +1295,68 @@ fn the_eighteenth_authors_gaps_are_found() {
     ] {
         assert_eq!(slots(text, &[]), want, "{text}");
     }
+}
+
+/// The 19th author's gaps (written apart from that set, in other words).
+#[test]
+fn the_nineteenth_authors_gaps_are_found() {
+    let mut bad = Vec::new();
+    for (text, want) in [
+        // A change to the user's own program, in no language.
+        (
+            "please add a search bar to my website",
+            &["programming_language"][..],
+        ),
+        ("add a search bar to my Django website", &[]),
+        ("How do I add a user to my app's admin page?", &[]),
+        // "make me" a JSON makes a new one: its fields are missing, not a text.
+        ("make me the JSON my dashboard expects", &["schema"]),
+        ("make my essay shorter", &["text"]),
+        // Days left to a date given: counted from today.
+        (
+            "my exam is on June 3rd, how many days do I have left?",
+            &["live_data"],
+        ),
+        ("how many days are there between March 3 and April 9?", &[]),
+        // Moved "a bit": by how much, or to when?
+        ("can you move my 4pm back a little", &["date_time"]),
+        ("Move my 4pm to 5pm", &[]),
+        // How often, and not when.
+        (
+            "set up a monthly review meeting with the board",
+            &["date_time"],
+        ),
+        ("Set up a daily sync with the design team at 9:30", &[]),
+        ("Schedule a weekly 1:1 with Sam, Mondays at 10am", &[]),
+        // Trains running today: on which line, and whether they run.
+        (
+            "are the trains running normally this morning? heard about a strike",
+            &["live_data", "location"],
+        ),
+        ("Why do trains in the UK run on the left?", &[]),
+        // A price the user states.
+        (
+            "Gold is at $2,300 right now; what are my 3 ounces worth?",
+            &[],
+        ),
+        (
+            "I bought gold at $1,800, what is it worth right now?",
+            &["live_data"],
+        ),
+        // "stop taking it": what "it" is, never said.
+        (
+            "the nurse said I should stop taking it a week before, is that normal?",
+            &["referent"],
+        ),
+        (
+            "The nurse said I should stop taking aspirin a week before, is that normal?",
+            &[],
+        ),
+    ] {
+        let got = slots(text, &[]);
+        if got != want {
+            bad.push(format!("{text:?}: got {got:?}, want {want:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
