@@ -31,6 +31,8 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     scaled_recipe(&m, &ctx, &mut out);
     volume_to_weight(&m, &ctx, &mut out);
     bare_conversion(&m, &ctx, &mut out);
+    unitless_length(&m, &ctx, &mut out);
+    fuel_cost(&m, &ctx, &mut out);
     scheduling(&m, &ctx, &mut out);
     lead_time(&m, &ctx, &mut out);
     comparison(&m, &ctx, &mut out);
@@ -2929,6 +2931,63 @@ fn bare_conversion(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "the unit to convert to",
             0.8,
             format!("\"convert {}\" names no unit to convert to", rest.join(" ")),
+        )
+        .worded(Wording::AsWritten),
+    );
+}
+
+/// A length in a sum with no unit: "the fence is 40 long, panels are 1.8m wide: how many
+/// panels?". Metres or feet change the answer.
+fn unitless_length(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.payload || !out.is_empty() || m.any(MATH_CUES).is_none() {
+        return;
+    }
+    let digits = |x: &str| !x.is_empty() && x.chars().all(|c| c.is_ascii_digit() || c == '.');
+    // "40 long", not "2 x 40 long" (a size whose unit comes after it).
+    let bare = (1..m.len()).find(|&i| {
+        ["long", "wide", "tall", "high", "deep"].contains(&m.w[i].as_str())
+            && digits(&m.w[i - 1])
+            && (i < 2 || !["x", "by"].contains(&m.w[i - 2].as_str()))
+    });
+    let Some(i) = bare else { return };
+    let n = &m.w[i - 1];
+    out.push(
+        finding(
+            "math",
+            Slot::Quantity,
+            format!("the unit of the {n} (metres, feet or another)"),
+            0.75,
+            format!("\"{n} {}\" gives a length with no unit", m.w[i]),
+        )
+        .worded(Wording::AsWritten),
+    );
+}
+
+/// What the fuel for trips costs, with the car's economy but no distance: "I drive to
+/// my mum's and back every weekend, how much do I spend on petrol? 45 mpg".
+#[rustfmt::skip]
+fn fuel_cost(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.payload || !out.is_empty() {
+        return;
+    }
+    let fuel = m.any(&["petrol", "gas", "fuel", "diesel"]).is_some()
+        && m.any(&["how much", "cost", "costs", "spend", "spending", "spent"]).is_some()
+        && m.any(&["mpg", "miles per gallon", "l/100km", "km per litre", "km/l", "per gallon", "per litre"]).is_some();
+    let distance = m.any(&["km", "kilometres", "kilometers", "miles", "mile", "mi"]).is_some();
+    if !fuel || distance {
+        return;
+    }
+    let price = ctx.all.contains(['$', '€', '£', '¥']);
+    out.push(
+        finding(
+            "math",
+            Slot::Quantity,
+            match price {
+                true => "the distance of the trip",
+                false => "the distance of the trip (and the fuel price)",
+            },
+            0.75,
+            "a fuel cost from the car's economy, with no distance",
         )
         .worded(Wording::AsWritten),
     );

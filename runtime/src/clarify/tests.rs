@@ -1328,6 +1328,18 @@ fn the_nineteenth_authors_gaps_are_found() {
         ),
         ("Set up a daily sync with the design team at 9:30", &[]),
         ("Schedule a weekly 1:1 with Sam, Mondays at 10am", &[]),
+        // A length with no unit, in a sum.
+        ("the wall is 12 long and a roll covers 0.5m, how many rolls?", &["quantity"]),
+        ("the wall is 12m long and a roll covers 0.5m, how many rolls?", &[]),
+        // A fuel cost with no distance.
+        (
+            "I drive to work and back 5 days a week, how much does the petrol cost me a month? 40 mpg",
+            &["quantity"],
+        ),
+        (
+            "I drive 30 miles to work and back 5 days a week at 40 mpg; petrol is £6 a gallon. What does that cost a month?",
+            &[],
+        ),
         // Trains running today: on which line, and whether they run.
         (
             "are the trains running normally this morning? heard about a strike",
