@@ -981,8 +981,14 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .get(1)
         .is_some_and(|x| ["for", "to", "that", "which"].contains(&x.as_str()));
     // "add a dark mode toggle to my app": a change to the user's own program, asked
-    // for (not "how do I add a user to my app?").
-    let changes_own_program = m.any(&["add", "implement", "integrate", "build in", "put in"]).is_some()
+    // for ("can you add", "Add …"), not "how do I add a user to my app?" or "what
+    // should I add to my website?".
+    let asked = (0..m.len()).any(|i| {
+        ["add", "implement", "integrate"].contains(&m.w[i].as_str())
+            && (m.sentence_initial[i]
+                || (i > 0 && ["you", "please", "pls", "me"].contains(&m.w[i - 1].as_str())))
+    });
+    let changes_own_program = asked
         && m.any(&[
             "to my app", "to our app", "into my app", "in my app", "to my website", "to our website",
             "to my site", "to our site", "to my web app", "to my program", "to my game", "to my bot",
@@ -3167,6 +3173,9 @@ fn countdown(m: &Words, all: &Words) -> bool {
             "before",
             "today is",
             "today's date is",
+            "if it's",
+            "if it is",
+            "if today",
         ])
         .is_none()
         && (names_a_day(all) || all.any(DATE_WORDS).is_some() || ordinal(all))
@@ -3448,8 +3457,10 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         return;
     }
-    // "typical weather in July", "how do forecasts work": general knowledge.
-    if m.any(&[
+    // "typical weather in July", "how do forecasts work": general knowledge ("are trains
+    // running normally today?" still asks of today's service).
+    #[rustfmt::skip]
+    const GENERAL: &[&str] = &[
         "typical",
         "typically",
         "usually",
@@ -3492,9 +3503,10 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "roughly",
         "how are",
         "what makes",
-    ])
-    // "are trains running normally today?" asks of today's service.
-    .is_some_and(|w| !(w == "normally" && cue.contains("running")))
+    ];
+    if GENERAL
+        .iter()
+        .any(|w| !(*w == "normally" && cue.contains("running")) && m.any(&[*w]).is_some())
     {
         return;
     }

@@ -1309,6 +1309,7 @@ fn the_nineteenth_authors_gaps_are_found() {
         ),
         ("add a search bar to my Django website", &[]),
         ("How do I add a user to my app's admin page?", &[]),
+        ("What should I add to my website to get more visitors?", &[]),
         // "make me" a JSON makes a new one: its fields are missing, not a text.
         ("make me the JSON my dashboard expects", &["schema"]),
         ("make my essay shorter", &["text"]),
@@ -1318,6 +1319,7 @@ fn the_nineteenth_authors_gaps_are_found() {
             &["live_data"],
         ),
         ("how many days are there between March 3 and April 9?", &[]),
+        ("If it's Monday, how many days until Friday?", &[]),
         // Moved "a bit": by how much, or to when?
         ("can you move my 4pm back a little", &["date_time"]),
         ("Move my 4pm to 5pm", &[]),
