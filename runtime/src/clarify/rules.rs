@@ -3178,18 +3178,9 @@ fn countdown(m: &Words, all: &Words) -> bool {
             "if today",
         ])
         .is_none()
-        && (names_a_day(all) || all.any(DATE_WORDS).is_some() || ordinal(all))
-}
-
-/// "the 13th", "June 3rd": a day of a month.
-fn ordinal(m: &Words) -> bool {
-    m.w.iter().any(|x| {
-        ["st", "nd", "rd", "th"].iter().any(|s| {
-            x.strip_suffix(s).is_some_and(|d| {
-                !d.is_empty() && d.len() <= 2 && d.chars().all(|c| c.is_ascii_digit())
-            })
-        })
-    })
+        && (names_a_day(all)
+            || all.any(DATE_WORDS).is_some()
+            || all.w.iter().any(|x| Words::is_ordinal(x)))
 }
 
 /// "rn" is "right now" ("As an RN, …" is a nurse, in capitals): live when asked of a

@@ -145,6 +145,14 @@ impl<'a> Words<'a> {
             || (word.contains(':') && word != "1:1" && word.starts_with(digit))
     }
 
+    /// "5th", "the 13th", "June 3rd": a day of a month.
+    pub fn is_ordinal(word: &str) -> bool {
+        ["st", "nd", "rd", "th"].iter().any(|s| {
+            word.strip_suffix(s)
+                .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+        })
+    }
+
     /// "2h", "10min", "45mins", "30s": a span of time.
     fn is_span(word: &str) -> bool {
         let unit = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
@@ -300,17 +308,8 @@ impl<'a> Words<'a> {
             let next = self.w.get(i + 1).map(String::as_str).unwrap_or("");
             let prev = if i > 0 { self.w[i - 1].as_str() } else { "" };
             // 3pm, 15:30, 12/05 (split at '/'), 5th, "at 3", "in 10 minutes".
-            x.ends_with("am") && x.len() > 2 && x[..x.len() - 2].chars().all(|c| c.is_ascii_digit())
-                || x.ends_with("pm")
-                    && x.len() > 2
-                    && x[..x.len() - 2].chars().all(|c| c.is_ascii_digit())
-                || (x.contains(':')
-                    && x != "1:1"
-                    && x.chars().next().is_some_and(|c| c.is_ascii_digit()))
-                || ["st", "nd", "rd", "th"].iter().any(|s| {
-                    x.strip_suffix(s)
-                        .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
-                })
+            Self::is_clock(x)
+                || Self::is_ordinal(x)
                 || (Self::is_number(x) && (prev == "at" || next == "o'clock"))
                 || (Self::is_number(x)
                     && prev == "in"
