@@ -64,7 +64,7 @@ pub const CODE_NOUNS: &[&str] = &[
 pub const CODE_VERBS: &[&str] = &[
     "write", "create", "implement", "make", "generate", "build", "code", "give me", "show me",
     "develop", "program", "need", "want", "help me write", "can you write", "gimme", "provide",
-    "writing", "draft", "put together",
+    "writing", "draft", "put together", "set up", "wire up",
 ];
 
 /// Verbs that act on a text, code or data the user supplies. The value is the
@@ -224,7 +224,8 @@ pub const TEXT_NOUNS: &[&str] = &[
     "stylesheet", "blog", "thread", "repo", "repository", "codebase", "project", "app", "website",
     "site", "menu", "sign", "label", "flyer", "poster", "brochure", "leaflet", "card", "invitation",
     "results", "terms", "agreement", "policy", "wording", "lines", "sentence", "invoice", "receipt",
-    "catalog", "catalogue", "inventory",
+    "catalog", "catalogue", "inventory", "component", "components", "module", "macro",
+    "indentation",
 ];
 
 /// Words that carry no content: what is left of a request without them is the
@@ -257,7 +258,7 @@ pub const PLACE_NOUNS: &[&str] = &[
     "attorney", "accountant", "daycare", "kindergarten", "library", "place to eat",
     "place to stay", "places to eat", "places to stay", "things to do", "thing to do",
     "something to do", "trails", "hiking trails", "farmers market", "market", "markets",
-    "neighborhood",
+    "neighborhood", "venue", "venues",
     "neighbourhood", "apartment", "realtor", "therapist", "physiotherapist", "chiropractor",
     "clinic", "tailor", "florist", "car wash", "hiking trail", "hike", "hikes", "trail",
     "campsite", "camping", "ski resort", "neighborhoods", "museums", "bookstore", "bookshop",
@@ -279,7 +280,8 @@ pub const RECOMMEND_CUES: &[&str] = &[
     "favourite", "any", "nice", "recomend", "which", "should i join", "should i go to", "must-see",
     "must see", "worth visiting", "worth a visit", "safest", "cheapest", "nicest", "quietest",
     "coolest", "tastiest", "popular", "top-rated", "highly rated", "where should we",
-    "where can we", "take my", "fun", "looking for", "need a", "know any", "know a",
+    "where can we", "take my", "fun", "looking for", "need a", "know any", "know a", "suitable",
+    "advise on",
 ];
 
 /// What follows "in"/"near" that is not a place.
@@ -295,7 +297,8 @@ pub const NOT_A_PLACE: &[&str] = &[
     "years", "minutes", "hours", "days", "weeks", "months", "detail", "details", "short", "brief",
     "words", "simple", "plain", "mine", "ours", "yours", "use", "school", "life", "bed", "class",
     "front", "line", "person", "public", "private", "bulk", "cash", "stock", "store", "person",
-    "advance", "front", "range", "season", "all", "every", "some", "lots", "circles",
+    "advance", "front", "range", "season", "all", "every", "some", "lots", "circles", "reason",
+    "moderation", "limits",
 ];
 
 /// Words of a date or a time.
@@ -357,6 +360,7 @@ pub const TASTE_NOUNS: &[&str] = &[
     "hobby", "hobbies", "gift", "gifts", "present", "presents", "anime", "manga", "wine",
     "instrument", "sport", "pet", "dog breed", "breed", "perfume", "cologne", "plant", "plants",
     "houseplant", "houseplants", "colour", "color", "savings account", "account", "credit card",
+    "audiobook", "audiobooks", "documentary", "documentaries", "playlist", "comic", "comics",
 ];
 
 /// What a taste pick can be fitted to: a genre, a liking, a use, a budget, a recipient's
@@ -383,7 +387,7 @@ pub const COMPARE_CUES: &[&str] = &[
     "difference between", "which is", "which would", "which do you", "choose between",
     "pick between", "decide between", "which one's", "torn between", "help me decide",
     "help me choose", "help me pick", "worth upgrading", "worth it", "upgrade", "which of these",
-    "which of those", "which of the two",
+    "which of those", "which of the two", "which of the",
 ];
 
 /// Deictic stand-ins for the items of a comparison.
@@ -627,7 +631,8 @@ pub const PERSON_NOUNS: &[&str] = &[
     "brother-in-law", "sister-in-law", "mother-in-law", "father-in-law", "son-in-law",
     "daughter-in-law", "in-laws", "nephew", "niece", "fiance", "fiancé", "fiancée", "stepdad",
     "stepmom", "stepmum", "buddy", "mate", "bestie", "godson", "goddaughter", "grandson",
-    "granddaughter",
+    "granddaughter", "nan", "nana", "nanna", "gran", "granny", "grandad", "granddad", "grandmum",
+    "grandmom", "abuela", "abuelo", "auntie", "aunty", "nephew's", "toddler", "teen", "teenager",
     "scientists", "researchers", "company", "government", "police",
 ];
 

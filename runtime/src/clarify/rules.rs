@@ -35,6 +35,11 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     fuel_cost(&m, &ctx, &mut out);
     scheduling(&m, &ctx, &mut out);
     lead_time(&m, &ctx, &mut out);
+    day_plan(&m, &ctx, &mut out);
+    undated_countdown(&m, &ctx, &mut out);
+    next_dose(&m, &ctx, &mut out);
+    growing_season(&m, &ctx, &mut out);
+    unstated_terms(&m, &ctx, &mut out);
     comparison(&m, &ctx, &mut out);
     trip(&m, &ctx, &mut out);
     destination(&m, &ctx, &mut out);
@@ -333,10 +338,11 @@ fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
         // the user's team) has, however it is introduced.
         let possessed = |after: usize| {
             m.w.get(after..after + 2).is_some_and(|p| {
-                ["i", "we"].contains(&p[0].as_str())
+                // "the cover letter he wrote": a text of someone the user speaks for.
+                ["i", "we", "he", "she", "they"].contains(&p[0].as_str())
                     && [
                         "got", "received", "wrote", "have", "was", "just", "drafted", "added",
-                        "made", "built", "created", "use", "discussed", "agreed", "were",
+                        "made", "built", "created", "use", "discussed", "agreed", "were", "sent",
                     ]
                     .contains(&p[1].as_str())
             })
@@ -401,6 +407,10 @@ fn talk_of_a_thing(m: &Words, cue: &str) -> bool {
         return false;
     }
     let Some(i) = m.find(cue) else { return false };
+    // "like we discussed", "as we discussed": the talk is pointed at, with no topic.
+    if i > 0 && ["like", "as"].contains(&m.w[i - 1].as_str()) {
+        return false;
+    }
     let after = m.w.get(i + cue.split(' ').count()).map(String::as_str);
     // A topic after the talk, unless the thing came before it: "the cover letter we
     // discussed Monday" is a text that did not come through.
@@ -471,7 +481,15 @@ fn identified_after(m: &Words, k: usize) -> bool {
 /// Translation: a text to translate and a language to translate into.
 #[rustfmt::skip]
 fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    let verb = m.starts("translat");
+    // "a note in what I reckon is Italian. Can you tell me what it says?": the meaning
+    // of a text in a language named, asked as a translation.
+    let reads = m
+        .any(&[
+            "what it says", "what does it say", "what this says", "what does this say",
+            "what that says", "what does that say", "what it means", "what does it mean",
+        ])
+        .filter(|_| m.w.iter().any(|x| LANGUAGES.contains(&x.as_str()) && x != "english"));
+    let verb = m.starts("translat").or_else(|| reads.and_then(|r| m.find(r)));
     let say = m.any(&[
         "how do you say", "how do i say", "how to say", "how would you say", "how would i say",
         "what's the word for", "what is the word for",
@@ -539,8 +557,10 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                         .contains(&w.as_str())
             })
         });
+        // "What does it say?" points at the text with its own "it".
         let text_given = said_words
-            || (!content.is_empty()
+            || (reads.is_none()
+                && !content.is_empty()
                 && deictic_object(m, verb.unwrap_or(0), 1).is_none()
                 && mentions_absent_text(m, false).is_none()
                 && !(lang_for && m.any(THING_PRONOUNS).is_some()));
@@ -639,12 +659,26 @@ fn language_ruled_out(all: &Words, i: usize) -> bool {
         "doesn't", "don't", "not", "can't", "cannot", "barely", "never", "hardly", "didn't",
         "doesnt", "dont", "cant", "didnt", "won't", "wont",
     ];
-    i > 0
-        && (all.w[i - 1] == "no"
-            || KNOWS.contains(&all.w[i - 1].as_str())
-                && all.w[i.saturating_sub(4)..i - 1]
-                    .iter()
-                    .any(|x| NOT.contains(&x.as_str())))
+    // "they don't speak much English", "can't read a word of Greek": a measure may
+    // stand between the verb and the language.
+    const MEASURE: &[&str] = &[
+        "much", "any", "a", "word", "of", "lot", "very", "good", "great", "fluent",
+    ];
+    if i == 0 || all.w[i - 1] == "no" {
+        return i > 0;
+    }
+    let Some(k) = (i.saturating_sub(4)..i)
+        .rev()
+        .find(|&k| KNOWS.contains(&all.w[k].as_str()))
+    else {
+        return false;
+    };
+    all.w[k + 1..i]
+        .iter()
+        .all(|x| MEASURE.contains(&x.as_str()))
+        && all.w[k.saturating_sub(3)..k]
+            .iter()
+            .any(|x| NOT.contains(&x.as_str()))
 }
 
 /// A language to translate into is named: one not after "from" (the source) and not
@@ -704,8 +738,16 @@ fn error_without_code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         return;
     };
     // The user's own code: "fix it", "fix my script".
+    // "pls fix my component": a code noun of the user's.
+    const CODE_OWNED: &[&str] = &[
+        "code", "script", "program", "app", "function", "test", "tests", "component", "class",
+        "module", "query", "page", "endpoint", "route", "handler", "hook", "service",
+    ];
+    let owned_code = (1..m.len()).any(|i| {
+        ["my", "our"].contains(&m.w[i - 1].as_str()) && CODE_OWNED.contains(&m.w[i].as_str())
+    });
     if m.any(THING_PRONOUNS).is_none()
-        && m.any(&["my code", "my script", "my program", "my app", "my function", "my test", "my tests"]).is_none()
+        && !owned_code
         && m.len() > 15
     {
         return;
@@ -817,8 +859,10 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             ]
             .contains(verb);
         // A bare "it" in a long message usually points at what the message describes.
-        let object = object
-            .filter(|n| !(n.is_empty() && m.len() >= 15 && m.any(&["this", "these"]).is_none()));
+        let bare_it = object
+            .as_ref()
+            .is_some_and(|n| n.is_empty() && m.len() >= 15 && m.any(&["this", "these"]).is_none());
+        let object = object.filter(|_| !bare_it);
         // "Please fix the formatting of the table": an order to work on "the" text
         // points at one the user has; a question ("how do I fix the table of
         // contents in Word?") may not.
@@ -826,11 +870,17 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             || (i > 0
                 && ["please", "pls", "plz"].contains(&m.w[i - 1].as_str())
                 && m.sentence_initial[i - 1]);
+        // "ok the regex mostly works now but fix it so …": in a longer request the "it"
+        // set aside above is the text named before it ("the regex"), which is absent.
+        let requested = m.any(&["how do i", "how can i", "how to", "how would i", "how do you"]).is_none();
+        let it_named = bare_it && requested && *category == "fix";
         // "make up three records for my app" invents; "make" acts only on its own object.
         let object = if *verb == "make" {
             object
         } else {
-            object.or_else(|| mentions_absent_text(m, ordered && *category == "fix"))
+            object
+                .or_else(|| mentions_absent_text(m, ordered && *category == "fix"))
+                .or_else(|| it_named.then(|| mentions_absent_text(m, true)).flatten())
         };
         let Some(noun) = object.or_else(|| bare.then(String::new)) else {
             continue;
@@ -844,6 +894,7 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             ("", "translate") => "the text to translate".to_string(),
             ("", "json") => "the data to convert".to_string(),
             ("", _) => "the text or code in question".to_string(),
+            ("indentation", _) => "the code itself".to_string(),
             (n, "translate") => format!("the {n} to translate"),
             (n, "summarize") => format!("the {n} to summarize"),
             (n, _) => format!("the {n} itself"),
@@ -861,6 +912,30 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             format!("\"{verb}\" points at a text the message does not include"),
         ));
         return;
+    }
+    // "summarize chapter 7 in bullet points", "solve q4 from the worksheet": a numbered
+    // part of a text the user has, from no book or sheet the message names.
+    if let Some(part) = numbered_part(m).filter(|_| !m.has_name()) {
+        let verb = TEXT_VERBS
+            .iter()
+            .map(|(v, _)| *v)
+            .find(|v| m.has(v))
+            .or_else(|| m.any(&["summary", "solve", "answer", "work out", "do", "help with", "key points"]));
+        if let Some(v) = verb {
+            let missing = if part.starts_with("chapter") || part.starts_with("section") {
+                format!("the text of {part} (or the book it is from)")
+            } else {
+                format!("{part} itself")
+            };
+            out.push(finding(
+                "fix",
+                Slot::Text,
+                missing,
+                0.85,
+                format!("\"{v}\" {part} of a text the message does not include"),
+            ));
+            return;
+        }
     }
     // "I pasted my CSS below": a text announced and not there.
     if let Some(cue) = m.any(&[
@@ -960,6 +1035,48 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
 }
 
+/// "chapter 7", "question 4", "q4": a numbered part of a text, as the note names it.
+fn numbered_part(m: &Words) -> Option<String> {
+    const PARTS: &[&str] = &[
+        "chapter", "section", "question", "exercise", "problem", "page", "q",
+    ];
+    (0..m.len())
+        .find_map(|i| {
+            let w = m.w[i].as_str();
+            if PARTS.contains(&w)
+                && m.w
+                    .get(i + 1)
+                    .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
+            {
+                let name = if w == "q" { "question" } else { w };
+                return Some(format!("{name} {}", m.w[i + 1]));
+            }
+            // "q4", "Q12".
+            let digits = w
+                .strip_prefix('q')
+                .filter(|d| !d.is_empty() && d.len() <= 2 && d.chars().all(|c| c.is_ascii_digit()));
+            digits.map(|d| format!("question {d}"))
+        })
+        // A question or a page is of a sheet the user names as such ("the Q3 board minutes"
+        // are a quarter's); a chapter or a section is of a text whatever it is.
+        .filter(|p| {
+            p.starts_with("chapter")
+                || p.starts_with("section")
+                || m.any(&[
+                    "worksheet",
+                    "homework",
+                    "sheet",
+                    "exam",
+                    "paper",
+                    "textbook",
+                    "quiz",
+                    "assignment",
+                    "test",
+                ])
+                .is_some()
+        })
+}
+
 /// Code with no language, runtime or framework.
 #[rustfmt::skip]
 fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
@@ -974,12 +1091,21 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             })
         })
     });
-    let starts_with_code = m.w.first().is_some_and(|x| {
-        ["code", "script", "function", "program", "snippet"].contains(&x.as_str())
-    }) && m
-        .w
-        .get(1)
-        .is_some_and(|x| ["for", "to", "that", "which"].contains(&x.as_str()));
+    // "code for …", "countdown component to a given date showing …": a request made of
+    // its noun alone, in its first words.
+    let starts_with_code = (0..m.len().min(3)).any(|i| {
+        // "check my code for bugs" acts on the user's code; it asks for none.
+        let owned = m.w[..i].iter().any(|x| POSSESSIVE.contains(&x.as_str()) || DETERMINERS.contains(&x.as_str()));
+        !owned &&
+        [
+            "code", "script", "function", "program", "snippet", "component", "widget", "endpoint",
+            "hook", "middleware",
+        ]
+        .contains(&m.w[i].as_str())
+            && m.w.get(i + 1).is_some_and(|x| {
+                ["for", "to", "that", "which", "showing", "with"].contains(&x.as_str())
+            })
+    });
     // "add a dark mode toggle to my app": a change to the user's own program, asked
     // for ("can you add", "Add …"), not "how do I add a user to my app?" or "what
     // should I add to my website?".
@@ -1072,9 +1198,18 @@ fn names_a_language(m: &Words, all: &Words, raw: &str) -> bool {
                         .contains(&n.as_str())
             });
         let verb_go = x == "go" && !capital_go && !named_go;
+        // "a little board on my fish tank": the animal, unless the shell is asked for.
+        let animal = x == "fish"
+            && !all.w.get(i + 1).is_some_and(|n| {
+                ["shell", "script", "function", "config", "prompt"].contains(&n.as_str())
+            })
+            && !i
+                .checked_sub(1)
+                .is_some_and(|p| ["in", "using", "for"].contains(&all.w[p].as_str()));
         PROGRAMMING.contains(&x)
             && !negated
             && !verb_go
+            && !animal
             && (!["json", "yaml", "regex"].contains(&x) || m.any(CODE_KINDS).is_none())
     };
     (0..all.len()).any(names)
@@ -1222,12 +1357,18 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if !m.has("json") && !named_file {
         return;
     }
+    // "wants JSON with fields sku, name, price": the fields, listed after their word.
+    let raw = m.raw.to_lowercase();
+    let listed = ["fields", "keys", "properties", "columns"].iter().any(|f| {
+        raw.find(f)
+            .is_some_and(|i| raw[i..].matches(',').count() >= 2)
+    });
     // "matching the format my frontend wants": a schema the user has and did not give.
     if let Some(v) = m.any(&[
         "matching the format", "the format my", "the format our", "whatever format",
         "the usual format", "the format the", "expects", "wants", "the right format",
         "the right fields", "whatever fields", "the same format",
-    ]) {
+    ]).filter(|_| !listed) {
         out.push(finding(
             "json",
             Slot::Schema,
@@ -1268,10 +1409,15 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let fields = m
         .any(&[
             "field", "fields", "key", "keys", "property", "properties", "attribute", "attributes",
-            "column", "columns", "with", "containing", "including", "that has", "that have",
+            "column", "columns", "containing", "including", "that has", "that have",
             "having",
         ])
         .is_some()
+        // "JSON with id and name"; not "I'm hopeless with this stuff".
+        || (1..m.len()).any(|i| {
+            m.w[i] == "with"
+                && !m.w.get(i + 1).is_some_and(|n| THING_PRONOUNS.contains(&n.as_str()) || ["me", "my", "it", "this", "that", "the"].contains(&n.as_str()))
+        })
         || ctx.all.contains('{')
         || extracts_named_fields(m)
         // "Each needs id (int), email, signup_date (ISO 8601)": fields listed as such.
@@ -1373,7 +1519,12 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .or_else(|| m.any(MATERIALS));
     // A conversion between currencies needs a rate, and a count of days to a given date
     // needs today's date (`live`), not a measure.
-    if converts_currency(m) || countdown(m, &ctx.words()) {
+    // "Plan my day around the dentist … two hours for the tax return": a day to lay
+    // out, not a sum.
+    let plans_time = m
+        .any(&["plan my day", "plan my week", "plan out my", "plan my morning", "plan my afternoon", "timetable", "rota", "schedule my"])
+        .is_some();
+    if converts_currency(m) || countdown(m, &ctx.words()) || plans_time {
         return;
     }
     let Some(cue) = m
@@ -1487,7 +1638,16 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // A material's coverage ("one litre covers 10 square metres") or coat count
         // says nothing of the size of what is to be covered.
         let given = if m.any(MATERIALS).is_some() { all.measures() } else { numbers };
-        if given >= need {
+        // "a 200 litre tank": its volume, which is what a fill or a dose of it needs
+        // (not "one litre covers 10 square metres", a paint's coverage).
+        let container = m.any(&["tank", "pool", "box", "cuboid", "cylinder", "cube", "sphere", "aquarium"]).is_some()
+            && m.any(MATERIALS).is_none();
+        let volume = container && (1..m.len()).any(|i| {
+            Words::is_number(&m.w[i - 1])
+                && ["litre", "litres", "liter", "liters", "l", "gallon", "gallons", "gal", "cubic"]
+                    .contains(&m.w[i].as_str())
+        });
+        if given >= need || volume {
             return;
         }
         // A speed or a trip needs a distance and a time, not a shape's dimensions.
@@ -1691,17 +1851,38 @@ fn formula(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
 #[rustfmt::skip]
 fn scaled_recipe(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "It uses 500 g mince, 12 sheets of pasta and 400 ml of bechamel": the recipe given.
-    if ctx.has_text() || !m.has("recipe") || m.numbers() >= 3 {
+    // "my granny's stew serves 4": a dish with its yield is a recipe too.
+    let yield_at = (1..m.len()).find(|&i| {
+        ["makes", "serves", "feeds", "yields"].contains(&m.w[i - 1].as_str()) && Words::is_number(&m.w[i])
+    });
+    if ctx.has_text() || !(m.has("recipe") || yield_at.is_some()) || m.numbers() >= 3 {
         return;
     }
     let Some(cue) = m.any(&[
-        "double", "halve", "triple", "scale", "instead of", "how much of each", "each ingredient",
-        "adjust", "people", "servings", "serve", "portions",
+        "double", "halve", "triple", "scale", "scaling", "instead of", "how much of each",
+        "each ingredient", "adjust", "people", "servings", "serve", "portions", "feed",
+        "cooking for", "enough for",
     ]) else {
         return;
     };
     // "a recipe for 6 people", "a good lasagna recipe": asking for a recipe, not one to scale.
     if m.any(&["my", "our", "mom's", "mum's", "grandma's", "this", "the recipe", "her", "his"]).is_none() {
+        return;
+    }
+    // "Her original makes 12 … to feed the whole church group": what it yields is told,
+    // and how many it must feed is not.
+    // ("so it serves 8 people instead" gives the number to feed).
+    let yields = yield_at.is_some()
+        && m.any(&["instead", "so it", "so that it"]).is_none()
+        && m.numbers() == 1;
+    if yields {
+        out.push(finding(
+            "math",
+            Slot::Quantity,
+            "how many it needs to feed (and the recipe's amounts)",
+            0.8,
+            format!("\"{cue}\" scales a recipe to a number of people the message does not give"),
+        ));
         return;
     }
     out.push(finding(
@@ -1975,6 +2156,182 @@ const DETERMINERS: &[&str] = &[
 ];
 
 /// A time of day: "3pm", "15:30", "at 9", "noon", "in the morning", "9 o'clock", "now".
+/// "Plan my day tomorrow around the dentist and the kids' swimming lesson": a day laid
+/// out around fixed appointments whose times the message does not give.
+fn day_plan(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.has_text() || !out.is_empty() {
+        return;
+    }
+    let plan = m.any(&[
+        "plan my day",
+        "plan my week",
+        "plan out my",
+        "plan my morning",
+        "plan my afternoon",
+        "plan tomorrow",
+        "plan today",
+    ]);
+    let fixed = m.any(&["around the", "around my", "around a", "around our"]);
+    let (Some(p), Some(_)) = (plan, fixed) else {
+        return;
+    };
+    if has_time_of_day(&ctx.words()) {
+        return;
+    }
+    out.push(finding(
+        "scheduling",
+        Slot::DateTime,
+        "the times of the fixed appointments",
+        0.8,
+        format!("\"{p}\" around appointments whose times are not given"),
+    ));
+}
+
+/// "deadline's creeping up, how many days have i got left": a count of days to a date
+/// the message never gives (with a date given it is today's date that is missing:
+/// `countdown`).
+fn undated_countdown(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.has_text() || !out.is_empty() {
+        return;
+    }
+    let counts = m
+        .any(&[
+            "how many days",
+            "how many weeks",
+            "how long have i got",
+            "how much time have i got",
+            "how long do i have",
+        ])
+        .is_some()
+        && m.any(&["left", "until", "till", "to go", "remaining"])
+            .is_some();
+    let all = ctx.words();
+    if !counts || all.has_date() || all.numbers() > 0 || all.w.iter().any(|x| Words::is_ordinal(x))
+    {
+        return;
+    }
+    out.push(finding(
+        "scheduling",
+        Slot::DateTime,
+        "the date you are counting to",
+        0.8,
+        "counts the days left to a date the message does not give",
+    ));
+}
+
+/// "take medicine every 8 hours … When I take next dose?": the next dose is counted
+/// from the last, whose time the message does not give.
+fn next_dose(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.has_text() || !out.is_empty() {
+        return;
+    }
+    let next = m.any(&[
+        "next dose",
+        "next pill",
+        "next tablet",
+        "next one",
+        "next injection",
+    ]);
+    let when = m.any(&["when", "what time"]);
+    let (Some(n), Some(_)) = (next, when) else {
+        return;
+    };
+    // A clock time, not a "now": "now I land in other country" is when it is asked.
+    let all = ctx.words();
+    let timed = (0..all.len()).any(|i| {
+        Words::is_clock(&all.w[i])
+            || (Words::is_number(&all.w[i])
+                && i > 0
+                && ["at", "by"].contains(&all.w[i - 1].as_str()))
+    });
+    if !m.has("every") || timed {
+        return;
+    }
+    out.push(finding(
+        "scheduling",
+        Slot::DateTime,
+        "the time of the last dose (in the time where you are now)",
+        0.8,
+        format!("\"{n}\" is counted from a last dose whose time is not given"),
+    ));
+}
+
+/// "What should I be planting right now …?", "the date to sow my tomatoes so they're
+/// ready after the last frost": a garden's calendar is its climate's.
+fn growing_season(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.has_text() || !out.is_empty() {
+        return;
+    }
+    #[rustfmt::skip]
+    let grows = m.any(&[
+        "what should i plant", "what should i be planting", "what can i plant", "what to plant",
+        "what should i sow", "what can i sow", "what to sow", "what should i grow",
+        "what can i grow", "when should i sow", "when should i plant", "when to sow",
+        "when to plant", "when do i plant", "when do i sow", "should sow", "should plant",
+        "i sow", "to sow",
+    ]);
+    let season = m.any(&[
+        "right now",
+        "now",
+        "this time of year",
+        "this month",
+        "at the moment",
+        "last frost",
+        "first frost",
+        "frost date",
+        "this season",
+    ]);
+    let (Some(_), Some(s)) = (grows, season) else {
+        return;
+    };
+    let all = ctx.words();
+    if all.has_place() || all.any(CALENDAR_WORDS).is_some() {
+        return;
+    }
+    out.push(finding(
+        "recommendation",
+        Slot::Location,
+        "where you garden (the region or climate)",
+        0.8,
+        format!("\"{s}\" in a garden turns on its climate, and no place is named"),
+    ));
+}
+
+/// "the monthly repayment on £18,000 over the agreed term at the rate quoted": numbers
+/// the sum needs, referred to and not given.
+fn unstated_terms(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    if ctx.has_text() || m.any(MATH_CUES).is_none() {
+        return;
+    }
+    #[rustfmt::skip]
+    const REFERRED: &[(&str, &str)] = &[
+        ("the agreed term", "term"), ("the term agreed", "term"), ("the rate quoted", "rate"),
+        ("the quoted rate", "rate"), ("the agreed rate", "rate"), ("the rate they quoted", "rate"),
+        ("the rate we agreed", "rate"), ("the agreed price", "price"), ("the price quoted", "price"),
+        ("the quoted price", "price"), ("the agreed amount", "amount"), ("the amount we agreed", "amount"),
+        ("the usual rate", "rate"), ("the going rate", "rate"),
+    ];
+    let named: Vec<&str> = REFERRED
+        .iter()
+        .filter(|(p, _)| m.has(p))
+        .map(|&(_, n)| n)
+        .collect();
+    if named.is_empty() || out.iter().any(|f| f.slot == Slot::Quantity) {
+        return;
+    }
+    let what = named.join(" and the ");
+    out.push(finding(
+        "math",
+        Slot::Quantity,
+        format!("the {what} as numbers"),
+        0.85,
+        format!(
+            "refers to the {what} without giving {}",
+            if named.len() > 1 { "them" } else { "it" }
+        ),
+    ));
+}
+
 fn has_time_of_day(m: &Words) -> bool {
     m.w.iter().enumerate().any(|(i, x)| {
         Words::is_clock(x)
@@ -2012,8 +2369,14 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "Python or R?": two names and nothing else, so nothing of what they are for.
     // "react vs vue?", "python vs javascript": two names typed in lowercase are a
     // bare pair too.
-    let bare_pair = m.len() <= 4
-        && ((m.has("or") && m.has_name() && m.raw.trim_end().ends_with('?'))
+    // "Mac or PC? Be honest": the pair, then a word or three that ask nothing more.
+    let (pair, tail) = m.raw.trim_end().split_once('?').unwrap_or((m.raw, ""));
+    let tagged = tail.split_whitespace().count() <= 3
+        && !tail.trim().is_empty()
+        && pair.split_whitespace().count() <= 4
+        && m.any(CRITERIA).is_none();
+    let bare_pair = (m.len() <= 4 || tagged)
+        && ((m.has("or") && m.has_name() && (m.raw.trim_end().ends_with('?') || tagged))
             || (m.len() == 3 && ["vs", "vs.", "versus"].contains(&m.w[1].as_str())));
     let Some(cue) = m.any(COMPARE_CUES).or(bare_pair.then_some("or")) else {
         return;
@@ -2160,8 +2523,24 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if !verdict {
         return;
     }
-    // What "better" means: a stated purpose or a measure.
-    let mut criteria = m.any(CRITERIA).is_some();
+    // What "better" means: a stated purpose or a measure. "Which is sweeter" names its
+    // measure in the comparative.
+    let comparative = (1..m.len()).any(|i| {
+        let w = m.w[i].as_str();
+        ["is", "are", "one's", "was", "gets"].contains(&m.w[i - 1].as_str())
+            && w.len() > 4
+            && w.ends_with("er")
+            && !["better", "other", "either", "whether", "never", "over", "rather", "proper", "after", "under", "later", "number"].contains(&w)
+    });
+    // "which is the newest", "the cheapest": a superlative is its own measure.
+    let superlative = (1..m.len()).any(|i| {
+        let w = m.w[i].as_str();
+        ["the", "is", "are"].contains(&m.w[i - 1].as_str())
+            && w.len() > 5
+            && w.ends_with("est")
+            && !["interest", "forest", "request", "contest", "honest", "modest", "harvest", "suggest", "protest", "biggest"].contains(&w)
+    });
+    let mut criteria = m.any(CRITERIA).is_some() || comparative || superlative;
     if m.any(&[
         "for me", "for us", "for you", "for my", "for him", "for her",
     ])
@@ -2170,7 +2549,10 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         criteria = m.any(&CRITERIA[1..]).is_some();
     }
-    if criteria {
+    // "Oase or Fluval? 180 litre planted tank with shrimp. Which would you go with?": a
+    // use told with its measures is what "better" is judged by.
+    let told_use = items_named && m.has_name() && m.len() >= 15 && m.numbers() >= 1;
+    if criteria || told_use {
         return;
     }
     let product = m.any(PRODUCT_NOUNS);
@@ -2346,7 +2728,7 @@ fn taste(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "should i play", "should i try", "should i pick up", "should i take up",
         "should i start", "should i listen to", "what to get", "what to buy", "what to read",
         "what to watch", "ideas for", "idea for", "any good", "a good", "any ideas", "ideas",
-        "recomend", "reccomend", "reccommend", "what breed", "which breed", "what colour",
+        "recomend", "reccomend", "reccommend", "recs", "rec", "recos", "reccs", "what breed", "which breed", "what colour",
         "what color", "which colour", "which color", "should i paint", "should i adopt",
     ]).or(verb_only) else {
         return;
@@ -2494,16 +2876,76 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let safe_to = (0..m.len().saturating_sub(4)).any(|i| {
         m.w[i..i + 4].join(" ") == "is it safe to" && i + 5 == m.len()
     });
+    // "smells a bit off but is it still safe to eat": only words of how it seems
+    // before.
+    const SEEMS: &[&str] = &[
+        "smells", "smell", "looks", "look", "tastes", "taste", "seems", "feels", "a", "bit",
+        "little", "off", "weird", "funny", "strange", "odd", "but", "and", "so", "ok", "okay",
+        "hmm", "slightly", "kinda", "kind", "of",
+    ];
+    let still_safe = (0..m.len()).find_map(|i| {
+        let k = m.w[i..].iter().take(4).position(|x| ["safe", "ok", "okay", "fine"].contains(&x.as_str()))? + i;
+        let opens = m.w[i..k].join(" ");
+        let asks = ["is it still", "is it really", "is it even", "is it"].contains(&opens.as_str());
+        let eaten = m.w.get(k + 1).is_some_and(|x| x == "to")
+            && m.w.get(k + 2).is_some_and(|x| ["eat", "drink", "use", "wear"].contains(&x.as_str()))
+            && k + 3 == m.len();
+        (asks && eaten && m.w[..i].iter().all(|x| SEEMS.contains(&x.as_str())))
+            .then_some("is it safe to")
+    });
+    // "How long does it take to charge fully?": the "it" of a thing's own process.
+    let process = (0..m.len()).find_map(|i| {
+        let opens = m.w.get(i..i + 5).is_some_and(|p| p.join(" ") == "how long does it take");
+        let verb = m.w.get(i + 6).filter(|_| m.w.get(i + 5).is_some_and(|t| t == "to"))?;
+        #[rustfmt::skip]
+        const OWN: &[&str] = &[
+            "charge", "heal", "cook", "dry", "cure", "set", "thaw", "defrost", "boil", "arrive",
+            "ship", "load", "install", "recover", "ripen", "germinate", "sprout", "cool", "warm",
+        ];
+        let rest = &m.w[i + 7..];
+        (opens && i == 0 && OWN.contains(&verb.as_str())
+            && rest.iter().all(|x| ["fully", "completely", "properly", "up", "down", "out"].contains(&x.as_str())))
+            .then_some("how long does it take")
+    });
+    // "Send me the link to that again?", "Why is it still not done.": a thing asked
+    // after as if already shared.
+    let again = m.any(&[
+        "link to that", "link to it", "link for that", "that link again", "send it again",
+        "send that again", "resend it", "resend that", "is it still not", "it still isn't",
+        "it still isnt", "why isn't it done", "why isnt it done", "is it done yet", "is it ready yet",
+        "is it finished yet", "the thingy", "the whatsit", "the doohickey", "thingamajig",
+    ])
+    // "get the thing off the other thing": two things, neither named.
+    .or((m.has("the thing") && m.has("the other thing")).then_some("the thing … the other thing"));
     let q = m
         .any(&[
             "turn it off", "turn it on", "turn that off", "turn this off", "is that normal",
             "is this normal", "is it normal", "the same thing but", "do the same thing",
             "do the same for", "same thing but for", "did that come out", "did it come out",
         ])
-        .or(safe_to.then_some("is it safe to"));
+        .or(safe_to.then_some("is it safe to"))
+        .or(still_safe)
+        .or(process);
+    if let Some(q) = again.filter(|_| ctx.first && !m.has_name() && m.len() <= 30) {
+        let p = ["that", "it", "thing", "thingy", "whatsit", "doohickey", "thingamajig"]
+            .into_iter()
+            .find(|p| q.split(' ').any(|w| w == *p))
+            .unwrap_or("it");
+        let p = if p == "thing" { "the thing" } else { p };
+        out.push(finding(
+            "referent",
+            Slot::Referent,
+            format!("what \"{p}\" refers to"),
+            0.85,
+            format!("\"{q}\" with nothing in the conversation for it to be"),
+        ));
+        return;
+    }
     // A longer message tells what "that" is ("…she says it sleeps 18 hours a day. Is that
     // normal for them?").
-    if let Some(q) = q.filter(|_| ctx.first && !m.has_name() && m.len() <= 10) {
+    // "smells a bit off but is it still safe to eat" says how it seems, not what it is.
+    let short = if still_safe.is_some() { 14 } else { 10 };
+    if let Some(q) = q.filter(|_| ctx.first && !m.has_name() && m.len() <= short) {
         let p = ["that", "this", "it"]
             .into_iter()
             .find(|p| q.split(' ').any(|w| w == *p))
@@ -2555,16 +2997,37 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                 let k = i + q.split(' ').count();
                 m.w[k..].iter().take(2).any(|x| HAD.contains(&x.as_str()))
             })
+        })
+        .map(|q| (q.to_string(), "one"))
+        // "just finished the series she was obsessed with and wants something similar":
+        // a kind of work someone had, never named.
+        .or_else(|| {
+            (1..m.len().saturating_sub(2)).find_map(|i| {
+                let work = [
+                    "series", "book", "books", "show", "film", "movie", "game", "author", "band",
+                    "trilogy", "saga", "novel", "novels", "podcast", "album", "comic", "manga",
+                    "anime",
+                ]
+                    .iter()
+                    .find(|w| m.w[i] == **w)
+                    .filter(|_| m.w[i - 1] == "the");
+                let who = ["she", "he", "they", "i", "we"].contains(&m.w[i + 1].as_str());
+                let had = m.w[i + 2..(i + 5).min(m.len())]
+                    .iter()
+                    .any(|x| HAD.contains(&x.as_str()) || ["obsessed", "into", "hooked"].contains(&x.as_str()));
+                work.filter(|_| who && had)
+                    .map(|w| (format!("the {w} {}", m.w[i + 1]), *w))
+            })
         });
     // More like it is asked for: "the one I tried last week was too dry" asks no match.
     let alike = m
-        .any(&["like the", "similar to", "another", "more like", "something like", "like it", "like that"])
+        .any(&["like the", "similar to", "another", "more like", "something like", "like it", "like that", "something similar", "similar"])
         .is_some();
-    if let Some(q) = one_had.filter(|_| ctx.first && alike && !m.has_name()) {
+    if let Some((q, noun)) = one_had.filter(|_| ctx.first && alike && !m.has_name()) {
         out.push(finding(
             "referent",
             Slot::Referent,
-            "which one you mean",
+            format!("which {noun} you mean"),
             0.85,
             format!("\"{q} …\": a thing of the user's the conversation never names"),
         ));
@@ -2624,8 +3087,11 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // message that says almost nothing else.
         // "my neighbour's dog … get him used to me": a pet or a person's possessive is
         // someone for "him" to be.
+        // "My 9 year old … she": a child by age.
+        let by_age = m.any(&["year old", "year-old", "yr old", "yo"]).is_some();
         let someone = m.any(PERSON_NOUNS).is_some()
             || m.any(PET_NOUNS).is_some()
+            || by_age
             || m.w.iter().any(|x| PERSON_NOUNS.contains(&without_possessive(x)));
         let generic = THEY_FORMS.contains(&p.as_str());
         if !someone
@@ -2954,6 +3420,11 @@ fn unitless_length(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ["long", "wide", "tall", "high", "deep"].contains(&m.w[i].as_str())
             && digits(&m.w[i - 1])
             && (i < 2 || !["x", "by"].contains(&m.w[i - 2].as_str()))
+            // "a Tesla Model 3 Long Range": the number is part of a name.
+            && (i < 2
+                || !(m.cased[i - 2].starts_with(char::is_uppercase)
+                    || ["model", "version", "series", "gen", "mark", "mk", "no", "number", "type"]
+                        .contains(&m.w[i - 2].as_str())))
     });
     let Some(i) = bare else { return };
     let n = &m.w[i - 1];
@@ -3206,6 +3677,54 @@ fn right_now(m: &Words) -> Option<&'static str> {
     ["at", "doing"].contains(&before).then_some("at rn")
 }
 
+/// "What's the latest iPhone model out?", "what are reviewers saying about the newest
+/// Pixel phone": which is newest changed after the model's training. A product, a
+/// release or a named thing within two words of "latest" or "newest".
+fn newest(m: &Words) -> Option<&'static str> {
+    #[rustfmt::skip]
+    const RELEASES: &[&str] = &[
+        "phone", "phones", "iphone", "pixel", "galaxy", "model", "models", "version", "release",
+        "console", "laptop", "macbook", "ipad", "tablet", "update", "chip", "gpu", "car", "album",
+        "film", "movie", "book", "game", "smartphone", "watch", "headphones", "earbuds",
+    ];
+    (0..m.len())
+        .find_map(|i| {
+            let new = ["latest", "newest"].contains(&m.w[i].as_str());
+            let after = &m.w[i + 1..(i + 3).min(m.len())];
+            let released = after.iter().any(|x| RELEASES.contains(&x.as_str()))
+                || m.cased
+                    .get(i + 1)
+                    .is_some_and(|c| c.starts_with(char::is_uppercase));
+            (new && released).then_some("the newest release")
+        })
+        // "upgrade to the latest version": the tool installs whichever it is.
+        .filter(|_| {
+            m.any(&["upgrade", "update to", "install", "download", "migrate"])
+                .is_none()
+        })
+}
+
+/// "Good time to buy a used car at the moment?": a market asked of now (the cues
+/// "is it a good time to buy" carry their own "now").
+fn market_now(m: &Words) -> Option<&'static str> {
+    let deal = m.any(&[
+        "time to buy",
+        "time to sell",
+        "time to invest",
+        "buy now or",
+        "sell now or",
+    ]);
+    let now = m.any(&[
+        "at the moment",
+        "right now",
+        "currently",
+        "these days",
+        "this month",
+        "atm",
+    ]);
+    deal.and(now).map(|_| "market now")
+}
+
 fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if ctx.payload {
         return;
@@ -3304,9 +3823,10 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let stock_at = m.w.len() >= 2
         && m.w[m.len() - 1] == "at"
         && ["stock", "stocks", "shares"].contains(&m.w[m.len() - 2].as_str());
-    let Some(cue) = m
-        .any(LIVE_CUES)
+    let Some(cue) = market_now(m)
+        .or(m.any(LIVE_CUES))
         .or(right_now(m))
+        .or(newest(m))
         .or(stock_at.then_some("stock at"))
         .or(countdown(m, &ctx.words()).then_some("days left"))
         .or(wear)
@@ -3393,7 +3913,17 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     {
         return;
     }
-    // "a plant for a sunny windowsill": a kind of place, not today's weather.
+    // "a plant for a sunny windowsill": a kind of place, not today's weather; "a sunny
+    // raised bed … what should I plant now?" describes the bed however the question is
+    // dated.
+    let described = m.find(cue).is_some_and(|i| {
+        i > 0
+            && ["a", "an", "the", "my", "our", "very", "quite", "fairly"]
+                .contains(&m.w[i - 1].as_str())
+    });
+    if ["sunny", "windy"].contains(&cue) && described {
+        return;
+    }
     if ["sunny", "windy", "storm", "snow", "rain"].contains(&cue)
         && m.any(&[
             "today",
@@ -3522,10 +4052,11 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "stock price" | "share price" | "exchange rate" | "gas prices" | "petrol prices"
         | "bitcoin worth" | "bitcoin price" | "price of bitcoin" | "btc price"
         | "ethereum price" | "price of ethereum" | "stock market today" | "market today"
-        | "trading at" | "worth today" | "price today" | "stock at" | "price rn" => {
+        | "trading at" | "worth today" | "price today" | "stock at" | "price rn" | "market now" => {
             "today's prices"
         }
         "breaking news" | "headlines" => "today's news",
+        "the newest release" => "what the newest release is now",
         _ if OWN_ACCOUNTS.contains(&cue) || cue.contains("calendar") => {
             "what is in my own accounts (orders, calendar, mail, bank)"
         }

@@ -1374,3 +1374,95 @@ fn the_nineteenth_authors_gaps_are_found() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+#[test]
+fn the_twentieth_authors_gaps_are_found() {
+    let mut bad = Vec::new();
+    for (text, want) in [
+        // A language ruled out with a measure between.
+        (
+            "My in-laws barely speak any English. Could you translate \"dinner is at seven\" for them?",
+            &["target_language"][..],
+        ),
+        ("Could you translate \"dinner is at seven\" into Polish for my in-laws?", &[]),
+        // A request written as a letter carries no text on its further lines.
+        (
+            "Dear team,\n\nPlease translate the attached letter into Spanish for our client.\n\nBest regards,\nAna",
+            &["text"],
+        ),
+        // What a note in a named language says.
+        ("There's a sign on the gate in Portuguese. What does it say?", &["text"]),
+        ("What does 'obrigado' mean in Portuguese?", &[]),
+        // Work's acronyms are not names.
+        ("Write a summary of the Q2 sales minutes for the board", &["text"]),
+        ("pls summarise the diff for my PR", &["text"]),
+        // A numbered part of a text the user has.
+        ("give me the key points of chapter 4, quiz in the morning", &["text"]),
+        ("can you do q7 from the homework sheet", &["text"]),
+        ("Summarise chapter 4 of Pride and Prejudice", &[]),
+        // "fix it" after the text it names.
+        (
+            "the macro almost works now but can you fix it so it skips the header row too",
+            &["text"],
+        ),
+        ("my component throws 'undefined is not a function' on click, fix my component please", &["text"]),
+        // Code asked for by its noun, or set up, or for a board on a fish tank.
+        ("set up the rate-limiting middleware for our API", &["programming_language"]),
+        ("set up rate-limiting middleware for our Express API", &[]),
+        ("login form component with email and password fields", &["programming_language"]),
+        ("check my script for typos", &["text"]),
+        ("my fish tank has a little sensor board, could you write the code to log the pH?", &["programming_language"]),
+        // Live: the newest of a kind, and a market now.
+        ("which is the newest Galaxy phone?", &["live_data"]),
+        ("How do I update to the latest version of npm?", &[]),
+        ("is it a sensible time to buy a house right now, or should we wait?", &["live_data", "location"]),
+        ("good time to sell my shares at the moment?", &["live_data"]),
+        // A sunny spot is a place, not the weather.
+        ("It's March in Lyon and I have a sunny balcony. What herbs should I plant now?", &[]),
+        // Told use is a criterion.
+        (
+            "Canon R50 or Sony ZV-E10? Mostly 4K travel vlogs, 2 kg bag limit. Which would you get?",
+            &[],
+        ),
+        ("Which is sweeter, a Fuji or a Gala apple?", &[]),
+        ("iPhone or Android? be honest", &["criteria"]),
+        // A volume given, a length in a name, a list of fields.
+        ("My 60 litre tank needs 1.022 SG, how many grams of salt is that?", &[]),
+        ("how many grams of salt do I need to bring my tank to 1.022 SG?", &["quantity"]),
+        ("How far can a Model 3 Long Range go on one charge?", &[]),
+        ("our shop's API wants JSON with fields id, title, price, stock. Items: A1 Mug 8.00 12", &[]),
+        // A person named by kin or by age.
+        ("my granny's stew serves 4 and I'm cooking for the whole street, how much beef?", &["quantity"]),
+        ("My 11 year old loved the trilogy she just read, what else is like it?", &["referent"]),
+        // Referents asked after as if shared.
+        ("is it still ok to drink", &["referent"]),
+        ("tastes a bit funny but is it still ok to drink", &["referent"]),
+        ("how long does it take to dry properly?", &["referent"]),
+        ("How long does it take to dry oak planks in a shed?", &[]),
+        ("can you send me the link to it again", &["referent"]),
+        ("why is it still not fixed? need an answer today", &["referent"]),
+        ("how do I get the thing out of the other thing", &["referent"]),
+        // Scheduling: a day around fixed appointments, a countdown with no date, a dose.
+        ("plan tomorrow around the vet and my physio appointment", &["date_time"]),
+        ("plan tomorrow around the vet at 9 and my physio at 2pm", &[]),
+        ("how many days have I got left before the deadline?", &["date_time"]),
+        ("The pills are every 6 hours. When should I take the next one?", &["date_time"]),
+        ("The pills are every 6 hours and I took one at 7am. When should I take the next one?", &[]),
+        // A garden's calendar is its climate's.
+        ("when should I sow my pepper seeds so they're ready for the last frost?", &["location"]),
+        ("I'm near Leeds; when should I sow my pepper seeds before the last frost?", &[]),
+        // Terms referred to and not given.
+        ("What's the monthly payment on $20,000 over the agreed term at the quoted rate?", &["quantity"]),
+        ("What's the monthly payment on $20,000 over 4 years at 6%?", &[]),
+        // Recommendations: a venue, and podcast recs.
+        ("could you advise on a suitable venue for a 40th birthday?", &["location"]),
+        ("any audiobook recs", &["criteria"]),
+        ("Which of the four tents would you take?", &["items"]),
+    ] {
+        let got = slots(text, &[]);
+        if got != want {
+            bad.push(format!("{text:?}: got {got:?}, want {want:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -6,10 +6,12 @@ use super::lexicon::{
     DATE_PHRASES, DATE_WORDS, LANGUAGES, MATERIALS, NOT_A_PLACE, NUMBER_WORDS, RESPELLINGS,
 };
 
-/// Acronyms of formats and languages, capitalized without naming anything.
+/// Acronyms of formats, languages and work, capitalized without naming anything.
 const FORMAT_WORDS: &[&str] = &[
     "json", "csv", "xml", "html", "css", "sql", "pdf", "api", "url", "yaml", "http", "https",
     "rest", "ui", "ux", "ai", "ok", "tl;dr", "tldr", "asap",
+    // Work's abbreviations: "the diff for the PR", "the Q3 board minutes", "the SOP".
+    "pr", "sop", "eta", "eod", "fyi", "hr", "kpi", "kpis", "roi", "faq", "q1", "q2", "q3", "q4",
 ];
 
 /// Characters trimmed from both ends of a word.
@@ -412,9 +414,52 @@ pub fn delimited_payload(raw: &str) -> bool {
             return true;
         }
     }
-    let mut lines = t.lines().filter(|l| !l.trim().is_empty());
-    lines.next();
-    lines.map(|l| l.split_whitespace().count()).sum::<usize>() >= 3
+    let lines = letter_body(t);
+    lines
+        .iter()
+        .skip(1)
+        .map(|l| l.split_whitespace().count())
+        .sum::<usize>()
+        >= 3
+}
+
+/// The non-blank lines of a message, without a letter's frame: a greeting line
+/// ("Dear Sir or Madam,", "Hi team,") and a sign-off ("Kind regards,") with the name
+/// under it. A request written as a letter carries no text on its further lines.
+fn letter_body(t: &str) -> Vec<&str> {
+    #[rustfmt::skip]
+    const GREETINGS: &[&str] = &[
+        "dear", "hi", "hello", "hey", "good morning", "good afternoon", "good evening",
+        "to whom", "greetings",
+    ];
+    #[rustfmt::skip]
+    const SIGN_OFFS: &[&str] = &[
+        "regards", "kind regards", "best regards", "warm regards", "best", "thanks",
+        "many thanks", "thank you", "thanks in advance", "sincerely", "yours sincerely",
+        "yours faithfully", "yours truly", "cheers", "all the best", "best wishes",
+    ];
+    let bare = |l: &str| l.trim().trim_end_matches([',', '.', '!']).to_lowercase();
+    let mut lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
+    let greeting = lines.first().is_some_and(|l| {
+        let b = bare(l);
+        l.split_whitespace().count() <= 5
+            && l.trim_end().ends_with([',', '!', ':'])
+            && GREETINGS.iter().any(|g| b.starts_with(g))
+    });
+    if greeting && lines.len() > 1 {
+        lines.remove(0);
+    }
+    // The sign-off and at most two short lines of name and title after it.
+    if let Some(k) = lines
+        .iter()
+        .rposition(|l| SIGN_OFFS.contains(&bare(l).as_str()))
+    {
+        let tail = &lines[k + 1..];
+        if k > 0 && tail.len() <= 2 && tail.iter().all(|l| l.split_whitespace().count() <= 4) {
+            lines.truncate(k);
+        }
+    }
+    lines
 }
 
 /// Code or a formula written inline: "=A2+B2", "len(xs)", "arr[i]", "x==y" (an `=`
