@@ -35,10 +35,12 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     fuel_cost(&m, &ctx, &mut out);
     scheduling(&m, &ctx, &mut out);
     lead_time(&m, &ctx, &mut out);
-    day_plan(&m, &ctx, &mut out);
-    undated_countdown(&m, &ctx, &mut out);
-    next_dose(&m, &ctx, &mut out);
-    growing_season(&m, &ctx, &mut out);
+    // Times and seasons no other rule reads: the first that finds one speaks.
+    if !ctx.has_text() && out.is_empty() {
+        let rules: [fn(&Words, &Context) -> Option<Finding>; 4] =
+            [day_plan, undated_countdown, next_dose, growing_season];
+        out.extend(rules.iter().find_map(|rule| rule(&m, &ctx)));
+    }
     unstated_terms(&m, &ctx, &mut out);
     comparison(&m, &ctx, &mut out);
     trip(&m, &ctx, &mut out);
@@ -2158,10 +2160,7 @@ const DETERMINERS: &[&str] = &[
 /// A time of day: "3pm", "15:30", "at 9", "noon", "in the morning", "9 o'clock", "now".
 /// "Plan my day tomorrow around the dentist and the kids' swimming lesson": a day laid
 /// out around fixed appointments whose times the message does not give.
-fn day_plan(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    if ctx.has_text() || !out.is_empty() {
-        return;
-    }
+fn day_plan(m: &Words, ctx: &Context) -> Option<Finding> {
     let plan = m.any(&[
         "plan my day",
         "plan my week",
@@ -2173,27 +2172,23 @@ fn day_plan(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     ]);
     let fixed = m.any(&["around the", "around my", "around a", "around our"]);
     let (Some(p), Some(_)) = (plan, fixed) else {
-        return;
+        return None;
     };
-    if has_time_of_day(&ctx.words()) {
-        return;
-    }
-    out.push(finding(
-        "scheduling",
-        Slot::DateTime,
-        "the times of the fixed appointments",
-        0.8,
-        format!("\"{p}\" around appointments whose times are not given"),
-    ));
+    (!has_time_of_day(&ctx.words())).then(|| {
+        finding(
+            "scheduling",
+            Slot::DateTime,
+            "the times of the fixed appointments",
+            0.8,
+            format!("\"{p}\" around appointments whose times are not given"),
+        )
+    })
 }
 
 /// "deadline's creeping up, how many days have i got left": a count of days to a date
 /// the message never gives (with a date given it is today's date that is missing:
 /// `countdown`).
-fn undated_countdown(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    if ctx.has_text() || !out.is_empty() {
-        return;
-    }
+fn undated_countdown(m: &Words, ctx: &Context) -> Option<Finding> {
     let counts = m
         .any(&[
             "how many days",
@@ -2206,25 +2201,21 @@ fn undated_countdown(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         && m.any(&["left", "until", "till", "to go", "remaining"])
             .is_some();
     let all = ctx.words();
-    if !counts || all.has_date() || all.numbers() > 0 || all.w.iter().any(|x| Words::is_ordinal(x))
-    {
-        return;
-    }
-    out.push(finding(
-        "scheduling",
-        Slot::DateTime,
-        "the date you are counting to",
-        0.8,
-        "counts the days left to a date the message does not give",
-    ));
+    let dated = all.has_date() || all.numbers() > 0 || all.w.iter().any(|x| Words::is_ordinal(x));
+    (counts && !dated).then(|| {
+        finding(
+            "scheduling",
+            Slot::DateTime,
+            "the date you are counting to",
+            0.8,
+            "counts the days left to a date the message does not give",
+        )
+    })
 }
 
 /// "take medicine every 8 hours … When I take next dose?": the next dose is counted
 /// from the last, whose time the message does not give.
-fn next_dose(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    if ctx.has_text() || !out.is_empty() {
-        return;
-    }
+fn next_dose(m: &Words, ctx: &Context) -> Option<Finding> {
     let next = m.any(&[
         "next dose",
         "next pill",
@@ -2234,34 +2225,23 @@ fn next_dose(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     ]);
     let when = m.any(&["when", "what time"]);
     let (Some(n), Some(_)) = (next, when) else {
-        return;
+        return None;
     };
     // A clock time, not a "now": "now I land in other country" is when it is asked.
-    let all = ctx.words();
-    let timed = (0..all.len()).any(|i| {
-        Words::is_clock(&all.w[i])
-            || (Words::is_number(&all.w[i])
-                && i > 0
-                && ["at", "by"].contains(&all.w[i - 1].as_str()))
-    });
-    if !m.has("every") || timed {
-        return;
-    }
-    out.push(finding(
-        "scheduling",
-        Slot::DateTime,
-        "the time of the last dose (in the time where you are now)",
-        0.8,
-        format!("\"{n}\" is counted from a last dose whose time is not given"),
-    ));
+    (m.has("every") && !has_clock_time(&ctx.words())).then(|| {
+        finding(
+            "scheduling",
+            Slot::DateTime,
+            "the time of the last dose (in the time where you are now)",
+            0.8,
+            format!("\"{n}\" is counted from a last dose whose time is not given"),
+        )
+    })
 }
 
 /// "What should I be planting right now …?", "the date to sow my tomatoes so they're
 /// ready after the last frost": a garden's calendar is its climate's.
-fn growing_season(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    if ctx.has_text() || !out.is_empty() {
-        return;
-    }
+fn growing_season(m: &Words, ctx: &Context) -> Option<Finding> {
     #[rustfmt::skip]
     let grows = m.any(&[
         "what should i plant", "what should i be planting", "what can i plant", "what to plant",
@@ -2282,19 +2262,18 @@ fn growing_season(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "this season",
     ]);
     let (Some(_), Some(s)) = (grows, season) else {
-        return;
+        return None;
     };
     let all = ctx.words();
-    if all.has_place() || all.any(CALENDAR_WORDS).is_some() {
-        return;
-    }
-    out.push(finding(
-        "recommendation",
-        Slot::Location,
-        "where you garden (the region or climate)",
-        0.8,
-        format!("\"{s}\" in a garden turns on its climate, and no place is named"),
-    ));
+    (!all.has_place() && all.any(CALENDAR_WORDS).is_none()).then(|| {
+        finding(
+            "recommendation",
+            Slot::Location,
+            "where you garden (the region or climate)",
+            0.8,
+            format!("\"{s}\" in a garden turns on its climate, and no place is named"),
+        )
+    })
 }
 
 /// "the monthly repayment on £18,000 over the agreed term at the rate quoted": numbers
@@ -2332,12 +2311,18 @@ fn unstated_terms(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
-fn has_time_of_day(m: &Words) -> bool {
+/// A clock time ("7:30", "3pm", "at 9"), and not a word of the day's parts.
+fn has_clock_time(m: &Words) -> bool {
     m.w.iter().enumerate().any(|(i, x)| {
         Words::is_clock(x)
             || (Words::is_number(x) && i > 0 && ["at", "by", "from"].contains(&m.w[i - 1].as_str()))
-    }) || m
-        .any(&[
+    })
+}
+
+/// A time of day: a clock time, or a part of the day ("noon", "evening", "now").
+fn has_time_of_day(m: &Words) -> bool {
+    has_clock_time(m)
+        || m.any(&[
             "noon",
             "midday",
             "morning",
@@ -2926,30 +2911,24 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .or(safe_to.then_some("is it safe to"))
         .or(still_safe)
         .or(process);
-    if let Some(q) = again.filter(|_| ctx.first && !m.has_name() && m.len() <= 30) {
-        let p = ["that", "it", "thing", "thingy", "whatsit", "doohickey", "thingamajig"]
-            .into_iter()
-            .find(|p| q.split(' ').any(|w| w == *p))
-            .unwrap_or("it");
-        let p = if p == "thing" { "the thing" } else { p };
-        out.push(finding(
-            "referent",
-            Slot::Referent,
-            format!("what \"{p}\" refers to"),
-            0.85,
-            format!("\"{q}\" with nothing in the conversation for it to be"),
-        ));
-        return;
-    }
     // A longer message tells what "that" is ("…she says it sleeps 18 hours a day. Is that
-    // normal for them?").
-    // "smells a bit off but is it still safe to eat" says how it seems, not what it is.
+    // normal for them?"); "smells a bit off but is it still safe to eat" says how it
+    // seems, not what it is; a thing asked after "again" may come with a story.
     let short = if still_safe.is_some() { 14 } else { 10 };
-    if let Some(q) = q.filter(|_| ctx.first && !m.has_name() && m.len() <= short) {
-        let p = ["that", "this", "it"]
-            .into_iter()
+    let asked = again
+        .filter(|_| m.len() <= 30)
+        .map(|q| (q, &["that", "it", "thing", "thingy", "whatsit", "doohickey", "thingamajig"][..], "it"))
+        .or_else(|| {
+            q.filter(|_| m.len() <= short)
+                .map(|q| (q, &["that", "this", "it"][..], "the same thing"))
+        });
+    if let Some((q, pronouns, default)) = asked.filter(|_| ctx.first && !m.has_name()) {
+        let p = pronouns
+            .iter()
+            .copied()
             .find(|p| q.split(' ').any(|w| w == *p))
-            .unwrap_or("the same thing");
+            .unwrap_or(default);
+        let p = if p == "thing" { "the thing" } else { p };
         out.push(finding(
             "referent",
             Slot::Referent,
