@@ -824,7 +824,19 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         }
         // "make me the JSON config my app expects" makes a new thing for the user;
         // "make my essay shorter" edits a text.
-        if *verb == "make" && m.w.get(i + 1).is_some_and(|x| x == "me" || x == "us") {
+        // "Make the JSON config file for the app with the settings we agreed": made anew,
+        // with no change asked ("make it shorter", "make my essay more formal").
+        let changed = m.w[i + 1..(i + 7).min(m.len())].iter().any(|x| {
+            (x.len() > 4 && x.ends_with("er") && !["other", "under", "after", "order"].contains(&x.as_str()))
+                || ["more", "less", "sound", "look", "read", "flow", "fit", "clear", "formal", "concise", "simple", "professional", "better", "work"]
+                    .contains(&x.as_str())
+        });
+        let made_anew = *verb == "make"
+            && !changed
+            && m.w[i + 1..(i + 6).min(m.len())]
+                .iter()
+                .any(|x| ["file", "config"].contains(&x.as_str()));
+        if made_anew || *verb == "make" && m.w.get(i + 1).is_some_and(|x| x == "me" || x == "us") {
             continue;
         }
         // "make it stop" makes a thing do something; "make it shorter" edits a text.
@@ -945,10 +957,16 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "see above", "the above", "as follows", "in the pdf", "in the attachment", "in the doc",
         "i showed you", "i sent you", "i gave you", "i shared", "we talked about", "we discussed",
     ]).filter(|c| !talk_of_a_thing(m, c)) {
+        // "across the criteria we discussed on Tuesday": what was discussed, by its noun.
+        const DISCUSSED: &[&str] = &["criteria", "requirements", "priorities", "factors", "points", "terms"];
+        let what = m
+            .find(cue)
+            .filter(|&k| k >= 2 && m.w[k - 2] == "the" && DISCUSSED.contains(&m.w[k - 1].as_str()))
+            .map(|k| format!("the {} you discussed (it did not come through)", m.w[k - 1]));
         out.push(finding(
             "fix",
             Slot::Text,
-            "the text or code itself (it did not come through)",
+            what.unwrap_or_else(|| "the text or code itself (it did not come through)".into()),
             0.9,
             format!("says \"{cue}\" but the message carries no text"),
         ));

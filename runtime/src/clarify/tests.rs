@@ -1458,6 +1458,14 @@ fn the_twentieth_authors_gaps_are_found() {
         ("could you advise on a suitable venue for a 40th birthday?", &["location"]),
         ("any audiobook recs", &["criteria"]),
         ("Which of the four tents would you take?", &["items"]),
+        // A config file made anew asks for its fields; a text made over asks for the text.
+        ("make the JSON settings file for the bot with the values we agreed on", &["schema"]),
+        ("make my cover letter sound more confident", &["text"]),
+        // What was discussed, by its noun.
+        (
+            "Draw up a comparison of the two phones across the criteria we discussed last week",
+            &["items", "text"],
+        ),
     ] {
         let got = slots(text, &[]);
         if got != want {
