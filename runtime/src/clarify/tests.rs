@@ -1375,6 +1375,8 @@ fn the_nineteenth_authors_gaps_are_found() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// The 20th author's gaps (written apart from that set, in other words), each beside a
+/// clear twin where one reads alike.
 #[test]
 fn the_twentieth_authors_gaps_are_found() {
     let mut bad = Vec::new();
