@@ -1116,15 +1116,15 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let starts_with_code = (0..m.len().min(3)).any(|i| {
         // "check my code for bugs" acts on the user's code; it asks for none.
         let owned = m.w[..i].iter().any(|x| POSSESSIVE.contains(&x.as_str()) || DETERMINERS.contains(&x.as_str()));
-        !owned &&
-        [
+        let noun = [
             "code", "script", "function", "program", "snippet", "component", "widget", "endpoint",
             "hook", "middleware",
         ]
-        .contains(&m.w[i].as_str())
-            && m.w.get(i + 1).is_some_and(|x| {
-                ["for", "to", "that", "which", "showing", "with"].contains(&x.as_str())
-            })
+        .contains(&m.w[i].as_str());
+        let asked = m.w.get(i + 1).is_some_and(|x| {
+            ["for", "to", "that", "which", "showing", "with"].contains(&x.as_str())
+        });
+        !owned && noun && asked
     });
     // "add a dark mode toggle to my app": a change to the user's own program, asked
     // for ("can you add", "Add …"), not "how do I add a user to my app?" or "what
@@ -1541,9 +1541,7 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // needs today's date (`live`), not a measure.
     // "Plan my day around the dentist … two hours for the tax return": a day to lay
     // out, not a sum.
-    let plans_time = m
-        .any(&["plan my day", "plan my week", "plan out my", "plan my morning", "plan my afternoon", "timetable", "rota", "schedule my"])
-        .is_some();
+    let plans_time = m.any(DAY_PLANS).or(m.any(&["timetable", "rota", "schedule my"])).is_some();
     if converts_currency(m) || countdown(m, &ctx.words()) || plans_time {
         return;
     }
@@ -2176,18 +2174,18 @@ const DETERMINERS: &[&str] = &[
 ];
 
 /// A time of day: "3pm", "15:30", "at 9", "noon", "in the morning", "9 o'clock", "now".
+/// A day or a week to lay out: a plan of time, never a sum (`math`), and with fixed
+/// appointments, their times (`day_plan`).
+#[rustfmt::skip]
+const DAY_PLANS: &[&str] = &[
+    "plan my day", "plan my week", "plan out my", "plan my morning", "plan my afternoon",
+    "plan tomorrow", "plan today",
+];
+
 /// "Plan my day tomorrow around the dentist and the kids' swimming lesson": a day laid
 /// out around fixed appointments whose times the message does not give.
 fn day_plan(m: &Words, ctx: &Context) -> Option<Finding> {
-    let plan = m.any(&[
-        "plan my day",
-        "plan my week",
-        "plan out my",
-        "plan my morning",
-        "plan my afternoon",
-        "plan tomorrow",
-        "plan today",
-    ]);
+    let plan = m.any(DAY_PLANS);
     let fixed = m.any(&["around the", "around my", "around a", "around our"]);
     let (Some(p), Some(_)) = (plan, fixed) else {
         return None;
