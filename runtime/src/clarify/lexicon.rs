@@ -632,7 +632,7 @@ pub const PERSON_NOUNS: &[&str] = &[
     "daughter-in-law", "in-laws", "nephew", "niece", "fiance", "fiancé", "fiancée", "stepdad",
     "stepmom", "stepmum", "buddy", "mate", "bestie", "godson", "goddaughter", "grandson",
     "granddaughter", "nan", "nana", "nanna", "gran", "granny", "grandad", "granddad", "grandmum",
-    "grandmom", "abuela", "abuelo", "auntie", "aunty", "nephew's", "toddler", "teen", "teenager",
+    "grandmom", "abuela", "abuelo", "auntie", "aunty", "toddler", "teen", "teenager",
     "scientists", "researchers", "company", "government", "police",
 ];
 

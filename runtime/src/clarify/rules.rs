@@ -1436,7 +1436,7 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // "JSON with id and name"; not "I'm hopeless with this stuff".
         || (1..m.len()).any(|i| {
             m.w[i] == "with"
-                && !m.w.get(i + 1).is_some_and(|n| THING_PRONOUNS.contains(&n.as_str()) || ["me", "my", "it", "this", "that", "the"].contains(&n.as_str()))
+                && !m.w.get(i + 1).is_some_and(|n| THING_PRONOUNS.contains(&n.as_str()) || ["me", "my", "the"].contains(&n.as_str()))
         })
         || ctx.all.contains('{')
         || extracts_named_fields(m)
@@ -2526,21 +2526,21 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // What "better" means: a stated purpose or a measure. "Which is sweeter" names its
     // measure in the comparative.
-    let comparative = (1..m.len()).any(|i| {
-        let w = m.w[i].as_str();
-        ["is", "are", "one's", "was", "gets"].contains(&m.w[i - 1].as_str())
-            && w.len() > 4
-            && w.ends_with("er")
-            && !["better", "other", "either", "whether", "never", "over", "rather", "proper", "after", "under", "later", "number"].contains(&w)
-    });
-    // "which is the newest", "the cheapest": a superlative is its own measure.
-    let superlative = (1..m.len()).any(|i| {
-        let w = m.w[i].as_str();
-        ["the", "is", "are"].contains(&m.w[i - 1].as_str())
-            && w.len() > 5
-            && w.ends_with("est")
-            && !["interest", "forest", "request", "contest", "honest", "modest", "harvest", "suggest", "protest", "biggest"].contains(&w)
-    });
+    // "which is the newest", "the cheapest": a superlative too.
+    let graded = |ending: &str, min: usize, after: &[&str], not: &[&str]| {
+        (1..m.len()).any(|i| {
+            let w = m.w[i].as_str();
+            after.contains(&m.w[i - 1].as_str()) && w.len() > min && w.ends_with(ending) && !not.contains(&w)
+        })
+    };
+    let comparative = graded("er", 4, &["is", "are", "one's", "was", "gets"], &[
+        "better", "other", "either", "whether", "never", "over", "rather", "proper", "after",
+        "under", "later", "number",
+    ]);
+    let superlative = graded("est", 5, &["the", "is", "are"], &[
+        "interest", "forest", "request", "contest", "honest", "modest", "harvest", "suggest",
+        "protest", "biggest",
+    ]);
     let mut criteria = m.any(CRITERIA).is_some() || comparative || superlative;
     if m.any(&[
         "for me", "for us", "for you", "for my", "for him", "for her",
