@@ -223,7 +223,7 @@ pub const TEXT_NOUNS: &[&str] = &[
     "information", "details", "pull request", "pr", "commit", "diff", "patch", "changes", "css",
     "stylesheet", "blog", "thread", "repo", "repository", "codebase", "project", "app", "website",
     "site", "menu", "sign", "label", "flyer", "poster", "brochure", "leaflet", "card", "invitation",
-    "results", "terms", "agreement", "policy", "wording", "lines", "sentence", "invoice", "receipt",
+    "results", "msg", "msgs", "abbreviations", "rows", "terms", "agreement", "policy", "wording", "lines", "sentence", "invoice", "receipt",
     "catalog", "catalogue", "inventory", "component", "components", "module", "macro",
     "indentation",
 ];
@@ -258,7 +258,8 @@ pub const PLACE_NOUNS: &[&str] = &[
     "attorney", "accountant", "daycare", "kindergarten", "library", "place to eat",
     "place to stay", "places to eat", "places to stay", "things to do", "thing to do",
     "something to do", "trails", "hiking trails", "farmers market", "market", "markets",
-    "neighborhood", "venue", "venues",
+    "neighborhood", "venue", "venues", "pediatrician", "paediatrician", "optometrist",
+    "dermatologist", "groomer", "babysitter", "go fishing", "fishing spot", "fishing spots", "campsite", "campground",
     "neighbourhood", "apartment", "realtor", "therapist", "physiotherapist", "chiropractor",
     "clinic", "tailor", "florist", "car wash", "hiking trail", "hike", "hikes", "trail",
     "campsite", "camping", "ski resort", "neighborhoods", "museums", "bookstore", "bookshop",
@@ -298,7 +299,8 @@ pub const NOT_A_PLACE: &[&str] = &[
     "words", "simple", "plain", "mine", "ours", "yours", "use", "school", "life", "bed", "class",
     "front", "line", "person", "public", "private", "bulk", "cash", "stock", "store", "person",
     "advance", "front", "range", "season", "all", "every", "some", "lots", "circles", "reason",
-    "moderation", "limits",
+    "moderation", "limits", "boxes", "debt", "paperwork", "trouble", "tears", "pain", "love",
+    "shock", "charge", "between",
 ];
 
 /// Words of a date or a time.
@@ -436,6 +438,8 @@ pub const LIVE_CUES: &[&str] = &[
     "now a good time to sell", "now a good time to invest", "it the right time to buy",
     "it the right time to sell", "now the right time to buy", "now the right time to sell",
     "it a bad time to buy", "it a bad time to sell", "running normally", "running as normal",
+    "reigning", "current champion", "current world champion", "come out yet", "came out yet",
+    "released yet", "been released yet", "available yet", "dropped yet",
     "trains running", "buses running", "trains are running", "buses are running",
 ];
 
@@ -499,6 +503,13 @@ pub const SHAPE_NEEDS: &[(&str, usize)] = &[
     ("speed", 2),
     ("trip", 2),
     ("journey", 2),
+];
+
+/// A pace's span: "14 rows an hour", "3 pages per day".
+#[rustfmt::skip]
+pub const PER_SPAN: &[&str] = &[
+    "an hour", "per hour", "a day", "per day", "a week", "per week", "a minute", "per minute",
+    "an evening", "a night", "per night", "each day", "each week", "every day", "every week",
 ];
 
 /// Shapes and surfaces whose area is a measure, not a district.
@@ -595,6 +606,7 @@ pub const OBJECT_VERBS: &[&str] = &[
     "forward", "deliver", "pack", "update", "upgrade", "restart", "reboot", "reset", "delete",
     "throw", "toss", "donate", "hang", "mount", "run", "spray", "mow", "plant", "bathe", "walk",
     "sand", "seal", "stain", "polish", "cancel", "refund", "pay", "park", "drive", "tow",
+    "soak", "peel", "rinse", "marinate", "season", "steam", "roast", "harvest", "fertilize",
 ];
 
 /// Words that can come before such an "it" and still give it nothing to stand for:

@@ -37,8 +37,10 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     lead_time(&m, &ctx, &mut out);
     // Times and seasons no other rule reads: the first that finds one speaks.
     if !ctx.has_text() && out.is_empty() {
-        let rules: [fn(&Words, &Context) -> Option<Finding>; 4] =
-            [day_plan, undated_countdown, next_dose, growing_season];
+        let rules: [fn(&Words, &Context) -> Option<Finding>; 8] = [
+            day_plan, undated_countdown, next_dose, growing_season, own_date, exam_plan,
+            after_own_hours, shared_chores,
+        ];
         out.extend(rules.iter().find_map(|rule| rule(&m, &ctx)));
     }
     unstated_terms(&m, &ctx, &mut out);
@@ -70,7 +72,19 @@ fn grants_choice(m: &Words) -> bool {
             && ["name", "pick", "choose"].contains(&m.w[i].as_str())
             && ["a", "an", "one", "any", "some"].contains(&m.w[i + 1].as_str())
     });
-    ordered || m.any(CHOICE_GRANTED).is_some()
+    // "whatever language the club uses": a choice already made, by someone named.
+    let granted = CHOICE_GRANTED.iter().any(|g| {
+        m.find(g).is_some_and(|i| {
+            let next = m.w.get(i + g.split(' ').count()).map_or("", String::as_str);
+            !(g.starts_with("whatever") || g.starts_with("whichever"))
+                || ![
+                    "the", "we", "our", "they", "he", "she", "my", "i", "his", "her", "their",
+                    "mr", "ms", "mrs",
+                ]
+                .contains(&next)
+        })
+    });
+    ordered || granted
 }
 
 /// The words the message uses for what it refers to, as the probe's referent piece
@@ -345,6 +359,7 @@ fn mentions_absent_text(m: &Words, definite: bool) -> Option<String> {
                     && [
                         "got", "received", "wrote", "have", "was", "just", "drafted", "added",
                         "made", "built", "created", "use", "discussed", "agreed", "were", "sent",
+                        "write", "prepared", "typed",
                     ]
                     .contains(&p[1].as_str())
             })
@@ -609,7 +624,10 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             || quoted(m.raw)
                 && !all.has("english")
                 && vague_target(&all).is_none()
-                && !english_usage(m))
+                && !english_usage(m)
+                // "how do I say 'cheers' at a wedding in Hungary": said where the
+                // place's language is the one asked for.
+                && !said_in_a_place(&all))
     {
         out.push(finding(
             "translate",
@@ -631,6 +649,18 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             format!("\"{name}\" names more than one language or script"),
         ));
     }
+}
+
+/// "at a wedding in Hungary", "we fly out to Budapest": a named place the words are
+/// said in (not a day: "closes early on Sundays").
+fn said_in_a_place(all: &Words) -> bool {
+    (1..all.len()).any(|k| {
+        ["in", "to", "visiting", "from"].contains(&all.w[k - 1].as_str())
+            && all.cased[k].starts_with(char::is_uppercase)
+            && !all.sentence_initial[k]
+            && !DATE_WORDS.contains(&all.w[k].as_str())
+            && !LANGUAGES.contains(&all.w[k].as_str())
+    })
 }
 
 /// "How do you say \"no\" to your boss without sounding rude?", "… more politely?": a
@@ -724,7 +754,9 @@ fn vague_target(all: &Words) -> Option<(&'static str, &'static str)> {
 /// module named requests").
 #[rustfmt::skip]
 fn error_without_code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    if ctx.earlier_text || m.len() > 60 {
+    // A long story of a bug ends in its own request: "… Please just fix the code."
+    let asked = m.any(&["fix the code", "fix my code", "fix the script", "fix my script", "fix the bug"]);
+    if ctx.earlier_text || m.len() > if asked.is_some() { 100 } else { 60 } {
         return;
     }
     // "This keeps throwing a NullPointerException on line 42. What am I doing wrong?":
@@ -745,8 +777,11 @@ fn error_without_code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "code", "script", "program", "app", "function", "test", "tests", "component", "class",
         "module", "query", "page", "endpoint", "route", "handler", "hook", "service",
     ];
+    // "My Python class": the language between.
     let owned_code = (1..m.len()).any(|i| {
-        ["my", "our"].contains(&m.w[i - 1].as_str()) && CODE_OWNED.contains(&m.w[i].as_str())
+        let by = |k: usize| ["my", "our"].contains(&m.w[k].as_str());
+        CODE_OWNED.contains(&m.w[i].as_str())
+            && (by(i - 1) || i > 1 && PROGRAMMING.contains(&m.w[i - 1].as_str()) && by(i - 2))
     });
     if m.any(THING_PRONOUNS).is_none()
         && !owned_code
@@ -814,11 +849,14 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // "Today's rate on my bank app", "the check came to $80", "a parking spot":
         // after a determiner or a possessive these words are nouns, not a request to
         // act on a text. ("Whats the fix" still asks to fix something unshown.)
+        // "the mid-market rate is 17.1": a noun before its verb.
+        let noun_before_verb = m.w.get(i + 1).is_some_and(|x| ["is", "was", "of", "for", "at"].contains(&x.as_str()));
         if ["rate", "check", "spot", "port", "grade", "format", "make"].contains(verb)
             && i > 0
             && (DETERMINERS.contains(&m.w[i - 1].as_str())
                 || m.w[i - 1].ends_with("'s")
-                || m.w[i - 1].ends_with("’s"))
+                || m.w[i - 1].ends_with("’s")
+                || noun_before_verb)
         {
             continue;
         }
@@ -954,9 +992,10 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "I pasted my CSS below": a text announced and not there.
     if let Some(cue) = m.any(&[
         "pasted", "attached", "below", "here is my", "here's my", "here is the", "here's the",
+        "here are the", "here are my",
         "see above", "the above", "as follows", "in the pdf", "in the attachment", "in the doc",
         "i showed you", "i sent you", "i gave you", "i shared", "we talked about", "we discussed",
-    ]).filter(|c| !talk_of_a_thing(m, c)) {
+    ]).filter(|c| !talk_of_a_thing(m, c)).filter(|_| !m.has("same language as")) {
         // "across the criteria we discussed on Tuesday": what was discussed, by its noun.
         const DISCUSSED: &[&str] = &["criteria", "requirements", "priorities", "factors", "points", "terms"];
         let what = m
@@ -1159,6 +1198,26 @@ fn code(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "api call", "linked list", "substring", "regex", "recursion", "loop", "a list",
         ])
         .is_some();
+    // "in the same language as the pairing tool", "whatever language the club uses":
+    // a language referred to and never named.
+    let referred = m
+        .any(&[
+            "same language as", "whatever language", "whichever language", "the language we use",
+            "the language our", "the language the", "same stack as", "rest of our stack",
+            "rest of the stack", "our usual language", "our usual stack", "the usual language",
+        ])
+        .filter(|_| m.any(&["code", "plugin", "script", "program", "app", "function", "write", "build"]).is_some())
+        .filter(|_| m.any(&["translate", "speak", "speaks", "spoken"]).is_none());
+    if let Some(r) = referred.filter(|_| !names_a_language(m, &ctx.words(), &ctx.all)) {
+        out.push(finding(
+            "code",
+            Slot::ProgrammingLanguage,
+            "the programming language by name",
+            0.85,
+            format!("\"{r}\" refers to a language the conversation never names"),
+        ));
+        return;
+    }
     if !asks_code && !how_to {
         return;
     }
@@ -1387,14 +1446,34 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if let Some(v) = m.any(&[
         "matching the format", "the format my", "the format our", "whatever format",
         "the usual format", "the format the", "expects", "wants", "the right format",
-        "the right fields", "whatever fields", "the same format",
-    ]).filter(|_| !listed) {
+        "the right fields", "whatever fields", "the same format", "match our", "matches our",
+        "matching our", "that match our", "conform to our", "compatible with our", "fit our",
+    ]).filter(|_| !listed && !ctx.all.contains('{')) {
         out.push(finding(
             "json",
             Slot::Schema,
             "the fields the JSON should have",
             0.85,
             format!("\"{v}\": a format the message does not give"),
+        ));
+        return;
+    }
+    // "a JSON Schema that validates the order objects we send": a schema of the user's
+    // own objects, whose fields the message does not give.
+    let ours = m.any(&["we send", "we receive", "we get", "we store", "we use", "our"]).is_some();
+    let described = m
+        .any(&[
+            "each one has", "each has", "each needs", "each with", "containing", "including",
+            "that has", "that have", "having", "with fields", "with keys", "with properties",
+        ])
+        .is_some();
+    if m.has("json schema") && ours && !listed && !described && !ctx.payload && !ctx.all.contains('{') {
+        out.push(finding(
+            "json",
+            Slot::Schema,
+            "the fields the JSON should have",
+            0.75,
+            "asks for JSON but names no fields or schema",
         ));
         return;
     }
@@ -1607,6 +1686,21 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         && m
             .any(&["savings", "money", "investment", "investments", "portfolio", "deposit", "interest"])
             .is_some();
+    // "How long should I soak them?": a duration, not a length.
+    let duration = m.find("how long").is_some_and(|i| {
+        m.w.get(i + 2).is_some_and(|x| {
+            [
+                "should", "do", "does", "did", "will", "would", "can", "to", "until", "till",
+                "before", "after", "have", "has",
+            ]
+            .contains(&x.as_str())
+        })
+    }) && m.any(&["speed", "trip", "journey", "mph", "km", "miles", "drive", "fly", "walk"]).is_none();
+    // Nor a sum: what "them" are comes first, as the referent rule asks ("how long does
+    // it take to get there" and "for money to double" are sums still).
+    if duration && cue == "how long" && own_measure.is_none() && numbers == 0 && travel.is_none() && !grows {
+        return;
+    }
     let price_question = m
         .any(&[
             "cost", "costs", "pay", "price", "spend", "owe", "tip", "bill", "tax", "discount",
@@ -1648,10 +1742,10 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     } else if let Some(need) = shape_need.filter(|_| {
         m.any(&[
             "area", "perimeter", "volume", "circumference", "diagonal", "hypotenuse", "speed",
-            "how long", "how much", "how many", "paint", "tiles", "carpet", "water", "fill",
-            "cover",
+            "how much", "how many", "paint", "tiles", "carpet", "water", "fill", "cover",
         ])
         .is_some()
+            || m.has("how long") && !duration
     }) {
         // A material's coverage ("one litre covers 10 square metres") or coat count
         // says nothing of the size of what is to be covered.
@@ -1697,6 +1791,15 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         what = "the number of hours or days";
         why =
             "converts a rate to a longer period without saying how many hours or days".to_string();
+    } else if m.any(PER_SPAN).is_some()
+        && numbers < 2
+        && m.any(&["how long until", "how long till", "how long will it take", "how long to finish", "when will"]).is_some()
+        && m.any(&["mph", "miles", "km", "kilometres", "kilometers", "drive", "driving", "fly", "walk"]).is_none()
+    {
+        // "If I knit 14 rows an hour, how long until the scarf is finished?": a pace,
+        // and no total to reach at it.
+        what = "the total to get through (how many in all)";
+        why = "asks how long at a pace but gives no total to reach".to_string();
     } else if m.any(&["my goal", "my target", "our goal", "our target"]).is_some() && numbers < 2 {
         what = "the target amount";
         why = "asks how long to reach a goal the message does not quantify".to_string();
@@ -2039,9 +2142,11 @@ fn scheduling(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
     // "If I save £200 a month, how long until I reach £5,000?" is arithmetic, and "if
     // I put a bit aside every month, how long until I have enough" lacks its numbers.
+    // "If I knit 14 rows an hour, how long until it's finished?" is a rate's sum too.
     if cue == "how long until"
         && (ctx.all.contains(['$', '€', '£', '¥'])
-            || m.any(&["save", "saving", "savings", "pay off", "afford", "invest", "aside", "enough for"]).is_some())
+            || m.any(&["save", "saving", "savings", "pay off", "afford", "invest", "aside", "enough for"]).is_some()
+            || m.any(PER_SPAN).is_some())
     {
         return;
     }
@@ -2255,6 +2360,140 @@ fn next_dose(m: &Words, ctx: &Context) -> Option<Finding> {
     })
 }
 
+/// "what day of the week is my daughter's birthday next year?": a date of the user's
+/// own, asked about and never given.
+fn own_date(m: &Words, ctx: &Context) -> Option<Finding> {
+    let asked = m.any(&[
+        "what day",
+        "which day",
+        "day of the week",
+        "what weekday",
+        "falls on",
+        "fall on",
+    ])?;
+    let event = m.w.iter().enumerate().find_map(|(i, x)| {
+        let owned =
+            i > 0 && (POSSESSIVE.contains(&m.w[i - 1].as_str()) || m.w[i - 1].ends_with("'s"));
+        (owned
+            && [
+                "birthday",
+                "anniversary",
+                "due date",
+                "wedding",
+                "graduation",
+            ]
+            .contains(&x.as_str()))
+        .then_some(x.as_str())
+    })?;
+    // "next year" says when it is asked, not the date.
+    let all = ctx.words();
+    let dated = all.any(DATE_WORDS).is_some()
+        || all.numbers() > 0
+        || all.w.iter().any(|x| Words::is_ordinal(x));
+    (!dated).then(|| {
+        finding(
+            "scheduling",
+            Slot::DateTime,
+            format!("the date of the {event}"),
+            0.8,
+            format!("\"{asked}\" of a {event} whose date is not given"),
+        )
+    })
+}
+
+/// "Help me plan a study schedule for my exams": a plan counted back from exam dates
+/// the message never gives.
+fn exam_plan(m: &Words, ctx: &Context) -> Option<Finding> {
+    let plan = m.any(&[
+        "study schedule",
+        "study plan",
+        "revision timetable",
+        "revision schedule",
+        "revision plan",
+        "study timetable",
+        "study calendar",
+    ])?;
+    let exams = m.any(&[
+        "exam", "exams", "finals", "tests", "boards", "a-levels", "gcses",
+    ])?;
+    let all = ctx.words();
+    let dated = all.has_date()
+        || names_a_day(&all)
+        || all.numbers() > 0
+        || all.w.iter().any(|x| Words::is_ordinal(x));
+    (!dated).then(|| {
+        finding(
+            "scheduling",
+            Slot::DateTime,
+            "the exam dates (and the subjects)",
+            0.8,
+            format!("\"{plan}\" for {exams} whose dates are not given"),
+        )
+    })
+}
+
+/// "Book me in for whichever slot starts after my shift ends": a time set by the
+/// user's own hours, which the message does not give.
+fn after_own_hours(m: &Words, ctx: &Context) -> Option<Finding> {
+    let after = m.any(&[
+        "after my shift",
+        "after my shift ends",
+        "when my shift ends",
+        "after i finish work",
+        "after work",
+        "after my classes",
+        "after my class",
+        "once my shift",
+        "after i get off",
+    ])?;
+    let booked = m.any(&[
+        "book",
+        "slot",
+        "schedule",
+        "reserve",
+        "sign me up",
+        "put me down",
+    ])?;
+    let all = ctx.words();
+    (!has_clock_time(&all) && !has_time_of_day(&all)).then(|| {
+        finding(
+            "scheduling",
+            Slot::DateTime,
+            "when your shift ends (and on which day)",
+            0.8,
+            format!("\"{booked}\" a time \"{after}\", which the message does not give"),
+        )
+    })
+}
+
+/// "make me a weekly cleaning rota for the flat": shares of chores among people the
+/// message never names or counts.
+fn shared_chores(m: &Words, ctx: &Context) -> Option<Finding> {
+    let rota = m.any(&[
+        "rota",
+        "chore chart",
+        "chore schedule",
+        "chores chart",
+        "cleaning schedule",
+        "roster",
+    ])?;
+    let all = ctx.words();
+    let people = all.has_name()
+        || all.numbers() > 0
+        || all
+            .any(&["two of us", "three of us", "four of us", "me and"])
+            .is_some();
+    (!people).then(|| {
+        finding(
+            "scheduling",
+            Slot::Items,
+            "who shares the chores (names or how many people) and which chores",
+            0.8,
+            format!("a \"{rota}\" shared among people the message does not name"),
+        )
+    })
+}
+
 /// "What should I be planting right now …?", "the date to sow my tomatoes so they're
 /// ready after the last frost": a garden's calendar is its climate's.
 fn growing_season(m: &Words, ctx: &Context) -> Option<Finding> {
@@ -2295,7 +2534,14 @@ fn growing_season(m: &Words, ctx: &Context) -> Option<Finding> {
 /// "the monthly repayment on £18,000 over the agreed term at the rate quoted": numbers
 /// the sum needs, referred to and not given.
 fn unstated_terms(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
-    if ctx.has_text() || m.any(MATH_CUES).is_none() {
+    if ctx.has_text() {
+        return;
+    }
+    if let Some(f) = referred_earlier(m, ctx).or_else(|| unnumbered_rate(m)) {
+        out.push(f);
+        return;
+    }
+    if m.any(MATH_CUES).is_none() {
         return;
     }
     #[rustfmt::skip]
@@ -2325,6 +2571,70 @@ fn unstated_terms(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             if named.len() > 1 { "them" } else { "it" }
         ),
     ));
+}
+
+/// "Same acreage as last year", "Budget is the figure I mentioned earlier": a measure
+/// the user refers to as said before, in a conversation that has no before.
+fn referred_earlier(m: &Words, ctx: &Context) -> Option<Finding> {
+    #[rustfmt::skip]
+    const MEASURES: &[&str] = &[
+        "acreage", "area", "size", "amount", "budget", "figure", "number", "numbers", "quantity",
+        "price", "rate", "dose", "distance", "weight", "total", "sum", "salary", "income",
+        "dimensions", "measurements", "headcount", "square footage",
+    ];
+    const BEFORE: &[&str] = &["last", "before", "usual", "previous", "the"];
+    const SAID: &[&str] = &["mentioned", "gave", "told", "said", "sent", "quoted"];
+    if !ctx.first {
+        return None;
+    }
+    let at = |i: usize| m.w.get(i).map_or("", String::as_str);
+    let i = (1..m.len()).find(|&i| {
+        MEASURES.contains(&at(i))
+            && (at(i - 1) == "same" && at(i + 1) == "as" && BEFORE.contains(&at(i + 2))
+                || at(i - 1) == "the"
+                    && ["i", "we"].contains(&at(i + 1))
+                    && SAID.contains(&at(i + 2)))
+    })?;
+    // "Budget is the figure I mentioned": the measure by the name it has.
+    let noun = if m.has("budget") { "budget" } else { at(i) };
+    let recommends = m.any(RECOMMEND_CUES).is_some();
+    Some(finding(
+        if recommends { "recommendation" } else { "math" },
+        if recommends {
+            Slot::Criteria
+        } else {
+            Slot::Quantity
+        },
+        format!("the {noun} as a number"),
+        0.85,
+        format!("refers to the {noun} as said before, in a conversation with nothing before it"),
+    ))
+}
+
+/// "order is mg/kg/day divided q8h": a dose by weight with its number left out.
+fn unnumbered_rate(m: &Words) -> Option<Finding> {
+    // The words as written: the tokenizer splits "mg/kg/day" at its slashes.
+    let t: Vec<String> = m
+        .raw
+        .split_whitespace()
+        .map(|x| {
+            x.trim_matches(|c: char| !c.is_alphanumeric() && c != '/')
+                .to_lowercase()
+        })
+        .collect();
+    let i = (0..t.len()).find(|&i| {
+        ["mg/kg", "mcg/kg", "ml/kg", "units/kg", "g/kg", "mg/m2"]
+            .iter()
+            .any(|u| t[i].starts_with(u))
+            && !(i > 0 && Words::is_number(&t[i - 1]))
+    })?;
+    Some(finding(
+        "math",
+        Slot::Quantity,
+        format!("the dose in {}", t[i]),
+        0.85,
+        format!("a dose in \"{}\" with no number before it", t[i]),
+    ))
 }
 
 /// A clock time ("7:30", "3pm", "at 9"), and not a word of the day's parts.
@@ -2390,7 +2700,12 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         let reason = m.w.get(i + 1).is_some_and(|x| x == "is")
             && m.reason_clause(i + 2)
             && !m.sentence_initial[i];
+        // "pick up my mom at 1pm which is a 40 min drive": after a number or a time.
+        let after_number = i > 0
+            && !m.sentence_initial[i]
+            && m.w[i - 1].chars().any(|c| c.is_ascii_digit());
         reason
+            || after_number
             || i > 0
             && m.ends_clause[i - 1]
             && !m.sentence_initial[i]
@@ -2416,10 +2731,16 @@ fn comparison(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .copied()
         .find(|d| m.has(d) && !(people && ["them", "either"].contains(d)));
     // "between React and Svelte" names them; "between the two" does not.
+    // "Between the 2019 Toyota Corolla and the 2019 Fiat 500" names them by a name.
     let between_named = m.find("between").is_some_and(|i| {
+        let Some(and) = m.find_from("and", i) else { return false };
         m.w.get(i + 1).is_some_and(|x| {
             !["the", "those", "these", "them", "both", "my", "our"].contains(&x.as_str())
-        }) && m.find_from("and", i).is_some()
+        }) || (i + 1..and).any(|k| {
+            m.cased[k].starts_with(char::is_uppercase)
+                && m.w[k] != "i"
+                && !DATE_WORDS.contains(&m.w[k].as_str())
+        })
     });
     // "python vs the other one", "the cheaper plan or the premium one": a side pointed
     // at by a word about it ("the X one"), not named.
@@ -3048,13 +3369,13 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "Should I send it today or wait until Monday?", "My doctor told me to take it with
     // food": "it" as the object of a verb that acts on a thing in hand, with nothing
     // before it that could be that thing, and nothing after that says what it is.
-    if let Some(verb) = object_it(m).filter(|_| ctx.first) {
+    if let Some((verb, it)) = object_it(m).filter(|_| ctx.first) {
         out.push(finding(
             "referent",
             Slot::Referent,
-            "what \"it\" refers to",
+            format!("what \"{it}\" refers to"),
             0.85,
-            format!("\"{verb} it\": nothing in the conversation for \"it\" to be"),
+            format!("\"{verb} {it}\": nothing in the conversation for \"{it}\" to be"),
         ));
         return;
     }
@@ -3083,7 +3404,8 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         // "my neighbour's dog … get him used to me": a pet or a person's possessive is
         // someone for "him" to be.
         // "My 9 year old … she": a child by age.
-        let by_age = m.any(&["year old", "year-old", "yr old", "yo"]).is_some();
+        let by_age = m.any(&["year old", "year-old", "yr old", "yo"]).is_some()
+            || m.w.iter().any(|x| x.ends_with("-year-old") || x.ends_with("-yr-old"));
         let someone = m.any(PERSON_NOUNS).is_some()
             || m.any(PET_NOUNS).is_some()
             || by_age
@@ -3205,12 +3527,13 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     }
 }
 
-/// The verb of the first "it" that stands for a thing in hand and for nothing the
+/// The verb and the pronoun of the first "it" (or "them": "how long should I soak
+/// them") that stands for a thing in hand and for nothing the
 /// message says (`OBJECT_VERBS`): every word before the verb is a function word, a
 /// person, or a word of time or manner (`NO_ANTECEDENT`); no "it's <word>" anywhere
 /// says what the thing is, and no name is given. Idioms ("take it easy", "take it
 /// from me") are not things in hand.
-fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
+fn object_it<'w>(m: &'w Words) -> Option<(&'w str, &'w str)> {
     #[rustfmt::skip]
     const IDIOMS: &[&str] = &[
         "easy", "personally", "seriously", "slow", "from", "forward", "you", "that", "we", "they",
@@ -3238,13 +3561,15 @@ fn object_it<'w>(m: &'w Words) -> Option<&'w str> {
             || Words::is_number(w)
     };
     (1..m.len())
-        .filter(|&i| m.w[i] == "it" && OBJECT_VERBS.contains(&m.w[i - 1].as_str()))
+        .filter(|&i| {
+            ["it", "them"].contains(&m.w[i].as_str()) && OBJECT_VERBS.contains(&m.w[i - 1].as_str())
+        })
         .find(|&i| {
             // "take it easy", "pay it forward", "I take it you can't …".
             let idiom = m.w.get(i + 1).is_some_and(|n| IDIOMS.contains(&n.as_str()));
             !idiom && m.w[..i - 1].iter().all(|w| plain(w))
         })
-        .map(|i| m.w[i - 1].as_str())
+        .map(|i| (m.w[i - 1].as_str(), m.w[i].as_str()))
 }
 
 /// "is it safe to take with ibuprofen?", "ok to mix with alcohol?": the thing taken
@@ -3536,6 +3861,24 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             return;
         }
     }
+    // "I'm in Denver. My son is calling from his base overseas at 0600 his time": the
+    // user's place is given, the other side's is not (one name, and it is the user's).
+    let names = (0..m.len())
+        .filter(|&i| m.cased[i].starts_with(char::is_uppercase) && !m.sentence_initial[i] && m.w[i] != "i")
+        .count();
+    if let Some(c) = m
+        .any(&["his time", "her time", "their time", "his local time", "her local time", "their local time"])
+        .filter(|_| lives && ctx.first && names <= 1 && has_time_of_day(m))
+    {
+        out.push(finding(
+            "live",
+            Slot::Location,
+            "where the other person is (their city or time zone)",
+            0.8,
+            format!("\"{c}\": the user's place is given, the other side's is not"),
+        ));
+        return;
+    }
     let Some(cue) = m.any(&[
         "my time", "their time", "his time", "her time", "time difference", "time zone",
         "timezone", "time zones", "timezones", "my timezone", "my time zone",
@@ -3692,10 +4035,17 @@ fn newest(m: &Words) -> Option<&'static str> {
                     .is_some_and(|c| c.starts_with(char::is_uppercase));
             (new && released).then_some("the newest release")
         })
-        // "upgrade to the latest version": the tool installs whichever it is.
+        // "upgrade to the latest version": the tool installs whichever it is; "what's
+        // the newest LTS? want to upgrade" asks which it is.
         .filter(|_| {
             m.any(&["upgrade", "update to", "install", "download", "migrate"])
                 .is_none()
+                || m.any(&["what's the", "what is the", "whats the", "which is the"])
+                    .is_some_and(|q| {
+                        m.find(q)
+                            .zip(m.any(&["latest", "newest"]).and_then(|n| m.find(n)))
+                            .is_some_and(|(a, b)| b == a + q.split(' ').count())
+                    })
         })
 }
 

@@ -397,7 +397,8 @@ pub fn is_long(raw: &str) -> bool {
 /// A text the message sets apart: a code block, a quotation, two or more words after a
 /// colon, or further lines.
 pub fn delimited_payload(raw: &str) -> bool {
-    let t = raw.trim();
+    let bare = without_placeholders(&without_verdicts(raw));
+    let t = bare.trim();
     if t.contains("```")
         || t.lines()
             .skip(1)
@@ -408,9 +409,34 @@ pub fn delimited_payload(raw: &str) -> bool {
     if quoted(t) || inline_code(t) {
         return true;
     }
+    // Where a placeholder stands on a line of its own for the text, the lines around
+    // it frame a text that is not there ("Dear [Name]," fills a name in a text).
+    let alone = raw.lines().any(|l| {
+        let l = l.trim();
+        l.len() > 2 && without_placeholders(l).trim().is_empty()
+    });
+    if alone {
+        return false;
+    }
     // "Summarize this: <text>".
-    if let Some((_, after)) = t.split_once(':') {
-        if after.split_whitespace().count() >= 2 {
+    // "Aquarium math: how many gallons …", "Quick question: …": a label, then the
+    // request itself.
+    if let Some((before, after)) = t.split_once(':') {
+        // "My son's homework: a train travels at 60 mph …" gives the problem itself.
+        let asks = after.split_whitespace().next().is_some_and(|w| {
+            [
+                "how", "what", "what's", "whats", "which", "when", "where", "why", "who", "is",
+                "are", "can", "could", "do", "does", "should", "will",
+            ]
+            .contains(&w.to_lowercase().as_str())
+        });
+        let label = asks
+            && before.split_whitespace().count() <= 3
+            && before.split_whitespace().last().is_some_and(|w| {
+                ["math", "maths", "question", "q", "problem", "help"]
+                    .contains(&w.to_lowercase().as_str())
+            });
+        if after.split_whitespace().count() >= 2 && !label {
             return true;
         }
     }
@@ -421,6 +447,72 @@ pub fn delimited_payload(raw: &str) -> bool {
         .map(|l| l.split_whitespace().count())
         .sum::<usize>()
         >= 3
+}
+
+/// The message without the placeholders a template leaves where a text should go:
+/// "Here's the transcript: [transcript]" or "<paste here>" carries no text. A
+/// bracket of one to four words of letters alone is a placeholder; one with digits,
+/// commas or signs ("[5, 3, 8]", "<a href=…>") is data.
+fn without_placeholders(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(open) = rest.find(['[', '<']) {
+        let close = if rest[open..].starts_with('[') {
+            ']'
+        } else {
+            '>'
+        };
+        let inner_end = rest[open + 1..].find(close).map(|k| open + 1 + k);
+        let placeholder = inner_end.is_some_and(|e| {
+            let inner = &rest[open + 1..e];
+            let words = inner.split_whitespace().count();
+            (1..=4).contains(&words)
+                && inner.chars().any(char::is_alphabetic)
+                && inner
+                    .chars()
+                    .all(|c| c.is_alphabetic() || c == ' ' || c == '-' || c == '_')
+        });
+        match inner_end.filter(|_| placeholder) {
+            Some(e) => {
+                out.push_str(&rest[..open]);
+                rest = &rest[e + 1..];
+            }
+            None => {
+                out.push_str(&rest[..open + 1]);
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The message without the quotes that judge or name a text rather than give it: "my
+/// sister says it sounds 'like a robot wrote it'", "said to read 'the Keynes chapter'".
+fn without_verdicts(raw: &str) -> String {
+    const ASIDE: &[&str] = &[
+        "sounds", "sound", "sounded", "looks", "feels", "called", "titled", "read",
+    ];
+    let mut t = raw.to_string();
+    for v in ASIDE {
+        for (open, close) in [('\'', '\''), ('"', '"'), ('‘', '’'), ('“', '”')] {
+            let cue = format!("{v} {open}");
+            // A word of its own: "proofread 'Their going'" gives the text.
+            let lower = t.to_ascii_lowercase();
+            let Some(a) = lower
+                .match_indices(&cue)
+                .map(|(a, _)| a)
+                .find(|&a| !lower[..a].ends_with(|c: char| c.is_alphanumeric()))
+            else {
+                continue;
+            };
+            let from = a + v.len() + 1;
+            if let Some(b) = t[from + open.len_utf8()..].find(close) {
+                t.replace_range(from..from + open.len_utf8() + b + close.len_utf8(), "");
+            }
+        }
+    }
+    t
 }
 
 /// The non-blank lines of a message, without a letter's frame: a greeting line
