@@ -2322,7 +2322,7 @@ fn undated_countdown(m: &Words, ctx: &Context) -> Option<Finding> {
         && m.any(&["left", "until", "till", "to go", "remaining"])
             .is_some();
     let all = ctx.words();
-    let dated = all.has_date() || all.numbers() > 0 || all.w.iter().any(|x| Words::is_ordinal(x));
+    let dated = all.has_date() || gives_a_day(&all);
     (counts && !dated).then(|| {
         finding(
             "scheduling",
@@ -2360,138 +2360,85 @@ fn next_dose(m: &Words, ctx: &Context) -> Option<Finding> {
     })
 }
 
+/// A day the conversation gives by number, ordinal or name ("the 14th", "9 June",
+/// "Friday"); "next year" says when, not the day.
+fn gives_a_day(all: &Words) -> bool {
+    all.numbers() > 0 || all.w.iter().any(|x| Words::is_ordinal(x)) || all.any(DATE_WORDS).is_some()
+}
+
 /// "what day of the week is my daughter's birthday next year?": a date of the user's
 /// own, asked about and never given.
+#[rustfmt::skip]
 fn own_date(m: &Words, ctx: &Context) -> Option<Finding> {
-    let asked = m.any(&[
-        "what day",
-        "which day",
-        "day of the week",
-        "what weekday",
-        "falls on",
-        "fall on",
-    ])?;
+    let asked = m.any(&["what day", "which day", "day of the week", "what weekday", "falls on", "fall on"])?;
     let event = m.w.iter().enumerate().find_map(|(i, x)| {
-        let owned =
-            i > 0 && (POSSESSIVE.contains(&m.w[i - 1].as_str()) || m.w[i - 1].ends_with("'s"));
-        (owned
-            && [
-                "birthday",
-                "anniversary",
-                "due date",
-                "wedding",
-                "graduation",
-            ]
-            .contains(&x.as_str()))
-        .then_some(x.as_str())
+        let owned = i > 0 && (POSSESSIVE.contains(&m.w[i - 1].as_str()) || m.w[i - 1].ends_with("'s"));
+        (owned && ["birthday", "anniversary", "due date", "wedding", "graduation"].contains(&x.as_str()))
+            .then_some(x.as_str())
     })?;
-    // "next year" says when it is asked, not the date.
-    let all = ctx.words();
-    let dated = all.any(DATE_WORDS).is_some()
-        || all.numbers() > 0
-        || all.w.iter().any(|x| Words::is_ordinal(x));
-    (!dated).then(|| {
-        finding(
-            "scheduling",
-            Slot::DateTime,
-            format!("the date of the {event}"),
-            0.8,
-            format!("\"{asked}\" of a {event} whose date is not given"),
-        )
-    })
+    (!gives_a_day(&ctx.words())).then(|| finding(
+        "scheduling",
+        Slot::DateTime,
+        format!("the date of the {event}"),
+        0.8,
+        format!("\"{asked}\" of a {event} whose date is not given"),
+    ))
 }
 
 /// "Help me plan a study schedule for my exams": a plan counted back from exam dates
 /// the message never gives.
+#[rustfmt::skip]
 fn exam_plan(m: &Words, ctx: &Context) -> Option<Finding> {
     let plan = m.any(&[
-        "study schedule",
-        "study plan",
-        "revision timetable",
-        "revision schedule",
-        "revision plan",
-        "study timetable",
-        "study calendar",
+        "study schedule", "study plan", "revision timetable", "revision schedule", "revision plan",
+        "study timetable", "study calendar",
     ])?;
-    let exams = m.any(&[
-        "exam", "exams", "finals", "tests", "boards", "a-levels", "gcses",
-    ])?;
+    let exams = m.any(&["exam", "exams", "finals", "tests", "boards", "a-levels", "gcses"])?;
     let all = ctx.words();
-    let dated = all.has_date()
-        || names_a_day(&all)
-        || all.numbers() > 0
-        || all.w.iter().any(|x| Words::is_ordinal(x));
-    (!dated).then(|| {
-        finding(
-            "scheduling",
-            Slot::DateTime,
-            "the exam dates (and the subjects)",
-            0.8,
-            format!("\"{plan}\" for {exams} whose dates are not given"),
-        )
-    })
+    (!all.has_date() && !gives_a_day(&all)).then(|| finding(
+        "scheduling",
+        Slot::DateTime,
+        "the exam dates (and the subjects)",
+        0.8,
+        format!("\"{plan}\" for {exams} whose dates are not given"),
+    ))
 }
 
 /// "Book me in for whichever slot starts after my shift ends": a time set by the
 /// user's own hours, which the message does not give.
+#[rustfmt::skip]
 fn after_own_hours(m: &Words, ctx: &Context) -> Option<Finding> {
     let after = m.any(&[
-        "after my shift",
-        "after my shift ends",
-        "when my shift ends",
-        "after i finish work",
-        "after work",
-        "after my classes",
-        "after my class",
-        "once my shift",
-        "after i get off",
+        "after my shift", "when my shift ends", "once my shift", "after i finish work", "after work",
+        "after my classes", "after my class", "after i get off",
     ])?;
-    let booked = m.any(&[
-        "book",
-        "slot",
-        "schedule",
-        "reserve",
-        "sign me up",
-        "put me down",
-    ])?;
+    let booked = m.any(&["book", "slot", "schedule", "reserve", "sign me up", "put me down"])?;
     let all = ctx.words();
-    (!has_clock_time(&all) && !has_time_of_day(&all)).then(|| {
-        finding(
-            "scheduling",
-            Slot::DateTime,
-            "when your shift ends (and on which day)",
-            0.8,
-            format!("\"{booked}\" a time \"{after}\", which the message does not give"),
-        )
-    })
+    (!has_clock_time(&all) && !has_time_of_day(&all)).then(|| finding(
+        "scheduling",
+        Slot::DateTime,
+        "when your shift ends (and on which day)",
+        0.8,
+        format!("\"{booked}\" a time \"{after}\", which the message does not give"),
+    ))
 }
 
 /// "make me a weekly cleaning rota for the flat": shares of chores among people the
 /// message never names or counts.
+#[rustfmt::skip]
 fn shared_chores(m: &Words, ctx: &Context) -> Option<Finding> {
-    let rota = m.any(&[
-        "rota",
-        "chore chart",
-        "chore schedule",
-        "chores chart",
-        "cleaning schedule",
-        "roster",
-    ])?;
+    let rota = m.any(&["rota", "chore chart", "chore schedule", "chores chart", "cleaning schedule", "roster"])?;
     let all = ctx.words();
     let people = all.has_name()
         || all.numbers() > 0
-        || all
-            .any(&["two of us", "three of us", "four of us", "me and"])
-            .is_some();
-    (!people).then(|| {
-        finding(
-            "scheduling",
-            Slot::Items,
-            "who shares the chores (names or how many people) and which chores",
-            0.8,
-            format!("a \"{rota}\" shared among people the message does not name"),
-        )
-    })
+        || all.any(&["two of us", "three of us", "four of us", "me and"]).is_some();
+    (!people).then(|| finding(
+        "scheduling",
+        Slot::Items,
+        "who shares the chores (names or how many people) and which chores",
+        0.8,
+        format!("a \"{rota}\" shared among people the message does not name"),
+    ))
 }
 
 /// "What should I be planting right now …?", "the date to sow my tomatoes so they're
