@@ -673,7 +673,7 @@ pub fn fit_probe(eng: &Engine, run: &ProbeRun) -> Result<clarify::ClarifyProbe> 
                 missing,
                 group: g,
                 rules_fire: rules.clarify,
-                rules_kept: !clarify::vetoable(&rules.slots),
+                rules_kept: !clarify::vetoable(&rules),
             });
             if !run.quiet && (i + 1) % 50 == 0 {
                 eprintln!(

@@ -146,6 +146,11 @@ pub struct Finding {
     /// How the note names the piece (not in the diagnostics).
     #[serde(skip)]
     pub wording: Wording,
+    /// The message refers to the piece as given elsewhere ("same acreage as last
+    /// year", "the format our API expects"), so it reads as complete to the probe,
+    /// whose veto does not set the finding aside (`vetoable`).
+    #[serde(skip)]
+    pub referred: bool,
 }
 
 /// How the note asks for a finding's piece.
@@ -166,6 +171,14 @@ impl Finding {
     /// The same finding, asked for in `wording`.
     pub fn worded(self, wording: Wording) -> Finding {
         Finding { wording, ..self }
+    }
+
+    /// The same finding, of a piece referred to as given elsewhere.
+    pub fn referred(self) -> Finding {
+        Finding {
+            referred: true,
+            ..self
+        }
     }
 }
 
@@ -199,6 +212,9 @@ pub struct Decision {
     /// carries a probe and it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<Reading>,
+    /// A finding's piece is referred to as given elsewhere (`Finding::referred`).
+    #[serde(skip)]
+    pub referred: bool,
 }
 
 /// One missing piece as the note asks for it.
@@ -353,11 +369,12 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
                         score: sigmoid(r.margin - r.threshold).max(THRESHOLD),
                         why: why.clone(),
                         wording: Wording::Slot,
+                        referred: false,
                     })
                     .collect(),
             )
         }
-        (true, _) if r.vetoes() && vetoable(&d.slots) => {
+        (true, _) if r.vetoes() && vetoable(&d) => {
             Decision::none(
                 &format!("{}; set aside: {at}, under its veto {:.2}", d.why, r.veto),
             )
@@ -375,11 +392,16 @@ pub fn assess_read(messages: &[Value], reading: Option<&Reading>) -> Decision {
 /// is no piece of the prompt for the probe to read. A language named but ambiguous
 /// ("into Chinese") or only referred to ("her own language") reads as given to it: over
 /// nineteen authors and both models its veto set aside no translation control, and six
-/// translations that lacked their language.
-pub fn vetoable(slots: &[Slot]) -> bool {
-    !slots
-        .iter()
-        .any(|s| matches!(s, Slot::LiveData | Slot::TargetLanguage))
+/// translations that lacked their language. Nor is a piece the message refers to as
+/// given elsewhere (`Finding::referred`): "same acreage as last year" and "the format
+/// our API expects" read as complete to it (the 21st author's three such prompts had
+/// margins of −2.6 to −5.5 for Qwen), and no control of sets 1 to 21 has such a finding.
+pub fn vetoable(d: &Decision) -> bool {
+    !d.referred
+        && !d
+            .slots
+            .iter()
+            .any(|s| matches!(s, Slot::LiveData | Slot::TargetLanguage))
 }
 
 fn sigmoid(x: f32) -> f32 {
@@ -512,6 +534,7 @@ pub fn decide(mut findings: Vec<Finding>) -> Decision {
         pieces,
         retry_leads,
         probe: None,
+        referred: findings.iter().any(|f| f.referred),
     }
 }
 
@@ -590,6 +613,7 @@ impl Decision {
             pieces: Vec::new(),
             retry_leads: Vec::new(),
             probe: None,
+            referred: false,
         }
     }
 

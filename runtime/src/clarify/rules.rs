@@ -227,6 +227,7 @@ fn finding(
         score,
         why: why.into(),
         wording: Wording::Slot,
+        referred: false,
     }
 }
 
@@ -1455,7 +1456,7 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             "the fields the JSON should have",
             0.85,
             format!("\"{v}\": a format the message does not give"),
-        ));
+        ).referred());
         return;
     }
     // "a JSON Schema that validates the order objects we send": a schema of the user's
@@ -2379,7 +2380,7 @@ fn own_date(m: &Words, ctx: &Context) -> Option<Finding> {
     (!gives_a_day(&ctx.words())).then(|| finding(
         "scheduling",
         Slot::DateTime,
-        format!("the date of the {event}"),
+        format!("the day and month of the {event}"),
         0.8,
         format!("\"{asked}\" of a {event} whose date is not given"),
     ))
@@ -2398,7 +2399,7 @@ fn exam_plan(m: &Words, ctx: &Context) -> Option<Finding> {
     (!all.has_date() && !gives_a_day(&all)).then(|| finding(
         "scheduling",
         Slot::DateTime,
-        "the exam dates (and the subjects)",
+        "the date of each exam",
         0.8,
         format!("\"{plan}\" for {exams} whose dates are not given"),
     ))
@@ -2545,17 +2546,22 @@ fn referred_earlier(m: &Words, ctx: &Context) -> Option<Finding> {
     // "Budget is the figure I mentioned": the measure by the name it has.
     let noun = if m.has("budget") { "budget" } else { at(i) };
     let recommends = m.any(RECOMMEND_CUES).is_some();
-    Some(finding(
-        if recommends { "recommendation" } else { "math" },
-        if recommends {
-            Slot::Criteria
-        } else {
-            Slot::Quantity
-        },
-        format!("the {noun} as a number"),
-        0.85,
-        format!("refers to the {noun} as said before, in a conversation with nothing before it"),
-    ))
+    Some(
+        finding(
+            if recommends { "recommendation" } else { "math" },
+            if recommends {
+                Slot::Criteria
+            } else {
+                Slot::Quantity
+            },
+            format!("the {noun} as a number"),
+            0.85,
+            format!(
+                "refers to the {noun} as said before, in a conversation with nothing before it"
+            ),
+        )
+        .referred(),
+    )
 }
 
 /// "order is mg/kg/day divided q8h": a dose by weight with its number left out.
@@ -2575,13 +2581,16 @@ fn unnumbered_rate(m: &Words) -> Option<Finding> {
             .any(|u| t[i].starts_with(u))
             && !(i > 0 && Words::is_number(&t[i - 1]))
     })?;
-    Some(finding(
-        "math",
-        Slot::Quantity,
-        format!("the dose in {}", t[i]),
-        0.85,
-        format!("a dose in \"{}\" with no number before it", t[i]),
-    ))
+    Some(
+        finding(
+            "math",
+            Slot::Quantity,
+            format!("the dose in {}", t[i]),
+            0.85,
+            format!("a dose in \"{}\" with no number before it", t[i]),
+        )
+        .referred(),
+    )
 }
 
 /// A clock time ("7:30", "3pm", "at 9"), and not a word of the day's parts.
