@@ -3795,18 +3795,24 @@ fn time_zones(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ));
         return;
     }
+    // "a slot … within business hours for both of us" with "our Singapore office":
+    // the office's hours are known, the user's are not.
     if let Some(c) = m
         .any(&[
             "for me", "my time", "good time to call", "best time to call", "time to call",
             "when should i call", "what time should i call", "good time to phone",
+            "for both of us", "business hours for both", "working hours for both",
         ])
         .filter(|_| ctx.words().has_place() && !own_place_said && ctx.first)
         .filter(|_| {
-            m.any(&["what time", "when is", "when should", "time to call", "time to phone", "time to ring"])
-                .is_some()
+            m.any(&[
+                "what time", "when is", "when should", "time to call", "time to phone", "time to ring",
+                "pick a slot", "pick a time", "find a slot", "find a time",
+            ])
+            .is_some()
         })
     {
-        if m.has("in") || m.has("their time") {
+        if m.has("in") || m.has("their time") || m.any(&["office", "branch", "headquarters", "hq"]).is_some() {
             out.push(finding(
                 "live",
                 Slot::Location,

@@ -1521,6 +1521,8 @@ fn the_twenty_first_authors_gaps_are_found() {
         // The other side's zone, when only the user's is given.
         ("I'm in Leeds. My sister rings from her ship at 0800 her time. What time is that here?", &["location"]),
         ("I'm in Leeds. My sister rings from Perth at 0800 her time. What time is that here?", &[]),
+        ("Book a call with our Berlin office, pick a time next week within working hours for both of us", &["location"]),
+        ("Book a call with our Berlin office, I'm in Toronto; pick a time next week within working hours for both of us", &[]),
         // Dates of the user's own, exams, shifts and chores.
         ("which day of the week is our anniversary next year?", &["date_time"]),
         ("which day of the week is our anniversary next year? It's 9 June.", &[]),
