@@ -2410,7 +2410,7 @@ fn exam_plan(m: &Words, ctx: &Context) -> Option<Finding> {
 #[rustfmt::skip]
 fn after_own_hours(m: &Words, ctx: &Context) -> Option<Finding> {
     let after = m.any(&[
-        "after my shift", "when my shift ends", "once my shift", "after i finish work", "after work",
+        "after my shift", "when my shift ends", "once my shift", "after i finish work",
         "after my classes", "after my class", "after i get off",
     ])?;
     let booked = m.any(&["book", "slot", "schedule", "reserve", "sign me up", "put me down"])?;
