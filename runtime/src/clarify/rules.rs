@@ -1437,6 +1437,15 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     if !m.has("json") && !named_file {
         return;
     }
+    let no_fields = || {
+        finding(
+            "json",
+            Slot::Schema,
+            "the fields the JSON should have",
+            0.75,
+            "asks for JSON but names no fields or schema",
+        )
+    };
     // "wants JSON with fields sku, name, price": the fields, listed after their word.
     let raw = m.raw.to_lowercase();
     let listed = ["fields", "keys", "properties", "columns"].iter().any(|f| {
@@ -1469,13 +1478,7 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         ])
         .is_some();
     if m.has("json schema") && ours && !listed && !described && !ctx.payload && !ctx.all.contains('{') {
-        out.push(finding(
-            "json",
-            Slot::Schema,
-            "the fields the JSON should have",
-            0.75,
-            "asks for JSON but names no fields or schema",
-        ));
+        out.push(no_fields());
         return;
     }
     // "a function that parses JSON from a file": JSON read, whatever its fields.
@@ -1566,13 +1569,7 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         }
         return;
     }
-    out.push(finding(
-        "json",
-        Slot::Schema,
-        "the fields the JSON should have",
-        0.75,
-        "asks for JSON but names no fields or schema",
-    ));
+    out.push(no_fields());
 }
 
 /// "Pull the names and phone numbers out of the email": what is extracted names the
