@@ -36,7 +36,7 @@ pub const PROGRAMMING: &[&str] = &[
     "abap", "cuda", "opencl", "glsl", "hlsl", "gdscript", "godot", "wordpress", "laravel",
     "express", "nextjs", "next.js", "svelte", "tailwind", "bootstrap", "android", "ios", "linux",
     "windows", "macos", "unix", "cmd", "makefile", "cmake", "yaml", "json", "cron", "crontab",
-    "excel formula", "google sheets", "spreadsheet",
+    "excel formula", "google sheets", "spreadsheet", "apps script", "office scripts",
 ];
 
 /// Phrases that name a one-letter language.
@@ -282,7 +282,7 @@ pub const RECOMMEND_CUES: &[&str] = &[
     "must see", "worth visiting", "worth a visit", "safest", "cheapest", "nicest", "quietest",
     "coolest", "tastiest", "popular", "top-rated", "highly rated", "where should we",
     "where can we", "take my", "fun", "looking for", "need a", "know any", "know a", "suitable",
-    "advise on",
+    "advise on", "suggestions", "walking distance",
 ];
 
 /// What follows "in"/"near" that is not a place.
@@ -300,7 +300,7 @@ pub const NOT_A_PLACE: &[&str] = &[
     "front", "line", "person", "public", "private", "bulk", "cash", "stock", "store", "person",
     "advance", "front", "range", "season", "all", "every", "some", "lots", "circles", "reason",
     "moderation", "limits", "boxes", "debt", "paperwork", "trouble", "tears", "pain", "love",
-    "shock", "charge", "between",
+    "shock", "charge", "between", "her", "him", "us", "you", "same",
 ];
 
 /// Words of a date or a time.
@@ -407,6 +407,8 @@ pub const DEICTIC_ITEMS: &[&str] = &[
 /// cannot know them, whatever the prompt adds.
 #[rustfmt::skip]
 pub const LIVE_CUES: &[&str] = &[
+    "who's winning", "whos winning", "who is winning", "at the mart", "the wait in",
+    "how long is the wait", "wait times", "waiting times", "prices this week",
     "weather", "forecast", "rain today", "raining", "snowing", "temperature outside",
     "temperature today", "temperature now", "open now", "open today", "open right now",
     "still open", "closing time", "next train", "next bus", "next flight", "next ferry",
@@ -455,6 +457,7 @@ pub const OWN_ACCOUNTS: &[&str] = &[
 /// Live questions that depend on a place.
 #[rustfmt::skip]
 pub const LOCAL_LIVE_CUES: &[&str] = &[
+    "at the mart", "the wait in", "how long is the wait", "wait times", "waiting times",
     "weather", "forecast", "rain", "raining", "snowing", "temperature", "open", "closing", "train",
     "bus", "flight", "ferry", "tram", "traffic", "gas prices", "petrol prices", "air quality",
     "pollen", "sunset", "sunrise", "uv index", "humidity", "wait time", "showtimes", "playing",

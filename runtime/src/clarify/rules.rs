@@ -37,9 +37,9 @@ pub fn assess_text(text: &str, earlier: &[&str]) -> Vec<Finding> {
     lead_time(&m, &ctx, &mut out);
     // Times and seasons no other rule reads: the first that finds one speaks.
     if !ctx.has_text() && out.is_empty() {
-        let rules: [fn(&Words, &Context) -> Option<Finding>; 8] = [
+        let rules: [fn(&Words, &Context) -> Option<Finding>; 9] = [
             day_plan, undated_countdown, next_dose, growing_season, own_date, exam_plan,
-            after_own_hours, shared_chores,
+            after_own_hours, shared_chores, after_an_event,
         ];
         out.extend(rules.iter().find_map(|rule| rule(&m, &ctx)));
     }
@@ -72,16 +72,23 @@ fn grants_choice(m: &Words) -> bool {
             && ["name", "pick", "choose"].contains(&m.w[i].as_str())
             && ["a", "an", "one", "any", "some"].contains(&m.w[i + 1].as_str())
     });
-    // "whatever language the club uses": a choice already made, by someone named.
+    // "whatever language you like", "whichever is easiest", "whatever language that
+    // works" leave the pick to the assistant; "whatever language the club uses" and
+    // "whatever language that kind of board runs" name a choice already made.
+    const PICK: &[&str] = &[
+        "", "you", "u", "you'd", "you're", "is", "works", "suits", "fits", "makes", "seems",
+        "sounds", "it's", "would", "will", "please", "pls",
+    ];
     let granted = CHOICE_GRANTED.iter().any(|g| {
         m.find(g).is_some_and(|i| {
-            let next = m.w.get(i + g.split(' ').count()).map_or("", String::as_str);
-            !(g.starts_with("whatever") || g.starts_with("whichever"))
-                || ![
-                    "the", "we", "our", "they", "he", "she", "my", "i", "his", "her", "their",
-                    "mr", "ms", "mrs",
-                ]
-                .contains(&next)
+            let k = i + g.split(' ').count();
+            let at = |k: usize| m.w.get(k).map_or("", String::as_str);
+            let next = if ["that", "which"].contains(&at(k)) {
+                at(k + 1)
+            } else {
+                at(k)
+            };
+            !(g.starts_with("whatever") || g.starts_with("whichever")) || PICK.contains(&next)
         })
     });
     ordered || granted
@@ -189,8 +196,12 @@ struct Context {
 impl Context {
     fn new(text: &str, earlier: &[&str]) -> Context {
         Context {
+            // "… I typed out the first rounds just below:" and nothing after the colon:
+            // a long message that ends where its text should start carries none.
             payload: delimited_payload(text)
-                || (is_long(text) && !names_its_text_from_afar(&Words::new(text))),
+                || (is_long(text)
+                    && !names_its_text_from_afar(&Words::new(text))
+                    && !text.trim_end().ends_with(':')),
             earlier_text: earlier.iter().any(|e| e.split_whitespace().count() >= 4),
             first: earlier.is_empty(),
             all: earlier
@@ -510,7 +521,7 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     let verb = m.starts("translat").or_else(|| reads.and_then(|r| m.find(r)));
     let say = m.any(&[
         "how do you say", "how do i say", "how to say", "how would you say", "how would i say",
-        "what's the word for", "what is the word for",
+        "how do u say", "how would u say", "what's the word for", "what is the word for",
     ]);
     // "need this in german asap pls": courtesy words after the language.
     let end = m.len()
@@ -527,13 +538,15 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             .count();
     let lang_at_end = end >= 2
         && ["in", "into", "to"].contains(&m.w[end - 2].as_str())
-        && LANGUAGES.contains(&m.w[end - 1].as_str());
+        && LANGUAGES.contains(&m.w[end - 1].as_str())
+        && !school_subject(m, end - 1);
     // "What's the Japanese for that?", "render the following text in Dutch".
     let lang_for = m.w.iter().enumerate().any(|(i, x)| {
         LANGUAGES.contains(&x.as_str())
             && (m.w.get(i + 1).is_some_and(|n| n == "for" || n == "version")
                 || (i > 0
                     && ["in", "into", "to"].contains(&m.w[i - 1].as_str())
+                    && !school_subject(m, i)
                     && mentions_absent_text(m, true).is_some()))
     });
     let other_language = m.any(&[
@@ -542,11 +555,12 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "her language", "his language", "native language", "mother tongue", "own language",
         "language they speak", "language spoken there", "the language there",
     ]);
-    // "in my grandmother's language": a language named by whose it is.
+    // "in my grandmother's language": a language named by whose it is; "in the other
+    // two languages we use": languages known only to the user.
     let other_language = other_language.or_else(|| {
         (1..m.len())
             .any(|i| {
-                m.w[i] == "language"
+                ["language", "languages"].contains(&m.w[i].as_str())
                     && (m.w[i - 1].ends_with("'s")
                         || i > 1 && m.w[i - 2] == "other"
                         || m.w[i - 1] == "native" && i > 1 && m.w[i - 2].ends_with("'s"))
@@ -575,13 +589,22 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
                         .contains(&w.as_str())
             })
         });
+        // "how do u say the thing my abuela always says …, in english": the words are
+        // described, not given (unless quoted).
+        let said_described = said.is_some_and(|k| {
+            m.w.get(k..k + 2).is_some_and(|p| {
+                p[0] == "the" && ["thing", "phrase", "saying", "expression", "words"].contains(&p[1].as_str())
+                    || p[0] == "what"
+            })
+        }) && !quoted(m.raw);
         // "What does it say?" points at the text with its own "it".
-        let text_given = said_words
+        let text_given = !said_described
+            && (said_words
             || (reads.is_none()
                 && !content.is_empty()
                 && deictic_object(m, verb.unwrap_or(0), 1).is_none()
                 && mentions_absent_text(m, false).is_none()
-                && !(lang_for && m.any(THING_PRONOUNS).is_some()));
+                && !(lang_for && m.any(THING_PRONOUNS).is_some())));
         if !text_given && (verb.is_some() || say.is_some() || lang_for) {
             out.push(finding(
                 "translate",
@@ -650,6 +673,29 @@ fn translate(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             format!("\"{name}\" names more than one language or script"),
         ));
     }
+}
+
+/// "the book we're doing in English", "for French class": the language at word `i` is
+/// a school subject, not a language to put a text into.
+fn school_subject(m: &Words, i: usize) -> bool {
+    const STUDY: &[&str] = &[
+        "doing", "studying", "study", "covering", "learning", "taught",
+    ];
+    const LESSON: &[&str] = &[
+        "class",
+        "classes",
+        "lesson",
+        "lessons",
+        "lit",
+        "literature",
+        "homework",
+        "teacher",
+        "exam",
+        "gcse",
+        "a-level",
+    ];
+    i >= 2 && m.w[i - 1] == "in" && STUDY.contains(&m.w[i - 2].as_str())
+        || m.w.get(i + 1).is_some_and(|n| LESSON.contains(&n.as_str()))
 }
 
 /// "at a wedding in Hungary", "we fly out to Budapest": a named place the words are
@@ -950,7 +996,7 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             ("indentation", _) => "the code itself".to_string(),
             (n, "translate") => format!("the {n} to translate"),
             (n, "summarize") => format!("the {n} to summarize"),
-            (n, _) => format!("the {n} itself"),
+            (n, _) => format!("the {n} {}", if plural(n) { "themselves" } else { "itself" }),
         };
         let slot_category = if *category == "json" && !m.has("json") {
             "fix"
@@ -996,6 +1042,9 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "here are the", "here are my",
         "see above", "the above", "as follows", "in the pdf", "in the attachment", "in the doc",
         "i showed you", "i sent you", "i gave you", "i shared", "we talked about", "we discussed",
+        // "fix the off-by-one we were chasing on Friday": work from a conversation
+        // this one does not have.
+        "we were chasing", "we were working on", "we were debugging", "we were looking at",
     ]).filter(|c| !talk_of_a_thing(m, c)).filter(|_| !m.has("same language as")) {
         // "across the criteria we discussed on Tuesday": what was discussed, by its noun.
         const DISCUSSED: &[&str] = &["criteria", "requirements", "priorities", "factors", "points", "terms"];
@@ -1286,8 +1335,11 @@ fn names_a_language(m: &Words, all: &Words, raw: &str) -> bool {
             && !i
                 .checked_sub(1)
                 .is_some_and(|p| ["in", "using", "for"].contains(&all.w[p].as_str()));
+        // "the macro for our spreadsheet thing": Excel's VBA or Google's Apps Script.
+        let which_sheet = x == "spreadsheet" && m.any(&["macro", "script", "automation"]).is_some();
         PROGRAMMING.contains(&x)
             && !negated
+            && !which_sheet
             && !verb_go
             && !animal
             && (!["json", "yaml", "regex"].contains(&x) || m.any(CODE_KINDS).is_none())
@@ -1448,9 +1500,30 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     };
     // "wants JSON with fields sku, name, price": the fields, listed after their word.
     let raw = m.raw.to_lowercase();
-    let listed = ["fields", "keys", "properties", "columns"].iter().any(|f| {
-        raw.find(f)
-            .is_some_and(|i| raw[i..].matches(',').count() >= 2)
+    // "objects with name (string), table (number) and dietary (string or null)": the
+    // fields by their types.
+    let typed = ["(string", "(number", "(int", "(integer", "(bool", "(float", "(date", "(array"]
+        .iter()
+        .map(|t| raw.matches(t).count())
+        .sum::<usize>();
+    let listed = typed >= 2
+        || ["fields", "keys", "properties", "columns"].iter().any(|f| {
+            raw.find(f)
+                .is_some_and(|i| raw[i..].matches(',').count() >= 2)
+        });
+    // "the JSON request body for the create-invoice endpoint on our billing API": a
+    // format the user's own service fixes.
+    let our_service = (0..m.len()).find_map(|i| {
+        (m.w[i] == "our")
+            .then(|| m.w[i + 1..(i + 4).min(m.len())].iter().find(|x| ["api", "endpoint", "backend", "server"].contains(&x.as_str())))
+            .flatten()
+            .map(|_| "our API")
+    })
+    .filter(|_| m.any(&["parse", "parses", "parsing", "reads", "loads", "deserialize", "validate", "validates"]).is_none())
+    // "… for our orders endpoint, each with order_id, customer_name, total and status".
+    .filter(|_| {
+        m.any(&["each with", "each has", "each one has", "with fields", "with keys", "containing", "including"]).is_none()
+            && m.w.iter().filter(|x| x.contains('_') && x.len() > 2).count() < 2
     });
     // "matching the format my frontend wants": a schema the user has and did not give.
     if let Some(v) = m.any(&[
@@ -1458,7 +1531,8 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "the usual format", "the format the", "expects", "wants", "the right format",
         "the right fields", "whatever fields", "the same format", "match our", "matches our",
         "matching our", "that match our", "conform to our", "compatible with our", "fit our",
-    ]).filter(|_| !listed && !ctx.all.contains('{')) {
+        "the right shape", "right shape",
+    ]).or(our_service).filter(|_| !listed && !ctx.all.contains('{')) {
         out.push(finding(
             "json",
             Slot::Schema,
@@ -1595,6 +1669,10 @@ fn extracts_named_fields(m: &Words) -> bool {
 /// A calculation with a number missing.
 #[rustfmt::skip]
 fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    // "How long is the wait in A&E at the moment?": a live figure (`live`), not a sum.
+    if out.iter().any(|f| f.slot == Slot::LiveData) && m.any(&["the wait", "wait times", "waiting times"]).is_some() {
+        return;
+    }
     // "a good area for dinner", "the Alfama area of Lisbon": a district, not a measure.
     let district = m.find("area").is_some_and(|i| {
         m.any(SHAPES).is_none()
@@ -2426,6 +2504,10 @@ fn after_own_hours(m: &Words, ctx: &Context) -> Option<Finding> {
 #[rustfmt::skip]
 fn shared_chores(m: &Words, ctx: &Context) -> Option<Finding> {
     let rota = m.any(&["rota", "chore chart", "chore schedule", "chores chart", "cleaning schedule", "roster"])?;
+    // "the macro that emails the weekly rota": code about a rota, not a rota to draw up.
+    if m.any(&["macro", "script", "code", "formula", "spreadsheet"]).is_some() {
+        return None;
+    }
     let all = ctx.words();
     let people = all.has_name()
         || all.numbers() > 0
@@ -2439,6 +2521,44 @@ fn shared_chores(m: &Words, ctx: &Context) -> Option<Finding> {
     ))
 }
 
+/// "the weekend after the club AGM. Which dates should I book?": a date counted from an
+/// event whose own date the message never gives.
+#[rustfmt::skip]
+fn after_an_event(m: &Words, ctx: &Context) -> Option<Finding> {
+    const SPANS: &[&str] = &[
+        "weekend", "week", "day", "night", "month", "monday", "tuesday", "wednesday", "thursday",
+        "friday", "saturday", "sunday",
+    ];
+    const EVENTS: &[&str] = &[
+        "agm", "meeting", "wedding", "party", "conference", "match", "race", "festival", "fair",
+        "concert", "launch", "election", "tournament", "ceremony", "funeral", "graduation",
+        "recital", "fete", "reunion", "show", "exams", "exam",
+    ];
+    let asked = m.any(&[
+        "which dates", "what dates", "which date", "what date", "which weekend", "what weekend",
+        "which day", "what day", "when is that", "when would that be",
+    ])?;
+    let event = (1..m.len()).find_map(|i| {
+        (["after", "before"].contains(&m.w[i].as_str()) && SPANS.contains(&m.w[i - 1].as_str()))
+            .then(|| m.w[i + 1..(i + 5).min(m.len())].iter().find(|x| EVENTS.contains(&x.as_str())))
+            .flatten()
+    })?;
+    let all = ctx.words();
+    const MONTHS: &[&str] = &[
+        "january", "february", "march", "april", "june", "july", "august", "september",
+        "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+        "sep", "sept", "oct", "nov", "dec",
+    ];
+    let dated = all.numbers() > 0 || all.w.iter().any(|x| Words::is_ordinal(x)) || all.any(MONTHS).is_some();
+    (!dated).then(|| finding(
+        "scheduling",
+        Slot::DateTime,
+        format!("the date of the {}", if event == "agm" { "AGM" } else { event }),
+        0.8,
+        format!("\"{asked}\" counted from a {event} whose date is not given"),
+    ))
+}
+
 /// "What should I be planting right now …?", "the date to sow my tomatoes so they're
 /// ready after the last frost": a garden's calendar is its climate's.
 fn growing_season(m: &Words, ctx: &Context) -> Option<Finding> {
@@ -2448,7 +2568,16 @@ fn growing_season(m: &Words, ctx: &Context) -> Option<Finding> {
         "what should i sow", "what can i sow", "what to sow", "what should i grow",
         "what can i grow", "when should i sow", "when should i plant", "when to sow",
         "when to plant", "when do i plant", "when do i sow", "should sow", "should plant",
-        "i sow", "to sow",
+        "i sow", "to sow", "in the ground",
+    ]);
+    // "When should I get my garlic in the ground?": a planting date is the climate's.
+    let when = m.any(&[
+        "when should",
+        "when do",
+        "when to",
+        "when's the best",
+        "when is the best",
+        "what month",
     ]);
     let season = m.any(&[
         "right now",
@@ -2461,7 +2590,7 @@ fn growing_season(m: &Words, ctx: &Context) -> Option<Finding> {
         "frost date",
         "this season",
     ]);
-    let (Some(_), Some(s)) = (grows, season) else {
+    let (Some(_), Some(s)) = (grows, season.or(when)) else {
         return None;
     };
     let all = ctx.words();
@@ -2479,10 +2608,15 @@ fn growing_season(m: &Words, ctx: &Context) -> Option<Finding> {
 /// "the monthly repayment on £18,000 over the agreed term at the rate quoted": numbers
 /// the sum needs, referred to and not given.
 fn unstated_terms(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
+    // "paeds ward: order is 5 mg/kg …": a dose reads the same after a colon.
+    if let Some(f) = unnumbered_rate(m).filter(|_| !ctx.earlier_text) {
+        out.push(f);
+        return;
+    }
     if ctx.has_text() {
         return;
     }
-    if let Some(f) = referred_earlier(m, ctx).or_else(|| unnumbered_rate(m)) {
+    if let Some(f) = referred_earlier(m, ctx) {
         out.push(f);
         return;
     }
@@ -2572,11 +2706,47 @@ fn unnumbered_rate(m: &Words) -> Option<Finding> {
                 .to_lowercase()
         })
         .collect();
-    let i = (0..t.len()).find(|&i| {
-        ["mg/kg", "mcg/kg", "ml/kg", "units/kg", "g/kg", "mg/m2"]
+    let per_kg = |i: usize| {
+        ["mg/kg", "mcg/kg", "ml/kg", "units/kg", "g/kg"]
             .iter()
             .any(|u| t[i].starts_with(u))
-            && !(i > 0 && Words::is_number(&t[i - 1]))
+    };
+    // "order is 5 mg/kg, vial is 50 mg/mL, how many mL? Weight is on the chart": the
+    // dose has its number and the weight it scales by has none.
+    let weighed = (0..t.len()).any(|i| {
+        let kg = t[i] == "kg"
+            || t[i] == "kgs"
+            || t[i].ends_with("kg") && Words::is_number(t[i].trim_end_matches("kg"));
+        kg && (i > 0 && Words::is_number(&t[i - 1]) || t[i] != "kg" && t[i] != "kgs")
+    }) || m
+        .any(&["weighs", "weighing", "lb", "lbs", "pounds", "stone"])
+        .is_some();
+    if let Some(i) = (0..t.len()).find(|&i| per_kg(i) && i > 0 && Words::is_number(&t[i - 1])) {
+        if !weighed
+            && m.any(&[
+                "how many",
+                "how much",
+                "what dose",
+                "what volume",
+                "dose is",
+                "calculate",
+            ])
+            .is_some()
+        {
+            return Some(
+                finding(
+                    "math",
+                    Slot::Quantity,
+                    "the patient's weight in kg",
+                    0.85,
+                    format!("a dose in \"{}\" and no weight to scale it by", t[i]),
+                )
+                .referred(),
+            );
+        }
+    }
+    let i = (0..t.len()).find(|&i| {
+        (per_kg(i) || t[i].starts_with("mg/m2")) && !(i > 0 && Words::is_number(&t[i - 1]))
     })?;
     Some(
         finding(
@@ -2972,6 +3142,8 @@ fn plural(word: &str) -> bool {
         && word.ends_with('s')
         && !word.ends_with("ss")
         && !word.ends_with("us")
+        // "thesis", "analysis", "synopsis".
+        && !word.ends_with("is")
         && word.chars().all(|c| c.is_ascii_alphabetic())
         && !NOT.contains(&word)
 }
@@ -4036,6 +4208,7 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "port my script to Go; it scrapes a weather site every hour": a program that
     // fetches the data, not a question about it.
     if m.any(&[
+        "weather station",
         "script",
         "scraper",
         "scrapes",
@@ -4367,6 +4540,11 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "score of the game" | "the score" | "who won the game" | "who won last night" => {
             "recent results"
         }
+        "who's winning" | "whos winning" | "who is winning" => "the live score",
+        "the wait in" | "how long is the wait" | "wait times" | "waiting times" => {
+            "the waiting time now"
+        }
+        "at the mart" | "prices this week" => "this week's prices",
         _ if cue.contains("last night") => "recent results",
         "news today" | "latest news" | "today's news" => "today's news",
         _ if cue.contains("open") || cue == "closing time" => "whether it is open right now",
@@ -4387,6 +4565,23 @@ fn live(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         format!("\"{cue}\" needs live data"),
     ));
     let all = ctx.words();
+    // "who's winning??" and "what's the score" of a game never named: which game too.
+    let score = [
+        "who's winning",
+        "whos winning",
+        "who is winning",
+        "the score",
+        "score of the game",
+    ];
+    if score.contains(&cue) && !all.has_name() && !all.has_place() {
+        out.push(finding(
+            "live",
+            Slot::Referent,
+            "which game or match you mean",
+            0.9,
+            format!("\"{cue}\" of a game the message does not name"),
+        ));
+    }
     if m.any(LOCAL_LIVE_CUES).is_some() && !all.has_place() {
         out.push(finding(
             "live",

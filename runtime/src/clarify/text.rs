@@ -488,10 +488,11 @@ fn without_placeholders(raw: &str) -> String {
 }
 
 /// The message without the quotes that judge or name a text rather than give it: "my
-/// sister says it sounds 'like a robot wrote it'", "said to read 'the Keynes chapter'".
+/// sister says it sounds 'like a robot wrote it'", "said to read 'the Keynes chapter'",
+/// "it needs to be 'the right shape'".
 fn without_verdicts(raw: &str) -> String {
     const ASIDE: &[&str] = &[
-        "sounds", "sound", "sounded", "looks", "feels", "called", "titled", "read",
+        "sounds", "sound", "sounded", "looks", "feels", "called", "titled", "read", "to be",
     ];
     let mut t = raw.to_string();
     for v in ASIDE {
