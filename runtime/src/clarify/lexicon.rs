@@ -675,3 +675,13 @@ pub const CHOICE_GRANTED: &[&str] = &[
     "give me an example", "show me an example", "might look like", "could look like", "random",
     "at random", "think of a", "think of an",
 ];
+
+/// A talk the user says "we" had: in a first message there was none, so what it
+/// settled (a text, a format, which thing) is not here (`rules::referent`, the JSON
+/// and text rules).
+pub const WE_TALKED: &[&str] = &[
+    "we talked about",
+    "we discussed",
+    "we spoke about",
+    "we were talking about",
+];

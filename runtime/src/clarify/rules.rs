@@ -432,7 +432,7 @@ fn names_its_text_from_afar(m: &Words) -> bool {
 /// about black holes" names its topic: neither is a text that did not come through,
 /// as "the email we discussed" is.
 fn talk_of_a_thing(m: &Words, cue: &str) -> bool {
-    if !["we talked about", "we discussed"].contains(&cue) {
+    if !WE_TALKED.contains(&cue) {
         return false;
     }
     let Some(i) = m.find(cue) else { return false };
@@ -1043,7 +1043,8 @@ fn acts_on_text(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         "see above", "the above", "as follows", "in the pdf", "in the attachment", "in the doc",
         "i showed you", "i sent you", "i gave you", "i shared", "we talked about", "we discussed",
         // "fix the off-by-one we were chasing on Friday": work from a conversation
-        // this one does not have.
+        // this one does not have. ("what we were talking about yesterday" asks which
+        // thing, `referent`.)
         "we were chasing", "we were working on", "we were debugging", "we were looking at",
     ]).filter(|c| !talk_of_a_thing(m, c)).filter(|_| !m.has("same language as")) {
         // "across the criteria we discussed on Tuesday": what was discussed, by its noun.
@@ -1607,11 +1608,10 @@ fn json(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
         .is_some()
         // "use the fields we discussed" as a first message: nothing was discussed here.
         || (ctx.first
-            && m.any(&[
-                "we discussed", "we talked about", "we agreed", "as discussed", "like last time",
-                "from before", "i mentioned",
-            ])
-            .is_some());
+            && m
+                .any(&["we agreed", "as discussed", "like last time", "from before", "i mentioned"])
+                .or_else(|| m.any(WE_TALKED))
+                .is_some());
     if fields && !vague {
         return;
     }
@@ -1665,6 +1665,14 @@ fn extracts_named_fields(m: &Words) -> bool {
         })
     })
 }
+
+/// Words of a journey: "how long" with one of these is a travel sum, and a pace in
+/// them ("60 mph") is a speed, not a rate of work with a total to reach.
+#[rustfmt::skip]
+const MOTION: &[&str] = &[
+    "speed", "trip", "journey", "mph", "km", "kilometres", "kilometers", "miles", "drive",
+    "driving", "fly", "walk",
+];
 
 /// A calculation with a number missing.
 #[rustfmt::skip]
@@ -1771,7 +1779,7 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
             ]
             .contains(&x.as_str())
         })
-    }) && m.any(&["speed", "trip", "journey", "mph", "km", "miles", "drive", "fly", "walk"]).is_none();
+    }) && m.any(MOTION).is_none();
     // Nor a sum: what "them" are comes first, as the referent rule asks ("how long does
     // it take to get there" and "for money to double" are sums still).
     if duration && cue == "how long" && own_measure.is_none() && numbers == 0 && travel.is_none() && !grows {
@@ -1870,7 +1878,7 @@ fn math(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     } else if m.any(PER_SPAN).is_some()
         && numbers < 2
         && m.any(&["how long until", "how long till", "how long will it take", "how long to finish", "when will"]).is_some()
-        && m.any(&["mph", "miles", "km", "kilometres", "kilometers", "drive", "driving", "fly", "walk"]).is_none()
+        && m.any(MOTION).is_none()
     {
         // "If I knit 14 rows an hour, how long until the scarf is finished?": a pace,
         // and no total to reach at it.
@@ -3225,9 +3233,7 @@ fn referent(m: &Words, ctx: &Context, out: &mut Vec<Finding>) {
     // "the one we talked about": in a first message, "we" had no talk. Only after "the
     // <noun>": "at work we talked about microservices" is a talk of the user's.
     // "the movie we talked about last week, Inception": named, and "we" are people.
-    let ours = m
-        .any(&["we talked about", "we discussed", "we spoke about", "we were talking about"])
-        .filter(|_| !m.has_name());
+    let ours = m.any(WE_TALKED).filter(|_| !m.has_name());
     if let Some(q) = m.any(&[
         "what you said", "you said earlier", "you mentioned", "you told me", "your last answer",
         "your previous answer", "your earlier answer", "what you wrote", "you explained",
