@@ -275,7 +275,7 @@ fn committed_clarify_results_are_the_committed_replies_scored() {
             ])
             .args([
                 "--set",
-                "eval/probes/clarify_probe22.jsonl",
+                "eval/probes/clarify_probe23.jsonl",
                 "--from",
                 &unseen,
             ])
